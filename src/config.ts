@@ -1,0 +1,137 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
+import path from 'node:path';
+import os from 'node:os';
+
+/** Every setting of the service, read once from the environment. */
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  host: string;
+  port: number;
+  dataDir: string;
+  /** External PostgreSQL; when absent the embedded server under dataDir is used. */
+  databaseUrl: string | undefined;
+  smtpUrl: string | undefined;
+  /** Public origin of the REST API and token endpoints (no trailing slash). */
+  baseUrl: string;
+  /** Public origin of the vaulting app (no trailing slash). */
+  vaultAppUrl: string;
+  workers: number;
+  logLevel: string;
+  secrets: Secrets;
+}
+
+export interface Secrets {
+  /** HMAC key for user, refresh and cardvaultuser JWTs (HS256). */
+  jwtSecret: Uint8Array;
+  /** Key-encrypting keys for card data keys, by key id; `activeKeyId` wraps new data keys. */
+  cardKeys: Record<string, Buffer>;
+  activeCardKeyId: string;
+  /** HMAC key for card fingerprints (duplicate detection). */
+  cardFingerprintKey: Buffer;
+  /** Signs payment request links and keys transaction hashes of channels without a secret. */
+  signingSecret: Buffer;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+const secretNames = ['JWT_SECRET', 'CARD_KEYS', 'CARD_FINGERPRINT_KEY', 'SIGNING_SECRET'] as const;
+
+export function loadConfig(env: Env = process.env): Config {
+  const mode = env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'test' ? 'test' : 'development';
+  const host = env.HOST ?? '127.0.0.1';
+  const port = parseInteger(env.PORT ?? '3000', 'PORT', 0, 65535);
+  const dataDir = path.resolve(env.DATA_DIR ?? './data');
+  const defaultOrigin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const baseUrl = trimSlash(env.BASE_URL ?? defaultOrigin);
+  const workersDefault = mode === 'production' ? os.availableParallelism() : 1;
+  return {
+    env: mode,
+    host,
+    port,
+    dataDir,
+    databaseUrl: env.DATABASE_URL || undefined,
+    smtpUrl: env.SMTP_URL || undefined,
+    baseUrl,
+    vaultAppUrl: trimSlash(env.VAULT_APP_URL ?? baseUrl),
+    workers: parseInteger(env.WORKERS ?? String(workersDefault), 'WORKERS', 1, 64),
+    logLevel: env.LOG_LEVEL ?? (mode === 'test' ? 'silent' : 'info'),
+    secrets: loadSecrets(env, mode, dataDir),
+  };
+}
+
+/**
+ * Production refuses to start without real secrets. Development and tests generate them once
+ * into DATA_DIR/dev-secrets.json (with a warning) so restarts keep vaulted cards readable.
+ */
+function loadSecrets(env: Env, mode: Config['env'], dataDir: string): Secrets {
+  const missing = secretNames.filter((name) => !env[name]);
+  if (missing.length > 0 && mode === 'production') {
+    throw new ConfigError(`NODE_ENV=production requires ${missing.join(', ')}; refusing to start with generated keys`);
+  }
+  const generated = missing.length > 0 ? developmentSecrets(dataDir) : {};
+  const value = (name: (typeof secretNames)[number]): string => env[name] ?? generated[name]!;
+  const cardKeys = parseCardKeys(value('CARD_KEYS'));
+  return {
+    jwtSecret: decodeKey(value('JWT_SECRET'), 'JWT_SECRET'),
+    cardKeys: cardKeys.keys,
+    activeCardKeyId: cardKeys.activeKeyId,
+    cardFingerprintKey: decodeKey(value('CARD_FINGERPRINT_KEY'), 'CARD_FINGERPRINT_KEY'),
+    signingSecret: decodeKey(value('SIGNING_SECRET'), 'SIGNING_SECRET'),
+  };
+}
+
+/** CARD_KEYS is `id:base64key[,id:base64key...]`; the first entry is the active key. */
+export function parseCardKeys(text: string): { keys: Record<string, Buffer>; activeKeyId: string } {
+  const keys: Record<string, Buffer> = {};
+  let activeKeyId = '';
+  for (const entry of text.split(',').map((part) => part.trim()).filter(Boolean)) {
+    const [id, encoded] = entry.split(':');
+    if (!id || !encoded || !/^[A-Za-z0-9_-]{1,32}$/.test(id)) throw new ConfigError('CARD_KEYS must be id:base64key[,id:base64key]');
+    const key = Buffer.from(encoded, 'base64');
+    if (key.length !== 32) throw new ConfigError(`CARD_KEYS key ${id} must be 32 bytes (base64)`);
+    keys[id] = key;
+    activeKeyId ||= id;
+  }
+  if (!activeKeyId) throw new ConfigError('CARD_KEYS is empty');
+  return { keys, activeKeyId };
+}
+
+function decodeKey(encoded: string, name: string): Buffer {
+  const key = Buffer.from(encoded, 'base64');
+  if (key.length < 32) throw new ConfigError(`${name} must be at least 32 bytes, base64-encoded`);
+  return key;
+}
+
+export function developmentSecretsPath(dataDir: string): string {
+  return path.join(dataDir, 'dev-secrets.json');
+}
+
+function developmentSecrets(dataDir: string): Record<string, string> {
+  const file = developmentSecretsPath(dataDir);
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+  mkdirSync(dataDir, { recursive: true });
+  const key = () => randomBytes(32).toString('base64');
+  const secrets = {
+    JWT_SECRET: key(),
+    CARD_KEYS: `dev1:${key()}`,
+    CARD_FINGERPRINT_KEY: key(),
+    SIGNING_SECRET: key(),
+  };
+  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  chmodSync(file, 0o600);
+  process.emitWarning(`Generated development secrets in ${file}. Never use them in production.`, 'TrustfareWarning');
+  return secrets;
+}
+
+function parseInteger(text: string, name: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}`);
+  return value;
+}
+
+function trimSlash(url: string): string {
+  return url.replace(/\/+$/, '');
+}

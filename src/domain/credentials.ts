@@ -1,0 +1,73 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { limits } from '../limits.js';
+
+/**
+ * What a JWT is for. `user` tokens call the REST API; `refresh` tokens only obtain new user
+ * tokens; `cardvaultuser` tokens only open the vaulting app.
+ */
+export type JwtKind = 'user' | 'refresh' | 'cardvaultuser';
+
+export interface JwtClaims {
+  userId: number;
+  kind: JwtKind;
+  /** Site the token was issued for (cardvaultuser tokens are bound to one site). */
+  siteId?: number;
+}
+
+const issuer = 'trustfare';
+// The algorithm is pinned: tokens with any other `alg`, including `none`, are refused.
+const algorithm = 'HS256';
+
+export async function signJwt(secret: Uint8Array, claims: JwtClaims, now: Date = new Date()): Promise<string> {
+  const issuedAt = Math.floor(now.getTime() / 1000);
+  const jwt = new SignJWT({ kind: claims.kind, ...(claims.siteId ? { site: claims.siteId } : {}) })
+    .setProtectedHeader({ alg: algorithm, typ: 'JWT' })
+    .setIssuer(issuer)
+    .setSubject(String(claims.userId))
+    .setIssuedAt(issuedAt)
+    .setJti(randomBytes(12).toString('base64url'));
+  // Refresh tokens do not expire (decisions.md); they are revoked by rotation instead.
+  if (claims.kind !== 'refresh') {
+    const lifetime = claims.kind === 'cardvaultuser' ? limits.cardVaultJwtLifetimeSeconds : limits.jwtLifetimeSeconds;
+    jwt.setExpirationTime(issuedAt + lifetime);
+  }
+  return jwt.sign(secret);
+}
+
+/** Returns the claims of a valid token of the expected kind, or null for anything else. */
+export async function verifyJwt(secret: Uint8Array, token: string, expected: JwtKind, now: Date = new Date()): Promise<JwtClaims | null> {
+  try {
+    const { payload } = await jwtVerify(token, secret, {
+      algorithms: [algorithm],
+      issuer,
+      currentDate: now,
+      requiredClaims: expected === 'refresh' ? ['sub', 'iat'] : ['sub', 'iat', 'exp'],
+    });
+    if (payload.kind !== expected) return null;
+    const userId = Number(payload.sub);
+    if (!Number.isSafeInteger(userId) || userId <= 0) return null;
+    const siteId = typeof payload.site === 'number' ? payload.site : undefined;
+    return { userId, kind: expected, ...(siteId ? { siteId } : {}) };
+  } catch (error) {
+    if (error instanceof joseErrors.JOSEError || error instanceof TypeError) return null;
+    throw error;
+  }
+}
+
+export function looksLikeJwt(token: string): boolean {
+  return token.split('.').length === 3;
+}
+
+/** API tokens are opaque: a recognisable prefix and 32 random bytes. Only the hash is stored. */
+export const apiTokenPrefix = 'tfat_';
+
+export function generateApiToken(): { token: string; hash: string } {
+  const token = apiTokenPrefix + randomBytes(32).toString('base64url');
+  return { token, hash: hashToken(token) };
+}
+
+/** SHA-256 is right for high-entropy random tokens (unlike passwords, which use Argon2id). */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}

@@ -1,0 +1,128 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * An expected failure with the spec's error shape `{code, message, data: {status, ...}}`.
+ * Domain code throws these (or returns typed results mapped to them); the one error handler
+ * below turns them into responses.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly data: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+
+  toJSON(): ErrorBody {
+    return { code: this.code, message: this.message, data: { status: this.status, ...this.data } };
+  }
+}
+
+export interface ErrorBody {
+  code: string;
+  message: string;
+  data: { status: number; [key: string]: unknown };
+}
+
+/** 400 with `data.params` keyed by the offending parameter, as the spec's booking example. */
+export function invalidParams(params: Record<string, string>): ApiError {
+  const names = Object.keys(params);
+  return new ApiError(400, 'rest_invalid_param', `Invalid parameter(s): ${names.join(', ')}`, { params });
+}
+
+export function invalidParam(name: string, message: string): ApiError {
+  return invalidParams({ [name]: message });
+}
+
+export function missingParams(names: string[]): ApiError {
+  return new ApiError(400, 'rest_missing_callback_param', `Missing parameter(s): ${names.join(', ')}`, { params: names });
+}
+
+/** Not found, and also "exists but belongs to another site": never confirm existence. */
+export function invalidId(what = 'ID'): ApiError {
+  return new ApiError(404, 'rest_post_invalid_id', `Invalid ${what}.`);
+}
+
+export function forbidden(message = 'Sorry, you are not allowed to do that.'): ApiError {
+  return new ApiError(403, 'rest_forbidden', message);
+}
+
+export function notLoggedIn(message = 'You are not currently logged in.'): ApiError {
+  return new ApiError(401, 'rest_not_logged_in', message);
+}
+
+export function invalidToken(message = 'Invalid or expired token.'): ApiError {
+  return new ApiError(401, 'jwt_auth_invalid_token', message);
+}
+
+export function conflict(code: string, message: string, data: Record<string, unknown> = {}): ApiError {
+  return new ApiError(409, code, message, data);
+}
+
+/** Maps anything thrown in a request to the error shape, hiding internals of 5xx errors. */
+export function errorHandler(error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply): void {
+  const api = toApiError(error);
+  if (api.status >= 500) request.log.error({ err: error }, 'request failed');
+  for (const [name, value] of Object.entries(api.headers)) reply.header(name, value);
+  void reply.code(api.status).send(api.toJSON());
+}
+
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const fastifyError = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
+  if (fastifyError.validation) return fromValidation(fastifyError.validation, fastifyError.validationContext);
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, 'rest_request_too_large', 'The request body is too large.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError(400, 'rest_invalid_json', 'The request body is not valid JSON.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError(415, 'rest_unsupported_media_type', 'Send the body as application/json.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError(400, 'rest_invalid_content_length', 'The Content-Length header does not match the body.');
+  }
+  if (fastifyError.statusCode === 429) {
+    return new ApiError(429, 'rest_too_many_requests', 'Too many requests; retry later.');
+  }
+  if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+    return new ApiError(fastifyError.statusCode, 'rest_invalid_request', 'The request could not be processed.');
+  }
+  return new ApiError(500, 'rest_internal_error', 'An internal error occurred. It has been logged.');
+}
+
+interface ValidationIssue {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+function fromValidation(issues: ValidationIssue[], context = 'body'): ApiError {
+  const missing = issues.filter((issue) => issue.keyword === 'required').map((issue) => joinPath(issue.instancePath, String(issue.params.missingProperty)));
+  if (missing.length > 0 && missing.length === issues.length) return missingParams(missing);
+  const params: Record<string, string> = {};
+  for (const issue of issues) {
+    if (issue.keyword === 'required') {
+      params[joinPath(issue.instancePath, String(issue.params.missingProperty))] = 'is required';
+      continue;
+    }
+    const name = issue.instancePath ? issue.instancePath.slice(1).replace(/\//g, '.') : context;
+    params[name] ??= describe(issue);
+  }
+  return invalidParams(params);
+}
+
+function joinPath(instancePath: string, property: string): string {
+  const parent = instancePath.slice(1).replace(/\//g, '.');
+  return parent ? `${parent}.${property}` : property;
+}
+
+function describe(issue: ValidationIssue): string {
+  if (issue.keyword === 'enum') return `must be one of ${(issue.params.allowedValues as unknown[]).join(', ')}`;
+  if (issue.keyword === 'additionalProperties') return `unknown field ${String(issue.params.additionalProperty)}`;
+  return issue.message ?? 'is invalid';
+}

@@ -1,0 +1,27 @@
+// Every bound the service enforces, in one place. Units are the last word of each name.
+export const limits = {
+  perPageDefault: 100,
+  perPageMax: 100,
+  pageMax: 100_000,
+  bodyBytesMax: 256 * 1024,
+  stringLengthMax: 1000,
+  nameLengthMax: 200,
+  emailLengthMax: 254,
+  contentLengthMax: 10_000,
+  listFilterValuesMax: 100,
+  /** Largest money amount accepted anywhere, in minor units (ten billion major units of a 2-decimal currency). */
+  amountCentsMax: 1_000_000_000_000,
+  paxMax: 10_000,
+  jwtLifetimeSeconds: 15 * 60,
+  cardVaultJwtLifetimeSeconds: 15 * 60,
+  apiTokensPerUserMax: 2,
+  loginFailuresMax: 10,
+  loginLockoutMinutes: 30,
+  rateLimitPerMinute: 600,
+  loginRateLimitPerMinute: 20,
+  passwordLengthMin: 8,
+  passwordLengthMax: 200,
+  dbPoolSize: 10,
+  dbStatementTimeoutMs: 10_000,
+  shutdownGraceMs: 10_000,
+} as const;

