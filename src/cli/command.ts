@@ -1,0 +1,19 @@
+import type { AppContext } from '../app.js';
+
+export type CommandContext = AppContext;
+
+export interface Command {
+  /** Space-separated words, e.g. `site create`. */
+  name: string;
+  summary: string;
+  options?: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: false }>;
+  /** Returns what is printed as JSON; throws an Error with a clear message on failure. */
+  run(context: CommandContext, options: Record<string, string | boolean | undefined>, positionals: string[]): Promise<unknown>;
+}
+
+/** A required string option, or a clear error naming it. */
+export function required(options: Record<string, string | boolean | undefined>, name: string): string {
+  const value = options[name];
+  if (typeof value !== 'string' || value === '') throw new Error(`--${name} is required`);
+  return value;
+}

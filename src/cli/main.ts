@@ -1,0 +1,47 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.js';
+import { openDatabase } from '../storage/database.js';
+import type { Command, CommandContext } from './command.js';
+
+// Each module exports `commands: Command[]`; add new modules here.
+const modules: { commands: Command[] }[] = [];
+
+/**
+ * `trustfare <words...> [--options]`: finds the longest matching command name, parses its
+ * options, runs it against the configured database and prints its result as JSON.
+ */
+export async function runCli(argv: string[]): Promise<number> {
+  const commands = modules.flatMap((module) => module.commands);
+  const words = argv.filter((arg, index) => !arg.startsWith('-') && argv.slice(0, index).every((previous) => !previous.startsWith('-')));
+  const command = commands
+    .filter((candidate) => candidate.name.split(' ').every((word, index) => words[index] === word))
+    .sort((a, b) => b.name.length - a.name.length)[0];
+  if (!command) {
+    console.error(`usage: trustfare <command>\n\n${commands.map((c) => `  ${c.name.padEnd(22)} ${c.summary}`).join('\n')}`);
+    return argv.length === 0 || argv[0] === 'help' || argv[0] === '--help' ? 0 : 2;
+  }
+  const rest = argv.slice(command.name.split(' ').length);
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: rest, options: command.options ?? {}, allowPositionals: true, strict: true });
+  } catch (error) {
+    console.error(`trustfare ${command.name}: ${(error as Error).message}`);
+    return 2;
+  }
+  const config = loadConfig();
+  const database = await openDatabase(config, { poolSize: 2 });
+  const context: CommandContext = { config, db: database.db, now: () => new Date() };
+  try {
+    const result = await command.run(context, parsed.values as Record<string, string | boolean | undefined>, parsed.positionals);
+    console.log(JSON.stringify(result, null, 2));
+    return 0;
+  } catch (error) {
+    console.error(`trustfare ${command.name}: ${(error as Error).message}`);
+    return 1;
+  } finally {
+    await database.close();
+  }
+}
+
+const isEntry = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+if (isEntry) runCli(process.argv.slice(2)).then((code) => process.exit(code));

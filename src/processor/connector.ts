@@ -1,0 +1,75 @@
+/**
+ * The boundary between transaction logic and whoever moves the money. The sandbox implements
+ * it; a real acquirer would be another implementation, with no change to the transaction code.
+ *
+ * Every call is idempotent by `reference` (our transaction uuid): asking twice for the same
+ * reference never moves money twice, and `lookup(reference)` tells what happened to a call
+ * whose answer was lost (the reconciliation job relies on this).
+ */
+
+export type CardBrand = 'visa' | 'master' | 'amex' | 'jcb' | 'diners' | 'discover' | 'other';
+
+/** Card data as the processor needs it; exists only in memory for the length of one call. */
+export interface ProcessorCard {
+  pan: string;
+  expiryMonth: number;
+  expiryYear: number;
+  /** Present only for the first authorisation after capture; never stored. */
+  cvv?: string;
+  holderName?: string;
+}
+
+export interface ThreeDsRequest {
+  /** Where the cardholder's browser goes after a challenge; our own return route. */
+  returnUrl: string;
+}
+
+export interface AuthoriseRequest {
+  reference: string;
+  /** Minor units; 0 for a verify (vault) call. */
+  amount: number;
+  currency: string;
+  card: ProcessorCard;
+  /** true for purchase (authorise and capture at once), false for authorize. */
+  capture: boolean;
+  mode: 'test' | 'live';
+  /** null: do not attempt 3DS. */
+  threeDs: ThreeDsRequest | null;
+  /** A forced decline code (vaulting app `fail_code`), honoured on test channels only. */
+  forcedDeclineCode?: string;
+}
+
+export interface FollowUpRequest {
+  reference: string;
+  /** The reference of the original authorisation or payment at the processor. */
+  processorReference: string;
+  amount: number;
+  currency: string;
+  mode: 'test' | 'live';
+}
+
+export type ProcessorOutcome =
+  | { kind: 'approved'; processorReference: string; authCode: string; message: string }
+  | { kind: 'declined'; processorReference: string | null; code: string; message: string }
+  /** 3DS challenge: the cardholder must visit `challengeUrl`; the outcome comes later via lookup. */
+  | { kind: 'challenge'; processorReference: string; challengeUrl: string; message: string };
+
+export type LookupOutcome = ProcessorOutcome | { kind: 'unknown' };
+
+export interface Connector {
+  readonly name: string;
+  /** Authorise (and capture when `capture`), or verify when amount is 0. */
+  authorise(request: AuthoriseRequest): Promise<ProcessorOutcome>;
+  capture(request: FollowUpRequest): Promise<ProcessorOutcome>;
+  void(request: FollowUpRequest): Promise<ProcessorOutcome>;
+  refund(request: FollowUpRequest): Promise<ProcessorOutcome>;
+  /** What happened to the call made with `reference` (status look-up for reconciliation and 3DS). */
+  lookup(reference: string): Promise<LookupOutcome>;
+}
+
+/** Thrown when the processor did not answer within processorTimeoutMs: the outcome is unknown. */
+export class ProcessorTimeoutError extends Error {
+  constructor(reference: string) {
+    super(`processor did not answer for ${reference}`);
+  }
+}
