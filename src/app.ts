@@ -1,20 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Config } from './config.js';
+import type { AppContext } from './context.js';
 import { limits } from './limits.js';
-import type { Db } from './storage/db.js';
 import { ApiError, errorHandler } from './http/errors.js';
 import { validatorCompiler } from './http/validation.js';
 import { registerRoutes } from './routes/index.js';
 
-/** Everything a route or job needs, built once per process and passed down (one-way). */
-export interface AppContext {
-  config: Config;
-  db: Db;
-  /** The clock; tests pass a fixed one. */
-  now: () => Date;
-}
+export type { AppContext } from './context.js';
 
 export interface BuildAppOptions {
   context: AppContext;

@@ -1,13 +1,14 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { limits } from './limits.js';
+import { createAppContext } from './context.js';
 import { openDatabase } from './storage/database.js';
 
 /** Starts one server process: configuration, database, app, listen, graceful shutdown. */
 async function main(): Promise<void> {
   const config = loadConfig();
   const database = await openDatabase(config);
-  const context = { config, db: database.db, now: () => new Date() };
+  const context = createAppContext(config, database.db);
   const app = await buildApp({ context });
   await app.listen({ host: config.host, port: config.port });
 

@@ -1,4 +1,4 @@
-import type { AppContext } from '../app.js';
+import type { AppContext } from '../context.js';
 
 export type CommandContext = AppContext;
 

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../storage/database.js';
+import { createAppContext } from '../context.js';
 import type { Command, CommandContext } from './command.js';
 
 // Each module exports `commands: Command[]`; add new modules here.
@@ -30,7 +31,7 @@ export async function runCli(argv: string[]): Promise<number> {
   }
   const config = loadConfig();
   const database = await openDatabase(config, { poolSize: 2 });
-  const context: CommandContext = { config, db: database.db, now: () => new Date() };
+  const context: CommandContext = createAppContext(config, database.db);
   try {
     const result = await command.run(context, parsed.values as Record<string, string | boolean | undefined>, parsed.positionals);
     console.log(JSON.stringify(result, null, 2));

@@ -1,4 +1,5 @@
-import type { App, AppContext } from '../app.js';
+import type { App } from '../app.js';
+import type { AppContext } from '../context.js';
 import { healthRoutes } from './health/routes.js';
 
 /**

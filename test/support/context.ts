@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { buildApp, type App, type AppContext } from '../../src/app.js';
+import { buildApp, type App } from '../../src/app.js';
+import { createAppContext, type AppContext, type ContextOverrides } from '../../src/context.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createDb, type Db } from '../../src/storage/db.js';
 import { withDatabase } from './global-setup.js';
@@ -41,10 +42,10 @@ export async function createTestDatabase(): Promise<{ db: Db; url: string; name:
   return { db: createDb(url, 5), url, name };
 }
 
-export async function createTestContext(overrides: { env?: Record<string, string>; now?: () => Date } = {}): Promise<TestContext> {
+export async function createTestContext(overrides: ContextOverrides & { env?: Record<string, string> } = {}): Promise<TestContext> {
   const { db, url } = await createTestDatabase();
   const config = loadConfig({ ...testEnv, DATABASE_URL: url, ...overrides.env });
-  const context: AppContext = { config, db, now: overrides.now ?? (() => new Date()) };
+  const context: AppContext = createAppContext(config, db, overrides);
   const app = await buildApp({ context, logger: false });
   await app.ready();
   return {

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { App, AppContext } from '../../app.js';
+import type { App } from '../../app.js';
+import type { AppContext } from '../../context.js';
 
 export async function healthRoutes(app: App, context: AppContext): Promise<void> {
   const okSchema = Type.Object({ status: Type.String() });
