@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
+import { limits } from './limits.js';
 
 /** Every setting of the service, read once from the environment. */
 export interface Config {
@@ -18,6 +19,10 @@ export interface Config {
   vaultAppUrl: string;
   workers: number;
   logLevel: string;
+  /** Requests per minute per API token, JWT or client IP (RATE_LIMIT_PER_MINUTE). */
+  rateLimitPerMinute: number;
+  /** Requests per minute per client IP on the token endpoints (LOGIN_RATE_LIMIT_PER_MINUTE). */
+  loginRateLimitPerMinute: number;
   secrets: Secrets;
 }
 
@@ -58,6 +63,8 @@ export function loadConfig(env: Env = process.env): Config {
     vaultAppUrl: trimSlash(env.VAULT_APP_URL ?? baseUrl),
     workers: parseInteger(env.WORKERS ?? String(workersDefault), 'WORKERS', 1, 64),
     logLevel: env.LOG_LEVEL ?? (mode === 'test' ? 'silent' : 'info'),
+    rateLimitPerMinute: parseInteger(env.RATE_LIMIT_PER_MINUTE ?? String(limits.rateLimitPerMinute), 'RATE_LIMIT_PER_MINUTE', 1, 10_000_000),
+    loginRateLimitPerMinute: parseInteger(env.LOGIN_RATE_LIMIT_PER_MINUTE ?? String(limits.loginRateLimitPerMinute), 'LOGIN_RATE_LIMIT_PER_MINUTE', 1, 10_000_000),
     secrets: loadSecrets(env, mode, dataDir),
   };
 }

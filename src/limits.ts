@@ -21,6 +21,23 @@ export const limits = {
   loginRateLimitPerMinute: 20,
   passwordLengthMin: 8,
   passwordLengthMax: 200,
+  usernameLengthMax: 60,
+  /** Argon2id cost of new password hashes (OWASP 2023 minimum: 19 MiB, 2 passes). */
+  passwordHashMemoryKib: 19_456,
+  passwordHashPasses: 2,
+  /** Refresh tokens kept per user (one per logged-in device); the oldest is dropped beyond. */
+  refreshTokensPerUserMax: 20,
+  /** Sites listed in the user object's `sites` (site_count is always the true count). */
+  userSitesListedMax: 1000,
+  /** Furthest `expires_at` of an API token, in days from today. */
+  apiTokenExpiryDaysMax: 3650,
+  /** TOTP (RFC 6238): 30-second steps, 6 digits, one step of clock drift either way. */
+  totpStepSeconds: 30,
+  totpDriftSteps: 1,
+  /** Failed-login rows examined per prune, so pruning is bounded work. */
+  loginFailuresPruneBatch: 100,
+  supplierImportRowsMax: 100_000,
+  supplierImportBytesMax: 20 * 1024 * 1024,
   dbPoolSize: 10,
   dbStatementTimeoutMs: 10_000,
   shutdownGraceMs: 10_000,
