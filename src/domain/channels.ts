@@ -1,0 +1,355 @@
+import { randomBytes } from 'node:crypto';
+import { isCurrencyCode } from './money.js';
+import { defaultLanguage, isLanguageCode, normaliseEmailList } from './reference-data.js';
+import type { Queryable } from '../storage/db.js';
+
+/**
+ * Channels: the accounts money is processed through. Plain functions over the database; the
+ * routes map wire names (`currencies`) to these camelCase records and back.
+ */
+
+export const accountModes = ['test', 'draft', 'live', 'closed', 'affiliate'] as const;
+export type AccountMode = (typeof accountModes)[number];
+/** Modes a site's own users may choose; the rest are platform-admin only (decisions.md). */
+export const selfServiceAccountModes = ['test', 'draft'] as const;
+export type SelfServiceAccountMode = (typeof selfServiceAccountModes)[number];
+export const accountTypes = ['protected-processing', 'trust'] as const;
+export const protectionTypes = ['trust-vendor-travel', 'vendor-management'] as const;
+export const statementPeriods = ['biweek', 'week', 'month'] as const;
+export const channelStatuses = [
+  'admin', 'affiliate', 'agent', 'closed', 'full-processing', 'full-processing-ic-plus', 'full-processing-blended-default', 'locked', 'new',
+  'supplier', 'test', 'vendor-end-user', 'vendor-protection-a', 'vendor-protection-b',
+] as const;
+export const settlementCurrencies = ['AED', 'AUD', 'CAD', 'CHF', 'DKK', 'EUR', 'GBP', 'HKD', 'JPY', 'NOK', 'NZD', 'SEK', 'SGD', 'USD', 'ZAR'] as const;
+
+/** The fields a site's users may set (on create; PUT takes any subset). */
+export interface ChannelInput {
+  name: string;
+  currency: string;
+  accountMode?: SelfServiceAccountMode;
+  language?: string;
+  primaryMail?: string;
+  mailBccTransactionalMails?: boolean;
+  mailFailures?: boolean;
+  /** null restores the default (the site name). */
+  receiptLabel?: string | null;
+  externalId?: string;
+  chargebackMail?: string;
+  vaultproviderId?: string;
+  vaultproviderApiKey?: string;
+}
+
+export type ChannelPatch = Partial<ChannelInput>;
+
+export interface ChannelRecord {
+  id: number;
+  siteId: number;
+  uuid: string;
+  name: string;
+  slug: string;
+  accountType: string;
+  accountMode: AccountMode;
+  protectionType: string;
+  currency: string;
+  quoteCode: string | null;
+  statementPeriod: string;
+  cardholderPresent: boolean;
+  language: string;
+  primaryMail: string;
+  mailBccTransactionalMails: boolean;
+  mailFailures: boolean;
+  /** As stored; null means "the site name" (see receiptLabelOf). */
+  receiptLabel: string | null;
+  siteName: string;
+  serverToServer: boolean;
+  vaultproviderId: string;
+  vaultproviderApiKey: string;
+  beneficiaryId: string;
+  settlementCurrency: string | null;
+  externalId: string;
+  chargebackMail: string;
+  payoutMinimum: number;
+  descriptor: string | null;
+  channelSecret: string;
+  channelStatus: string;
+  suppliers: string[];
+  createdAt: Date;
+  modifiedAt: Date;
+}
+
+/** The SELECT list and FROM clause that produce a ChannelRow; `c` is the channel alias. */
+export const channelSelect = `c.*, s.name AS site_name,
+  ARRAY(SELECT cs.supplier_id FROM channel_suppliers cs WHERE cs.channel_id = c.id ORDER BY cs.supplier_id) AS supplier_ids`;
+export const channelFrom = 'channels c JOIN sites s ON s.id = c.site_id';
+
+export interface ChannelRow {
+  [column: string]: unknown;
+  id: number;
+  site_id: number;
+  uuid: string;
+  name: string;
+  slug: string;
+  account_type: string;
+  account_mode: AccountMode;
+  protection_type: string;
+  currency: string;
+  quote_code: string | null;
+  statement_period: string;
+  cardholder_present: boolean;
+  language: string;
+  primary_mail: string;
+  mail_bcc_transactional_mails: boolean;
+  mail_failures: boolean;
+  receipt_label: string | null;
+  site_name: string;
+  server_to_server: boolean;
+  vaultprovider_id: string;
+  vaultprovider_api_key: string;
+  beneficiary_id: string;
+  settlement_currency: string | null;
+  external_id: string;
+  chargeback_mail: string;
+  payout_minimum: number;
+  descriptor: string | null;
+  channel_secret: string;
+  channel_status: string;
+  supplier_ids: string[];
+  created_at: Date;
+  modified_at: Date;
+}
+
+export function channelFromRow(row: ChannelRow): ChannelRecord {
+  return {
+    id: row.id,
+    siteId: row.site_id,
+    uuid: row.uuid,
+    name: row.name,
+    slug: row.slug,
+    accountType: row.account_type,
+    accountMode: row.account_mode,
+    protectionType: row.protection_type,
+    currency: row.currency,
+    quoteCode: row.quote_code,
+    statementPeriod: row.statement_period,
+    cardholderPresent: row.cardholder_present,
+    language: row.language,
+    primaryMail: row.primary_mail,
+    mailBccTransactionalMails: row.mail_bcc_transactional_mails,
+    mailFailures: row.mail_failures,
+    receiptLabel: row.receipt_label,
+    siteName: row.site_name,
+    serverToServer: row.server_to_server,
+    vaultproviderId: row.vaultprovider_id,
+    vaultproviderApiKey: row.vaultprovider_api_key,
+    beneficiaryId: row.beneficiary_id,
+    settlementCurrency: row.settlement_currency,
+    externalId: row.external_id,
+    chargebackMail: row.chargeback_mail,
+    payoutMinimum: row.payout_minimum,
+    descriptor: row.descriptor,
+    channelSecret: row.channel_secret,
+    channelStatus: row.channel_status,
+    suppliers: row.supplier_ids,
+    createdAt: row.created_at,
+    modifiedAt: row.modified_at,
+  };
+}
+
+/** Company name printed on receipts: the channel's own label, else the site name. */
+export function receiptLabelOf(channel: ChannelRecord): string {
+  return channel.receiptLabel ?? channel.siteName;
+}
+
+/** A live (not deleted) channel of the site, or undefined; `lock` takes a row lock in a transaction. */
+export async function loadChannel(db: Queryable, options: { siteId: number; id: number; lock?: 'update' | 'share' }): Promise<ChannelRecord | undefined> {
+  if (!Number.isSafeInteger(options.id)) return undefined;
+  const lock = options.lock === 'update' ? 'FOR UPDATE OF c' : options.lock === 'share' ? 'FOR SHARE OF c' : '';
+  const row = await db.maybeOne<ChannelRow>(`SELECT ${channelSelect} FROM ${channelFrom} WHERE c.id = $1 AND c.site_id = $2 AND c.deleted_at IS NULL ${lock}`, [options.id, options.siteId]);
+  return row ? channelFromRow(row) : undefined;
+}
+
+/** `"Summer Tours & Co."` → `summer-tours-co`; never empty. */
+export function slugify(name: string): string {
+  const slug = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60)
+    .replace(/-+$/, '');
+  return slug || 'channel';
+}
+
+/** 32 random bytes, hex: the key integrators use to sign payment modal requests. */
+export function generateChannelSecret(): string {
+  return randomBytes(32).toString('hex');
+}
+
+const slugAttemptsMax = 5;
+
+/**
+ * Creates a channel of the site with defaults (trust, test, trust-vendor-travel, month, enGB),
+ * a fresh channel_secret and a slug unique within the site (`name`, `name-2`, ...).
+ */
+export async function createChannel(db: Queryable, input: { siteId: number } & ChannelInput): Promise<ChannelRecord> {
+  assertChannelInput(input);
+  const base = slugify(input.name);
+  for (let attempt = 1; ; attempt++) {
+    const slug = await freeSlug(db, input.siteId, base);
+    try {
+      const inserted = await db.one<{ id: number }>(
+        `INSERT INTO channels (site_id, name, slug, account_mode, currency, language, primary_mail, mail_bcc_transactional_mails, mail_failures,
+                               receipt_label, external_id, chargeback_mail, vaultprovider_id, vaultprovider_api_key, channel_secret)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id`,
+        [
+          input.siteId, input.name, slug, input.accountMode ?? 'test', input.currency, input.language ?? defaultLanguage,
+          normaliseEmailList(input.primaryMail ?? ''), input.mailBccTransactionalMails ?? false, input.mailFailures ?? false,
+          input.receiptLabel ?? null, input.externalId ?? '', normaliseEmailList(input.chargebackMail ?? ''),
+          input.vaultproviderId ?? '', input.vaultproviderApiKey ?? '', generateChannelSecret(),
+        ],
+      );
+      return (await loadChannel(db, { siteId: input.siteId, id: inserted.id }))!;
+    } catch (error) {
+      // Two creates raced for the same slug: the unique index refused one; pick again.
+      if ((error as { code?: string }).code !== '23505' || attempt >= slugAttemptsMax) throw error;
+    }
+  }
+}
+
+async function freeSlug(db: Queryable, siteId: number, base: string): Promise<string> {
+  const taken = await db.query<{ slug: string }>(
+    `SELECT slug FROM channels WHERE site_id = $1 AND deleted_at IS NULL AND (slug = $2 OR slug ~ ('^' || $2 || '-[0-9]+$'))`,
+    [siteId, base],
+  );
+  const used = new Set(taken.map((row) => row.slug));
+  if (!used.has(base)) return base;
+  for (let suffix = 2; ; suffix++) {
+    if (!used.has(`${base}-${suffix}`)) return `${base}-${suffix}`;
+  }
+}
+
+const patchColumns: { [K in keyof ChannelPatch]-?: string } = {
+  name: 'name',
+  currency: 'currency',
+  accountMode: 'account_mode',
+  language: 'language',
+  primaryMail: 'primary_mail',
+  mailBccTransactionalMails: 'mail_bcc_transactional_mails',
+  mailFailures: 'mail_failures',
+  receiptLabel: 'receipt_label',
+  externalId: 'external_id',
+  chargebackMail: 'chargeback_mail',
+  vaultproviderId: 'vaultprovider_id',
+  vaultproviderApiKey: 'vaultprovider_api_key',
+};
+
+/** Why a patch cannot apply to this channel, keyed by the wire name, or null when it can. */
+export interface ChannelPatchRefusal {
+  param: 'currencies' | 'account_mode';
+  message: string;
+}
+
+/**
+ * Applies a patch inside the caller's transaction. The channel row is locked first, so a
+ * concurrent booking create (which share-locks it) cannot slip in under a currency change.
+ */
+export async function updateChannel(tx: Queryable, options: { siteId: number; id: number; patch: ChannelPatch }): Promise<ChannelRecord | ChannelPatchRefusal | undefined> {
+  const current = await loadChannel(tx, { siteId: options.siteId, id: options.id, lock: 'update' });
+  if (!current) return undefined;
+  const patch = { ...options.patch };
+  assertChannelPatch(patch);
+  if (patch.accountMode !== undefined && patch.accountMode !== current.accountMode && !(selfServiceAccountModes as readonly string[]).includes(current.accountMode)) {
+    return { param: 'account_mode', message: `a ${current.accountMode} channel's mode is changed by the platform operator only` };
+  }
+  if (patch.currency !== undefined && patch.currency !== current.currency && (await countBookings(tx, current.id)) > 0) {
+    return { param: 'currencies', message: 'the base currency cannot change while the channel has bookings' };
+  }
+  if (patch.primaryMail !== undefined) patch.primaryMail = normaliseEmailList(patch.primaryMail);
+  if (patch.chargebackMail !== undefined) patch.chargebackMail = normaliseEmailList(patch.chargebackMail);
+  const sets: string[] = [];
+  const values: unknown[] = [current.id];
+  for (const [key, column] of Object.entries(patchColumns) as [keyof ChannelPatch, string][]) {
+    if (patch[key] === undefined) continue;
+    values.push(patch[key]);
+    sets.push(`${column} = $${values.length}`);
+  }
+  if (patch.name !== undefined && patch.name !== current.name) {
+    values.push(await freeSlug(tx, current.siteId, slugify(patch.name)));
+    sets.push(`slug = $${values.length}`);
+  }
+  if (sets.length > 0) await tx.query(`UPDATE channels SET ${sets.join(', ')}, modified_at = now() WHERE id = $1`, values);
+  return (await loadChannel(tx, { siteId: options.siteId, id: options.id }))!;
+}
+
+export type ChannelDeleteResult = 'deleted' | 'not_found' | 'has_bookings';
+
+/**
+ * Soft-deletes a channel. Refused while any (not deleted) booking uses it: bookings, their
+ * transactions and the ledger keep pointing at the channel, and a channel with money history is
+ * closed by the platform operator instead.
+ */
+export async function deleteChannel(tx: Queryable, options: { siteId: number; id: number }): Promise<ChannelDeleteResult> {
+  const current = await loadChannel(tx, { ...options, lock: 'update' });
+  if (!current) return 'not_found';
+  if ((await countBookings(tx, current.id)) > 0) return 'has_bookings';
+  await tx.query('UPDATE channels SET deleted_at = now(), modified_at = now() WHERE id = $1', [current.id]);
+  return 'deleted';
+}
+
+async function countBookings(db: Queryable, channelId: number): Promise<number> {
+  const row = await db.one<{ count: number }>('SELECT count(*)::bigint AS count FROM bookings WHERE channel_id = $1 AND deleted_at IS NULL', [channelId]);
+  return Number(row.count);
+}
+
+// Routes validate at the edge; these catch programmer errors from other callers (seed, CLI).
+function assertChannelInput(input: ChannelInput): void {
+  if (!input.name || input.name.trim() === '') throw new Error('channel name is required');
+  assertChannelPatch(input);
+}
+
+function assertChannelPatch(patch: ChannelPatch): void {
+  if (patch.currency !== undefined && !isCurrencyCode(patch.currency)) throw new Error(`unknown currency ${patch.currency}`);
+  if (patch.language !== undefined && !isLanguageCode(patch.language)) throw new Error(`unknown language ${patch.language}`);
+  if (patch.accountMode !== undefined && !(selfServiceAccountModes as readonly string[]).includes(patch.accountMode)) throw new Error(`account mode ${patch.accountMode} needs a platform admin`);
+}
+
+/** One quoted rate in a channel's forex feed (filled by the forex module). */
+export interface ForexFeedRate {
+  symbol: string;
+  quote_id: number;
+  rate: number;
+  provider: string;
+  /** GMT `YYYY-MM-DD HH:MM:SS`. */
+  expires: string;
+  modified: string;
+}
+
+export interface ForexFeed {
+  base: string;
+  symbol: { grapheme: string; template: string; rtl: boolean };
+  rates: Record<string, ForexFeedRate>;
+}
+
+// Arabic and Hebrew script ranges: a grapheme written right to left.
+const rightToLeft = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]/;
+
+/**
+ * The channel's `forex_feed`: its base currency, how to show amounts in it, and the rates
+ * offered for paying in other currencies. `template` places the grapheme around `$1`, the
+ * formatted amount (e.g. `£$1`, `kr $1`, or `$1 X` where the symbol follows).
+ */
+export function channelForexFeed(currency: string, rates: Record<string, ForexFeedRate> = {}): ForexFeed {
+  return { base: currency, symbol: currencySymbol(currency), rates };
+}
+
+export function currencySymbol(currency: string): ForexFeed['symbol'] {
+  const parts = new Intl.NumberFormat('en-GB', { style: 'currency', currency, currencyDisplay: 'narrowSymbol' }).formatToParts(1);
+  const grapheme = parts.find((part) => part.type === 'currency')?.value ?? currency;
+  const symbolIndex = parts.findIndex((part) => part.type === 'currency');
+  const numberIndex = parts.findIndex((part) => part.type === 'integer');
+  const spaced = parts.some((part) => part.type === 'literal' && part.value.trim() === '');
+  const gap = spaced ? ' ' : '';
+  const template = symbolIndex < numberIndex ? `${grapheme}${gap}$1` : `$1${gap}${grapheme}`;
+  return { grapheme, template, rtl: rightToLeft.test(grapheme) };
+}

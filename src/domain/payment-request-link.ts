@@ -1,0 +1,52 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Signed, expiring links to the hosted payment request page of a booking:
+ * `${baseUrl}/pay/<token>`, token `<siteId>.<bookingId>.<expiresUnixSeconds>.<signature>`, the
+ * signature being base64url HMAC-SHA256(signingSecret, "payment-request|site|booking|expires").
+ * Nothing is stored: the page verifies the token and then loads the booking of that site.
+ */
+
+export interface PaymentRequestClaims {
+  siteId: number;
+  bookingId: number;
+  expiresAt: Date;
+}
+
+const purpose = 'payment-request';
+const tokenPattern = /^([1-9][0-9]{0,15})\.([1-9][0-9]{0,15})\.([1-9][0-9]{0,11})\.([A-Za-z0-9_-]{43})$/;
+
+function signature(secret: Buffer, siteId: number, bookingId: number, expiresUnix: number): string {
+  return createHmac('sha256', secret).update(`${purpose}|${siteId}|${bookingId}|${expiresUnix}`).digest('base64url');
+}
+
+export function signPaymentRequestToken(secret: Buffer, claims: PaymentRequestClaims): string {
+  const expiresUnix = Math.floor(claims.expiresAt.getTime() / 1000);
+  return `${claims.siteId}.${claims.bookingId}.${expiresUnix}.${signature(secret, claims.siteId, claims.bookingId, expiresUnix)}`;
+}
+
+/** The claims of an authentic, unexpired token; null for anything else (never throws). */
+export function verifyPaymentRequestToken(secret: Buffer, token: string, now: Date): PaymentRequestClaims | null {
+  const match = tokenPattern.exec(token);
+  if (!match) return null;
+  const siteId = Number(match[1]);
+  const bookingId = Number(match[2]);
+  const expiresUnix = Number(match[3]);
+  if (!Number.isSafeInteger(siteId) || !Number.isSafeInteger(bookingId)) return null;
+  const expected = Buffer.from(signature(secret, siteId, bookingId, expiresUnix));
+  const given = Buffer.from(match[4]!);
+  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return null;
+  if (now.getTime() > expiresUnix * 1000) return null;
+  return { siteId, bookingId, expiresAt: new Date(expiresUnix * 1000) };
+}
+
+/** Links stay valid until 23:59:59 GMT on the day after the booking's end date (`YYYY-MM-DD`). */
+export function paymentRequestExpiry(dateEnd: string): Date {
+  const [year, month, day] = dateEnd.split('-').map(Number) as [number, number, number];
+  return new Date(Date.UTC(year, month - 1, day + 1, 23, 59, 59));
+}
+
+export function paymentRequestUrl(options: { baseUrl: string; secret: Buffer; siteId: number; bookingId: number; dateEnd: string }): string {
+  const token = signPaymentRequestToken(options.secret, { siteId: options.siteId, bookingId: options.bookingId, expiresAt: paymentRequestExpiry(options.dateEnd) });
+  return `${options.baseUrl}/pay/${token}`;
+}

@@ -1,0 +1,59 @@
+/**
+ * Fixed lists of the spec and decisions.md: country codes accepted wherever a country is an
+ * input, receipt languages, and supplier categories.
+ */
+
+/** ISO 3166-1 alpha-2 codes, exactly the spec's "Country codes" list. */
+export const countryCodes = (
+  'AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ ' +
+  'DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM HN HR HT HU ID IE IL IM IN IO IQ IR IS IT ' +
+  'JE JM JO JP KE KG KH KI KM KN KP KR KW KY KZ LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ MR MS MT MU MV MW MX MY MZ NA NC NE NF NG ' +
+  'NI NL NO NP NR NU NZ OM PA PE PF PG PH PK PL PM PN PR PS PT PW PY QA RE RO RS RU RW SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH ' +
+  'TJ TK TL TM TN TO TR TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM ZW'
+).split(' ') as readonly string[];
+
+const countrySet = new Set(countryCodes);
+
+export function isCountryCode(value: string): boolean {
+  return countrySet.has(value);
+}
+
+/** Receipt languages; `enGB` is the default everywhere. */
+export const languageCodes = ['zhZH', 'enGB', 'frFR', 'deDE', 'itIT', 'jaJA', 'kkKK', 'koKO', 'lvLV', 'ptBR', 'roRO', 'ruRU', 'esES', 'ukUK', 'uzUZ'] as const;
+export type LanguageCode = (typeof languageCodes)[number];
+export const defaultLanguage: LanguageCode = 'enGB';
+
+export function isLanguageCode(value: string): value is LanguageCode {
+  return (languageCodes as readonly string[]).includes(value);
+}
+
+/** Supplier category codes (decisions.md "Lists the spec leaves open"). */
+export const supplierCategories = {
+  ACC: 'accommodation',
+  AIR: 'air',
+  TRN: 'ground transport',
+  CRU: 'cruise',
+  ACT: 'activities',
+  TOU: 'tour operator',
+  INS: 'insurance',
+  OTH: 'other',
+} as const;
+export type SupplierCategory = keyof typeof supplierCategories;
+export const supplierCategoryCodes = Object.keys(supplierCategories) as SupplierCategory[];
+
+/** Supplier ids look like `GB-1042-ACC`: country, number, category. */
+export const supplierIdPattern = '^[A-Z]{2}-[0-9]{1,10}-[A-Z]{3}$';
+
+/**
+ * One email address: deliberately loose (a local part, `@`, a dotted domain, no spaces or
+ * commas), since the only real check is delivery; lengths are bounded separately.
+ */
+export const emailPattern = '[^\\s@,]+@[^\\s@,.]+(\\.[^\\s@,.]+)+';
+
+/** Zero or more addresses separated by commas (spaces around commas allowed). */
+export const emailListPattern = `^\\s*(${emailPattern}(\\s*,\\s*${emailPattern})*)?\\s*$`;
+
+/** `a@x.com , b@y.com` → `a@x.com,b@y.com`. */
+export function normaliseEmailList(text: string): string {
+  return text.split(',').map((part) => part.trim()).filter(Boolean).join(',');
+}

@@ -1,0 +1,231 @@
+import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { limits } from '../limits.js';
+import type { Queryable, Row } from '../storage/db.js';
+import { invalidParam } from './errors.js';
+
+/**
+ * Shared list machinery (decisions.md "Lists"): query parameter schemas, parsing of id and value
+ * lists, a WHERE builder that only ever emits placeholders, page fetching with a total, and the
+ * `X-Site-Total` / `X-Site-TotalPages` / RFC 8288 `Link` headers. Generic over resources.
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Schema fragments. Query strings are coerced (see http/validation.ts), so `per_page=5` becomes
+// 5 and a single `include=1,2` becomes `['1,2']` for array schemas.
+
+/** A string enum with a readable validation message (`must be one of a, b`). */
+export function StringEnum<const T extends readonly string[]>(values: T, options: { default?: T[number]; description?: string } = {}): TUnsafe<T[number]> {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}
+
+const integerIdPattern = '^[0-9]{1,15}(,[0-9]{1,15})*,?$';
+
+/** Comma-separated positive integer ids, as one value or repeated (`include=1,2&include=3`). */
+export const IntegerIdList = Type.Array(Type.String({ pattern: integerIdPattern, maxLength: limits.listFilterValuesMax * 16 }), { maxItems: limits.listFilterValuesMax });
+
+/** Comma-separated values, each matching `itemPattern` (anchored here). */
+export function ValueList(itemPattern: string, itemLengthMax: number = limits.nameLengthMax): TSchema {
+  return Type.Array(
+    Type.String({ pattern: `^(${itemPattern})(,(${itemPattern}))*,?$`, maxLength: limits.listFilterValuesMax * (itemLengthMax + 1) }),
+    { maxItems: limits.listFilterValuesMax },
+  );
+}
+
+/** Comma-separated values drawn from a fixed set. */
+export function EnumList(values: readonly string[]): TSchema {
+  return ValueList(values.map(escapeRegExp).join('|'));
+}
+
+export const pageParam = Type.Integer({ minimum: 1, maximum: limits.pageMax, default: 1 });
+export const perPageParam = Type.Integer({ minimum: 1, maximum: limits.perPageMax, default: limits.perPageDefault });
+export const orderParam = StringEnum(['asc', 'desc'] as const, { default: 'asc' });
+
+/** ISO 8601 date or date-time (`2026-01-31`, `2026-01-31T10:00:00`, with optional `Z`/offset). */
+export const isoDateTimeParam = Type.String({
+  pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$',
+});
+
+/** `include`, `exclude`, `page`, `per_page`, `order` and `orderby` (limited to `orderbyFields`). */
+export function listQueryProperties<const F extends readonly string[]>(orderbyFields: F) {
+  return {
+    include: Type.Optional(IntegerIdList),
+    exclude: Type.Optional(IntegerIdList),
+    page: Type.Optional(pageParam),
+    per_page: Type.Optional(perPageParam),
+    order: Type.Optional(orderParam),
+    orderby: Type.Optional(StringEnum(orderbyFields, { default: orderbyFields[0] })),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing.
+
+export interface PageRequest {
+  page: number;
+  perPage: number;
+  order: 'asc' | 'desc';
+}
+
+export function pageRequest(query: { page?: number; per_page?: number; order?: 'asc' | 'desc' }): PageRequest {
+  return { page: query.page ?? 1, perPage: query.per_page ?? limits.perPageDefault, order: query.order ?? 'asc' };
+}
+
+/** Splits repeated and comma-separated values into one list, dropping empties and duplicates. */
+export function listValues(name: string, values: readonly string[] | string | undefined): string[] | undefined {
+  if (values === undefined) return undefined;
+  const items = (Array.isArray(values) ? values : [values]).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+  const unique = [...new Set(items)];
+  if (unique.length > limits.listFilterValuesMax) throw invalidParam(name, `at most ${limits.listFilterValuesMax} values`);
+  return unique;
+}
+
+/** Integer ids from an `IntegerIdList` parameter; ids beyond the safe range are refused. */
+export function integerIds(name: string, values: readonly string[] | undefined): number[] | undefined {
+  const items = listValues(name, values);
+  if (!items) return undefined;
+  return items.map((item) => {
+    const id = Number(item);
+    if (!Number.isSafeInteger(id)) throw invalidParam(name, 'contains an id out of range');
+    return id;
+  });
+}
+
+/** An `isoDateTimeParam` value as an instant; a date or time without offset is read as GMT. */
+export function isoInstant(name: string, value: string | undefined): Date | undefined {
+  if (value === undefined) return undefined;
+  const [datePart = '', timePart] = value.split(/[T ]/);
+  const [year, month, day] = datePart.split('-').map(Number) as [number, number, number];
+  const probe = new Date(Date.UTC(year, month - 1, day));
+  if (probe.getUTCFullYear() !== year || probe.getUTCMonth() !== month - 1 || probe.getUTCDate() !== day) throw invalidParam(name, 'is not a valid date');
+  let text = timePart === undefined ? `${datePart}T00:00:00Z` : `${datePart}T${timePart}`;
+  if (timePart !== undefined && !/(Z|[+-]\d{2}:?\d{2})$/.test(timePart)) text += 'Z';
+  const hours = Number(timePart?.slice(0, 2) ?? 0);
+  const minutes = Number(timePart?.slice(3, 5) ?? 0);
+  const seconds = Number(timePart?.slice(6, 8) || 0);
+  const instant = new Date(text.replace(/([+-]\d{2})(\d{2})$/, '$1:$2'));
+  if (hours > 23 || minutes > 59 || seconds > 59 || Number.isNaN(instant.getTime())) throw invalidParam(name, 'is not a valid date-time');
+  return instant;
+}
+
+/** A `YYYY-MM-DD` calendar date from an ISO 8601 date or date-time parameter (its date part). */
+export function isoCalendarDate(name: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  isoInstant(name, value);
+  return value.slice(0, 10);
+}
+
+// ---------------------------------------------------------------------------------------------
+// SQL.
+
+/**
+ * Collects AND-ed conditions. Values only enter through the tagged template, each as a `$n`
+ * placeholder, so no input text ever becomes SQL:
+ *   where.and`b.surname = ${surname}`;  where.and`b.id = ANY(${ids})`;
+ */
+export class WhereBuilder {
+  private readonly clauses: string[] = [];
+  readonly values: unknown[] = [];
+
+  /** Adds `value` as the next placeholder and returns it (for ORDER BY/LIMIT or hand-built SQL). */
+  param(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+
+  and(strings: TemplateStringsArray, ...values: unknown[]): this {
+    let clause = strings[0]!;
+    values.forEach((value, index) => {
+      clause += this.param(value) + strings[index + 1]!;
+    });
+    this.clauses.push(`(${clause})`);
+    return this;
+  }
+
+  /** Adds the condition only when `value` is defined (a filter that was sent). */
+  andIf<T>(value: T | undefined, build: (where: this, value: T) => void): this {
+    if (value !== undefined) build(this, value);
+    return this;
+  }
+
+  get sql(): string {
+    return this.clauses.length > 0 ? `WHERE ${this.clauses.join(' AND ')}` : '';
+  }
+}
+
+/** ORDER BY for a whitelisted wire field; ties broken by `idColumn` so pages are stable. */
+export function orderBySql(columns: Record<string, string>, orderby: string, order: 'asc' | 'desc', idColumn: string): string {
+  const column = columns[orderby];
+  if (!column) throw invalidParam('orderby', `must be one of ${Object.keys(columns).join(', ')}`);
+  const direction = order === 'desc' ? 'DESC' : 'ASC';
+  return column === idColumn ? `${column} ${direction}` : `${column} ${direction}, ${idColumn} ${direction}`;
+}
+
+export interface PageQuery {
+  /** SQL select list and FROM clause, written by the caller (never from input). */
+  select: string;
+  from: string;
+  where: WhereBuilder;
+  orderBy: string;
+  page: PageRequest;
+}
+
+export interface Page<T> {
+  rows: T[];
+  total: number;
+}
+
+/** One page of rows and the total count, in one round trip unless the page is past the end. */
+export async function fetchPage<T extends Row>(db: Queryable, query: PageQuery): Promise<Page<T>> {
+  const { where, page } = query;
+  const limit = where.param(page.perPage);
+  const offset = where.param((page.page - 1) * page.perPage);
+  const rows = await db.query<T & { page_total_count: number }>(
+    `SELECT ${query.select}, count(*) OVER () AS page_total_count FROM ${query.from} ${where.sql} ORDER BY ${query.orderBy} LIMIT ${limit} OFFSET ${offset}`,
+    where.values,
+  );
+  let total = rows[0]?.page_total_count;
+  if (total === undefined) {
+    total = page.page === 1 ? 0 : Number((await db.one<{ count: number }>(`SELECT count(*)::bigint AS count FROM ${query.from} ${where.sql}`, where.values.slice(0, -2))).count);
+  }
+  for (const row of rows) delete (row as Partial<typeof row>).page_total_count;
+  return { rows, total };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response headers.
+
+/**
+ * Sets `X-Site-Total`, `X-Site-TotalPages` and a `Link` header with absolute `prev`/`next` URLs
+ * (RFC 8288) that keep every other query parameter of the request.
+ */
+export function setPaginationHeaders(reply: FastifyReply, request: FastifyRequest, options: { baseUrl: string; total: number; page: PageRequest }): void {
+  const { total, page } = options;
+  const totalPages = Math.ceil(total / page.perPage);
+  reply.header('X-Site-Total', String(total));
+  reply.header('X-Site-TotalPages', String(totalPages));
+  const links: string[] = [];
+  const url = new URL(request.url, options.baseUrl + '/');
+  const at = (pageNumber: number) => {
+    const target = new URL(options.baseUrl + url.pathname);
+    target.search = url.search;
+    target.searchParams.set('page', String(pageNumber));
+    return target.toString();
+  };
+  if (page.page > 1 && totalPages > 0) links.push(`<${at(Math.min(page.page - 1, totalPages))}>; rel="prev"`);
+  if (page.page < totalPages) links.push(`<${at(page.page + 1)}>; rel="next"`);
+  if (links.length > 0) reply.header('Link', links.join(', '));
+}
+
+/**
+ * An ILIKE pattern for a "wildcard match" filter: `*` matches any run of characters; a value
+ * without `*` matches anywhere in the field. `%`, `_` and backslash in the input match themselves.
+ */
+export function wildcardPattern(value: string): string {
+  const escaped = value.replace(/[\\%_]/g, (character) => `\\${character}`);
+  return value.includes('*') ? escaped.replace(/\*/g, '%') : `%${escaped}%`;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
