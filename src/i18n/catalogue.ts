@@ -1,0 +1,181 @@
+/**
+ * The one message catalogue of the service, shared by transactional emails (namespace
+ * `emails`) and the hosted pages (namespace `pages`). Each namespace has one file per language,
+ * `src/i18n/<namespace>/<languageCode>.ts`, exporting
+ * `export const messages = { key: 'text with {placeholders}' } as const`, and optionally
+ * `export const identicalToEnglish = ['key'] as const` naming the few keys whose text is
+ * rightly the same as English in that language (brand names, numbers).
+ *
+ * enGB is the reference: every other language must have exactly its keys and placeholders
+ * (test/i18n/catalogue.test.ts checks it). A key missing at run time falls back to English.
+ * No Node built-ins here: the browser bundles import this module too.
+ */
+import * as emailsDeDE from './emails/deDE.js';
+import * as emailsEnGB from './emails/enGB.js';
+import * as emailsEsES from './emails/esES.js';
+import * as emailsFrFR from './emails/frFR.js';
+import * as emailsItIT from './emails/itIT.js';
+import * as emailsJaJA from './emails/jaJA.js';
+import * as emailsKkKK from './emails/kkKK.js';
+import * as emailsKoKO from './emails/koKO.js';
+import * as emailsLvLV from './emails/lvLV.js';
+import * as emailsPtBR from './emails/ptBR.js';
+import * as emailsRoRO from './emails/roRO.js';
+import * as emailsRuRU from './emails/ruRU.js';
+import * as emailsUkUK from './emails/ukUK.js';
+import * as emailsUzUZ from './emails/uzUZ.js';
+import * as emailsZhZH from './emails/zhZH.js';
+import * as pagesDeDE from './pages/deDE.js';
+import * as pagesEnGB from './pages/enGB.js';
+import * as pagesEsES from './pages/esES.js';
+import * as pagesFrFR from './pages/frFR.js';
+import * as pagesItIT from './pages/itIT.js';
+import * as pagesJaJA from './pages/jaJA.js';
+import * as pagesKkKK from './pages/kkKK.js';
+import * as pagesKoKO from './pages/koKO.js';
+import * as pagesLvLV from './pages/lvLV.js';
+import * as pagesPtBR from './pages/ptBR.js';
+import * as pagesRoRO from './pages/roRO.js';
+import * as pagesRuRU from './pages/ruRU.js';
+import * as pagesUkUK from './pages/ukUK.js';
+import * as pagesUzUZ from './pages/uzUZ.js';
+import * as pagesZhZH from './pages/zhZH.js';
+
+/** The spec's receipt language codes with the BCP 47 locale Intl uses for each. */
+export const localeByLanguage = {
+  zhZH: 'zh-CN',
+  enGB: 'en-GB',
+  frFR: 'fr-FR',
+  deDE: 'de-DE',
+  itIT: 'it-IT',
+  jaJA: 'ja-JP',
+  kkKK: 'kk-KZ',
+  koKO: 'ko-KR',
+  lvLV: 'lv-LV',
+  ptBR: 'pt-BR',
+  roRO: 'ro-RO',
+  ruRU: 'ru-RU',
+  esES: 'es-ES',
+  ukUK: 'uk-UA',
+  uzUZ: 'uz-UZ',
+} as const;
+
+export type LanguageCode = keyof typeof localeByLanguage;
+export type Locale = (typeof localeByLanguage)[LanguageCode];
+
+/** In the spec's order; use it for TypeBox enums and language pickers. */
+export const languageCodes = Object.keys(localeByLanguage) as LanguageCode[];
+
+export const defaultLanguage: LanguageCode = 'enGB';
+
+/** Each language's own name for itself, for language pickers. */
+export const languageNames: Record<LanguageCode, string> = {
+  zhZH: '中文',
+  enGB: 'English',
+  frFR: 'Français',
+  deDE: 'Deutsch',
+  itIT: 'Italiano',
+  jaJA: '日本語',
+  kkKK: 'Қазақша',
+  koKO: '한국어',
+  lvLV: 'Latviešu',
+  ptBR: 'Português (Brasil)',
+  roRO: 'Română',
+  ruRU: 'Русский',
+  esES: 'Español',
+  ukUK: 'Українська',
+  uzUZ: 'Oʻzbekcha',
+};
+
+type NamespaceFile = { messages: Readonly<Record<string, string>>; identicalToEnglish?: readonly string[] };
+
+const namespaceFiles = {
+  emails: {
+    zhZH: emailsZhZH, enGB: emailsEnGB, frFR: emailsFrFR, deDE: emailsDeDE, itIT: emailsItIT, jaJA: emailsJaJA, kkKK: emailsKkKK, koKO: emailsKoKO,
+    lvLV: emailsLvLV, ptBR: emailsPtBR, roRO: emailsRoRO, ruRU: emailsRuRU, esES: emailsEsES, ukUK: emailsUkUK, uzUZ: emailsUzUZ,
+  },
+  pages: {
+    zhZH: pagesZhZH, enGB: pagesEnGB, frFR: pagesFrFR, deDE: pagesDeDE, itIT: pagesItIT, jaJA: pagesJaJA, kkKK: pagesKkKK, koKO: pagesKoKO,
+    lvLV: pagesLvLV, ptBR: pagesPtBR, roRO: pagesRoRO, ruRU: pagesRuRU, esES: pagesEsES, ukUK: pagesUkUK, uzUZ: pagesUzUZ,
+  },
+} satisfies Record<string, Record<LanguageCode, NamespaceFile>>;
+
+export type Namespace = keyof typeof namespaceFiles;
+export const namespaces = Object.keys(namespaceFiles) as Namespace[];
+
+type EnglishKeys<N extends Namespace> = Extract<keyof (typeof namespaceFiles)[N]['enGB']['messages'], string>;
+/** A catalogue key, `namespace.key`, e.g. `emails.receiptSubject`. Typos fail typechecking. */
+export type MessageKey = { [N in Namespace]: `${N}.${EnglishKeys<N>}` }[Namespace];
+export type MessageVars = Record<string, string | number>;
+
+/** The messages of one namespace in one language, as written (no fallback applied). */
+export function messagesOf(namespace: Namespace, language: LanguageCode): Readonly<Record<string, string>> {
+  return (namespaceFiles[namespace] as Record<LanguageCode, NamespaceFile>)[language].messages;
+}
+
+/** Keys a language declares as rightly identical to English (checked by the completeness test). */
+export function identicalToEnglishOf(namespace: Namespace, language: LanguageCode): readonly string[] {
+  return (namespaceFiles[namespace] as Record<LanguageCode, NamespaceFile>)[language].identicalToEnglish ?? [];
+}
+
+export function isLanguageCode(value: unknown): value is LanguageCode {
+  return typeof value === 'string' && Object.hasOwn(localeByLanguage, value);
+}
+
+/**
+ * The language code for `code` or undefined: accepts the spec's codes in any case (`frfr`), BCP 47
+ * locales (`fr-FR`, `fr_FR`, `ja-JP`) and bare language subtags (`fr`, `ja`).
+ */
+export function parseLanguage(code: string | null | undefined): LanguageCode | undefined {
+  if (typeof code !== 'string') return undefined;
+  const compact = code.trim().replace(/[-_]/g, '').toLowerCase();
+  if (compact === '') return undefined;
+  for (const language of languageCodes) {
+    if (language.toLowerCase() === compact || localeByLanguage[language].replace('-', '').toLowerCase() === compact) return language;
+  }
+  const subtag = code.trim().toLowerCase().split(/[-_]/)[0];
+  return languageCodes.find((language) => language.slice(0, 2).toLowerCase() === subtag);
+}
+
+/** Like parseLanguage, but anything unknown or empty becomes the default language (enGB). */
+export function normaliseLanguage(code: string | null | undefined): LanguageCode {
+  return parseLanguage(code) ?? defaultLanguage;
+}
+
+/** The first of `candidates` that is a known language, else enGB (e.g. transaction, booking, channel). */
+export function firstLanguage(...candidates: (string | null | undefined)[]): LanguageCode {
+  for (const candidate of candidates) {
+    const language = parseLanguage(candidate);
+    if (language) return language;
+  }
+  return defaultLanguage;
+}
+
+export function localeOf(language: LanguageCode): Locale {
+  return localeByLanguage[language];
+}
+
+const placeholderPattern = /\{([A-Za-z][A-Za-z0-9_]*)\}/g;
+
+/** Placeholder names in a message, e.g. `['company', 'amount']`. */
+export function placeholdersOf(text: string): string[] {
+  return [...text.matchAll(placeholderPattern)].map((match) => match[1]!);
+}
+
+/**
+ * The text of `key` in `language` (English when that language lacks it) with `{name}` replaced by
+ * `vars.name`. Values are inserted as given: escape them for HTML at the call site's output
+ * format. A placeholder without a value is a programmer error and throws.
+ */
+export function translate(language: LanguageCode | string, key: MessageKey, vars: MessageVars = {}): string {
+  const dot = key.indexOf('.');
+  const namespace = key.slice(0, dot) as Namespace;
+  const name = key.slice(dot + 1);
+  const chosen = messagesOf(namespace, normaliseLanguage(language))[name] ?? messagesOf(namespace, defaultLanguage)[name];
+  if (chosen === undefined) throw new Error(`unknown message key ${key}`);
+  return chosen.replace(placeholderPattern, (_whole, variable: string) => {
+    const value = vars[variable];
+    if (value === undefined) throw new Error(`message ${key} needs a value for {${variable}}`);
+    return String(value);
+  });
+}

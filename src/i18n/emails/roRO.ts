@@ -1,0 +1,38 @@
+// Transactional emails, Romanian.
+export const messages = {
+  greetingName: 'Bună ziua, {name},',
+  greetingTeam: 'Bună ziua,',
+  labelBookingReference: 'Referința rezervării',
+  labelBookingId: 'Numărul rezervării',
+  labelTransactionId: 'Numărul tranzacției',
+  labelAmount: 'Sumă',
+  labelBookingAmount: 'Suma în moneda rezervării',
+  labelExchangeRate: 'Curs de schimb',
+  labelCard: 'Card',
+  cardEnding: '{cardType} care se termină în {lastFour}',
+  cardOther: 'Card',
+  labelDate: 'Data',
+  labelPayer: 'Plătitor',
+  labelChannel: 'Canal',
+  labelReason: 'Motiv',
+  receiptSubject: 'Chitanța plății dumneavoastră către {company} ({bookingId})',
+  receiptHeading: 'Chitanță de plată',
+  receiptIntro: 'Vă mulțumim pentru plata către {company}. Iată detaliile.',
+  refundSubject: 'Rambursare de la {company} ({bookingId})',
+  refundHeading: 'Rambursare',
+  refundIntro: '{company} v-a rambursat {amount} pe card. În funcție de bancă, pot trece câteva zile lucrătoare până când suma apare în extras.',
+  chargebackSubject: 'Plată contestată: {company} ({bookingId})',
+  chargebackHeading: 'Plată contestată',
+  chargebackIntro: 'Emitentul cardului dumneavoastră ne-a informat că ați contestat o plată de {amount} către {company}. Rezervarea este suspendată până la soluționarea disputei. Dacă nu ați intenționat să contestați această plată, vă rugăm să contactați emitentul cardului.',
+  failureSubject: 'Plată eșuată pe {channel} ({bookingId})',
+  failureHeading: 'Plată eșuată',
+  failureIntro: 'O încercare de plată de {amount} pe canalul {channel} nu a reușit. Nu a fost debitată nicio sumă.',
+  chargebackNoticeSubject: 'Contestație (chargeback) pe {channel} ({bookingId})',
+  chargebackNoticeHeading: 'Chargeback primit',
+  chargebackNoticeIntro: 'A fost înregistrat un chargeback de {amount} pentru tranzacția {transactionId}. Tranzacția și rezervările aferente sunt blocate până la soluționarea disputei.',
+  footerPayer: 'Acesta este un mesaj automat de la {company}. Vă rugăm să îl păstrați pentru evidența dumneavoastră.',
+  footerMerchant: 'Primiți acest mesaj deoarece notificările sunt activate pentru canalul {channel}.',
+} as const;
+
+// "Card" is the Romanian word for a payment card.
+export const identicalToEnglish = ['labelCard', 'cardOther'] as const;
