@@ -41,4 +41,6 @@ export const limits = {
   dbPoolSize: 10,
   dbStatementTimeoutMs: 10_000,
   shutdownGraceMs: 10_000,
+  /** Replacements of crashed cluster workers per minute before the primary gives up and exits. */
+  workerRestartsPerMinuteMax: 10,
 } as const;

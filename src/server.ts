@@ -3,11 +3,15 @@ import { ConfigError, loadConfig } from './config.js';
 import { limits } from './limits.js';
 import { createAppContext } from './context.js';
 import { openDatabase } from './storage/database.js';
+import { isClusterWorker, runClusterPrimary, runsAsClusterPrimary } from './cluster.js';
 
 /** Starts one server process: configuration, database, app, listen, graceful shutdown. */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const database = await openDatabase(config);
+  // WORKERS > 1: this process supervises the workers (src/cluster.ts) and serves nothing itself.
+  if (runsAsClusterPrimary(config)) return runClusterPrimary(config);
+  // A worker reaches the database its primary started and migrated (DATABASE_URL in its env).
+  const database = await openDatabase(config, { migrate: !isClusterWorker() });
   const context = createAppContext(config, database.db);
   const app = await buildApp({ context });
   await app.listen({ host: config.host, port: config.port });

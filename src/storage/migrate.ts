@@ -1,9 +1,12 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from './db.js';
 
-export const migrationsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations');
+// This module runs from src/storage/ (tests, tsx) and bundled into dist/server.js and
+// dist/cli/main.js (npm start, the CLI): find the package's migrations/ from either place.
+const moduleDir = path.dirname(fileURLToPath(import.meta.url));
+export const migrationsDir = ['../../migrations', '../migrations'].map((relative) => path.resolve(moduleDir, relative)).find((candidate) => existsSync(candidate)) ?? path.resolve(moduleDir, '../../migrations');
 
 // Any fixed number works; it only has to be the same in every process that migrates.
 const migrationLockId = 7_302_114_001;

@@ -1,0 +1,151 @@
+import cluster, { type Worker } from 'node:cluster';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.js';
+import { limits } from './limits.js';
+import { openDatabase, type OpenDatabase } from './storage/database.js';
+
+/**
+ * Serving on every core with node:cluster (WORKERS > 1).
+ *
+ * The primary owns what must happen once per start: it starts the embedded PostgreSQL (unless
+ * DATABASE_URL names one), runs the migrations and the one-time preparation (the seed), then
+ * forks the workers, which share the listening port (the primary hands out connections round
+ * robin). Workers get the connection URL through DATABASE_URL, so none of them starts a database
+ * server of its own or migrates. Background jobs run in every worker: they claim their rows with
+ * `FOR UPDATE SKIP LOCKED`, so two workers never work on the same row.
+ *
+ * Shutdown (SIGTERM or SIGINT to the primary): workers stop first (each finishes its in-flight
+ * requests), then the database.
+ */
+
+/** True in the process that must supervise workers instead of serving. */
+export function runsAsClusterPrimary(config: Config): boolean {
+  return config.workers > 1 && cluster.isPrimary;
+}
+
+/** True in a forked worker: the primary already migrated and prepared the database. */
+export function isClusterWorker(): boolean {
+  return cluster.isWorker;
+}
+
+export interface ClusterOptions {
+  /** Once-per-start work after the migrations and before any worker starts (e.g. the seed). */
+  prepare?: (database: OpenDatabase, log: Logger) => Promise<void>;
+}
+
+/** Runs the primary until a signal stops it; exits the process when done. */
+export async function runClusterPrimary(config: Config, options: ClusterOptions = {}): Promise<void> {
+  const log = pino({ level: config.logLevel, base: { pid: process.pid, role: 'primary' } });
+  // One connection is enough for migrations and the seed; the pool lets it go when idle.
+  const database = await openDatabase(config, { poolSize: 1 });
+  try {
+    await options.prepare?.(database, log);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  const connectionString = database.db.pool.options.connectionString;
+  if (!connectionString) throw new Error('cluster primary: the database handle has no connection string');
+  const supervisor = new WorkerSupervisor(config.workers, { DATABASE_URL: connectionString }, log);
+
+  let stopping = false;
+  const shutdown = async (reason: string, exitCode: number) => {
+    if (stopping) return;
+    stopping = true;
+    if (exitCode === 0) log.info({ reason }, 'shutting down workers');
+    else log.error({ reason }, 'shutting down workers after a failure');
+    await supervisor.stopAll(limits.shutdownGraceMs);
+    await database.close();
+    log.info('stopped');
+    process.exit(exitCode);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT', 0));
+  process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
+  supervisor.onFatal = (message) => {
+    log.error(message);
+    void shutdown(message, 1);
+  };
+
+  try {
+    await supervisor.startAll();
+  } catch (error) {
+    await shutdown((error as Error).message, 1);
+    return;
+  }
+  log.info({ workers: config.workers, host: config.host, port: config.port }, 'all workers listening');
+}
+
+/**
+ * Forks the workers, replaces one that dies while serving (a bounded number of times per
+ * minute, so a crash loop stops the service instead of spinning), and stops them all.
+ */
+class WorkerSupervisor {
+  onFatal: (message: string) => void = () => undefined;
+  private stopping = false;
+  private failStart: ((error: Error) => void) | null = null;
+  private readonly listening = new Set<number>();
+  private readonly restartTimesMs: number[] = [];
+
+  constructor(
+    private readonly count: number,
+    private readonly env: Record<string, string>,
+    private readonly log: Logger,
+  ) {
+    cluster.on('exit', (worker, code, signal) => this.onExit(worker, code, signal));
+  }
+
+  /** Resolves once every worker listens; rejects if one exits before it listened. */
+  startAll(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.failStart = reject;
+      let pending = this.count;
+      for (let index = 0; index < this.count; index++) {
+        this.fork().once('listening', () => {
+          pending -= 1;
+          if (pending > 0) return;
+          this.failStart = null;
+          resolve();
+        });
+      }
+    });
+  }
+
+  /** SIGTERM to every worker; SIGKILL to those still running after `graceMs`. */
+  async stopAll(graceMs: number): Promise<void> {
+    this.stopping = true;
+    const workers = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined);
+    const exits = workers.map((worker) => new Promise<void>((resolve) => {
+      if (worker.isDead()) return resolve();
+      worker.once('exit', () => resolve());
+      worker.process.kill('SIGTERM');
+    }));
+    const timer = setTimeout(() => {
+      for (const worker of workers) if (!worker.isDead()) worker.process.kill('SIGKILL');
+    }, graceMs);
+    await Promise.all(exits);
+    clearTimeout(timer);
+  }
+
+  private fork(): Worker {
+    const worker = cluster.fork(this.env);
+    worker.once('listening', () => this.listening.add(worker.id));
+    return worker;
+  }
+
+  private onExit(worker: Worker, code: number | null, signal: string | null): void {
+    const servedBefore = this.listening.delete(worker.id);
+    if (this.stopping) return;
+    if (!servedBefore) {
+      const message = `worker ${worker.process.pid} exited during start-up (code ${code}, signal ${signal})`;
+      return this.failStart ? this.failStart(new Error(message)) : this.onFatal(message);
+    }
+    const nowMs = Date.now();
+    while (this.restartTimesMs.length > 0 && this.restartTimesMs[0]! < nowMs - 60_000) this.restartTimesMs.shift();
+    if (this.restartTimesMs.length >= limits.workerRestartsPerMinuteMax) {
+      return this.onFatal(`workers exited ${this.restartTimesMs.length + 1} times within a minute; giving up`);
+    }
+    this.restartTimesMs.push(nowMs);
+    this.log.error({ workerPid: worker.process.pid, code, signal }, 'worker exited; starting a replacement');
+    this.fork();
+  }
+}
