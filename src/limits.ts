@@ -9,6 +9,10 @@ export const limits = {
   emailLengthMax: 254,
   contentLengthMax: 10_000,
   listFilterValuesMax: 100,
+  /** Comma-separated email lists (channel primary_mail, chargeback_mail). */
+  emailListLengthMax: 2000,
+  /** Supplier ids linked to one booking. */
+  bookingSuppliersMax: 50,
   /** Largest money amount accepted anywhere, in minor units (ten billion major units of a 2-decimal currency). */
   amountCentsMax: 1_000_000_000_000,
   paxMax: 10_000,

@@ -1,4 +1,4 @@
-import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import { Type, type TArray, type TString, type TUnsafe } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { limits } from '../limits.js';
 import type { Queryable, Row } from '../storage/db.js';
@@ -14,9 +14,20 @@ import { invalidParam } from './errors.js';
 // Schema fragments. Query strings are coerced (see http/validation.ts), so `per_page=5` becomes
 // 5 and a single `include=1,2` becomes `['1,2']` for array schemas.
 
-/** A string enum with a readable validation message (`must be one of a, b`). */
-export function StringEnum<const T extends readonly string[]>(values: T, options: { default?: T[number]; description?: string } = {}): TUnsafe<T[number]> {
-  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+/**
+ * A string enum with a readable validation message (`must be one of a, b`). The intersection
+ * type lets the Fastify type provider (TypeBox 1.x `Static`) infer the union from `enum`.
+ */
+export function StringEnum<const T extends readonly string[]>(values: T, options: { default?: T[number]; description?: string } = {}): TUnsafe<T[number]> & { type: 'string'; enum: T } {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options }) as TUnsafe<T[number]> & { type: 'string'; enum: T };
+}
+
+/**
+ * A string limited to a long list of codes (currencies, countries, languages), typed as plain
+ * `string`: a union of dozens of literals is too deep for the type provider's inference.
+ */
+export function CodeEnum(values: readonly string[]): TString {
+  return Type.String({ enum: [...values] } as Parameters<typeof Type.String>[0]);
 }
 
 const integerIdPattern = '^[0-9]{1,15}(,[0-9]{1,15})*,?$';
@@ -25,7 +36,7 @@ const integerIdPattern = '^[0-9]{1,15}(,[0-9]{1,15})*,?$';
 export const IntegerIdList = Type.Array(Type.String({ pattern: integerIdPattern, maxLength: limits.listFilterValuesMax * 16 }), { maxItems: limits.listFilterValuesMax });
 
 /** Comma-separated values, each matching `itemPattern` (anchored here). */
-export function ValueList(itemPattern: string, itemLengthMax: number = limits.nameLengthMax): TSchema {
+export function ValueList(itemPattern: string, itemLengthMax: number = limits.nameLengthMax): TArray<TString> {
   return Type.Array(
     Type.String({ pattern: `^(${itemPattern})(,(${itemPattern}))*,?$`, maxLength: limits.listFilterValuesMax * (itemLengthMax + 1) }),
     { maxItems: limits.listFilterValuesMax },
@@ -33,7 +44,7 @@ export function ValueList(itemPattern: string, itemLengthMax: number = limits.na
 }
 
 /** Comma-separated values drawn from a fixed set. */
-export function EnumList(values: readonly string[]): TSchema {
+export function EnumList(values: readonly string[]): TArray<TString> {
   return ValueList(values.map(escapeRegExp).join('|'));
 }
 
@@ -56,6 +67,18 @@ export function listQueryProperties<const F extends readonly string[]>(orderbyFi
     order: Type.Optional(orderParam),
     orderby: Type.Optional(StringEnum(orderbyFields, { default: orderbyFields[0] })),
   };
+}
+
+/** `{path}` of every site-scoped route; unknown sites are refused by authentication. */
+export const apiPrefix = '/:path/site-json/vendor/v2';
+export const SiteParams = Type.Object({ path: Type.String({ maxLength: 63 }) });
+/** Item routes take the id as text so a malformed id is a 404 like an unknown one. */
+export const ItemParams = Type.Object({ path: Type.String({ maxLength: 63 }), id: Type.String({ maxLength: 64 }) });
+
+/** A positive integer id from a path segment, or undefined (callers answer 404). */
+export function parseItemId(text: string): number | undefined {
+  if (!/^[1-9][0-9]{0,14}$/.test(text)) return undefined;
+  return Number(text);
 }
 
 // ---------------------------------------------------------------------------------------------

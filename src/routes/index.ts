@@ -1,6 +1,7 @@
 import type { App } from '../app.js';
 import type { AppContext } from '../context.js';
 import { healthRoutes } from './health/routes.js';
+import { channelRoutes } from './channels/routes.js';
 
 /**
  * Every route module, registered in one place. Each module is a function
@@ -8,4 +9,5 @@ import { healthRoutes } from './health/routes.js';
  */
 export async function registerRoutes(app: App, context: AppContext): Promise<void> {
   await healthRoutes(app, context);
+  await channelRoutes(app, context);
 }

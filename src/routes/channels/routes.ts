@@ -1,0 +1,173 @@
+import { Type } from '@sinclair/typebox';
+import type { App } from '../../app.js';
+import type { AppContext } from '../../context.js';
+import {
+  channelForexFeed, channelFrom, channelFromRow, channelSelect, createChannel, deleteChannel, loadChannel, receiptLabelOf, settlementCurrencies, updateChannel,
+  type ChannelPatch, type ChannelRecord, type ChannelRow,
+} from '../../domain/channels.js';
+import { requireAccess, principalOf, type Principal } from '../../http/auth.js';
+import { conflict, invalidId, invalidParam } from '../../http/errors.js';
+import {
+  ItemParams, SiteParams, WhereBuilder, apiPrefix, fetchPage, integerIds, listValues, orderBySql, pageRequest, parseItemId, setPaginationHeaders, wildcardPattern,
+} from '../../http/pagination.js';
+import { ChannelCreateBody, ChannelListQuery, ChannelSchema, ChannelUpdateBody, type ChannelWire } from './schemas.js';
+
+const DeletedSchema = Type.Object({ deleted: Type.Boolean() });
+
+/** Sort keys of the list, wire name → SQL. */
+const orderColumns: Record<string, string> = {
+  id: 'c.id',
+  name: 'c.name',
+  slug: 'c.slug',
+  currencies: 'c.currency',
+  account_mode: 'c.account_mode',
+  external_id: 'c.external_id',
+};
+
+export async function channelRoutes(app: App, context: AppContext): Promise<void> {
+  const auth = { db: context.db, jwtSecret: context.config.secrets.jwtSecret };
+  // Authentication runs on request, before body parsing and validation: no token is always 401.
+  const read = requireAccess(auth);
+  const adminWrite = requireAccess(auth, { roles: ['member_admin'] });
+  const base = `${apiPrefix}/channels`;
+
+  app.get(base, { onRequest: read, schema: { params: SiteParams, querystring: ChannelListQuery, response: { 200: Type.Array(ChannelSchema) } } }, async (request, reply) => {
+    const principal = principalOf(request);
+    const query = request.query;
+    const page = pageRequest(query);
+    const where = new WhereBuilder().and`c.site_id = ${principal.siteId}`.and`c.deleted_at IS NULL`;
+    where
+      .andIf(integerIds('include', query.include), (w, ids) => w.and`c.id = ANY(${ids}::bigint[])`)
+      .andIf(integerIds('exclude', query.exclude), (w, ids) => w.and`c.id <> ALL(${ids}::bigint[])`)
+      .andIf(listValues('account_mode', query.account_mode), (w, modes) => w.and`c.account_mode = ANY(${modes}::text[])`)
+      .andIf(listValues('account_type', query.account_type), (w, types) => w.and`c.account_type = ANY(${types}::text[])`)
+      .andIf(listValues('statement_period', query.statement_period), (w, periods) => w.and`c.statement_period = ANY(${periods}::text[])`)
+      .andIf(listValues('currencies', query.currencies), (w, codes) => w.and`c.currency::text ILIKE ANY(${codes.map((code) => `%${code}%`)}::text[])`)
+      .andIf(query.external_id, (w, externalId) => w.and`c.external_id = ${externalId}`)
+      .andIf(query.name, (w, name) => w.and`c.name ILIKE ${wildcardPattern(name)}`);
+    const result = await fetchPage<ChannelRow>(context.db, {
+      select: channelSelect,
+      from: channelFrom,
+      where,
+      orderBy: orderBySql(orderColumns, query.orderby ?? 'id', page.order, 'c.id'),
+      page,
+    });
+    setPaginationHeaders(reply, request, { baseUrl: context.config.baseUrl, total: result.total, page });
+    return result.rows.map((row) => channelToWire(channelFromRow(row), principal));
+  });
+
+  app.get(`${base}/:id`, { onRequest: read, schema: { params: ItemParams, response: { 200: ChannelSchema } } }, async (request) => {
+    const principal = principalOf(request);
+    const channel = await findChannel(context, principal, request.params.id);
+    return channelToWire(channel, principal);
+  });
+
+  app.post(base, { onRequest: adminWrite, schema: { params: SiteParams, body: ChannelCreateBody, response: { 201: ChannelSchema } } }, async (request, reply) => {
+    const principal = principalOf(request);
+    const body = request.body;
+    const fields: ChannelBodyFields = body;
+    const channel = await createChannel(context.db, { siteId: principal.siteId, name: body.name.trim(), currency: body.currencies, ...channelPatch(fields) });
+    return reply.code(201).send(channelToWire(channel, principal));
+  });
+
+  app.put(`${base}/:id`, { onRequest: adminWrite, schema: { params: ItemParams, body: ChannelUpdateBody, response: { 200: ChannelSchema } } }, async (request) => {
+    const principal = principalOf(request);
+    const id = parseItemId(request.params.id);
+    const body = request.body;
+    const patch: ChannelPatch = { ...channelPatch(body), ...(body.name !== undefined ? { name: body.name.trim() } : {}), ...(body.currencies !== undefined ? { currency: body.currencies } : {}) };
+    const result = id === undefined ? undefined : await context.db.transaction((tx) => updateChannel(tx, { siteId: principal.siteId, id, patch }));
+    if (!result) throw invalidId('channel ID');
+    if ('param' in result) throw invalidParam(result.param, result.message);
+    return channelToWire(result, principal);
+  });
+
+  app.delete(`${base}/:id`, { onRequest: adminWrite, schema: { params: ItemParams, response: { 200: DeletedSchema } } }, async (request) => {
+    const principal = principalOf(request);
+    const id = parseItemId(request.params.id);
+    const result = id === undefined ? 'not_found' : await context.db.transaction((tx) => deleteChannel(tx, { siteId: principal.siteId, id }));
+    if (result === 'not_found') throw invalidId('channel ID');
+    if (result === 'has_bookings') throw conflict('rest_channel_in_use', 'The channel has bookings. Delete them first, or ask the operator to close the channel.');
+    return { deleted: true };
+  });
+}
+
+async function findChannel(context: AppContext, principal: Principal, rawId: string): Promise<ChannelRecord> {
+  const id = parseItemId(rawId);
+  const channel = id === undefined ? undefined : await loadChannel(context.db, { siteId: principal.siteId, id });
+  if (!channel) throw invalidId('channel ID');
+  return channel;
+}
+
+/** The writable optional fields both bodies share (a plain type keeps inference shallow). */
+interface ChannelBodyFields {
+  account_mode?: 'test' | 'draft';
+  language?: string;
+  primary_mail?: string;
+  mail_bcc_transactional_mails?: boolean;
+  mail_failures?: boolean;
+  receipt_label?: string | null;
+  external_id?: string;
+  chargeback_mail?: string;
+  vaultprovider_id?: string;
+  vaultprovider_api_key?: string;
+}
+
+/** Optional writable fields of a create/update body, wire → domain (RO fields are dropped here). */
+function channelPatch(body: ChannelBodyFields): ChannelPatch {
+  const patch: ChannelPatch = {};
+  if (body.account_mode !== undefined) patch.accountMode = body.account_mode;
+  if (body.language !== undefined) patch.language = body.language;
+  if (body.primary_mail !== undefined) patch.primaryMail = body.primary_mail;
+  if (body.mail_bcc_transactional_mails !== undefined) patch.mailBccTransactionalMails = body.mail_bcc_transactional_mails;
+  if (body.mail_failures !== undefined) patch.mailFailures = body.mail_failures;
+  if (body.receipt_label !== undefined) patch.receiptLabel = body.receipt_label === null || body.receipt_label.trim() === '' ? null : body.receipt_label.trim();
+  if (body.external_id !== undefined) patch.externalId = body.external_id;
+  if (body.chargeback_mail !== undefined) patch.chargebackMail = body.chargeback_mail;
+  if (body.vaultprovider_id !== undefined) patch.vaultproviderId = body.vaultprovider_id;
+  if (body.vaultprovider_api_key !== undefined) patch.vaultproviderApiKey = body.vaultprovider_api_key;
+  return patch;
+}
+
+/** Shows at most the last four characters of a stored provider key (none of a short one). */
+export function maskSecret(secret: string): string {
+  if (secret === '') return '';
+  return secret.length >= 12 ? `****${secret.slice(-4)}` : '****';
+}
+
+/**
+ * The Channel table on the wire. `channel_secret` is withheld from read-only users (it signs
+ * payment requests); `vaultprovider_api_key` is always masked.
+ */
+export function channelToWire(channel: ChannelRecord, principal: Pick<Principal, 'readOnly'>): ChannelWire {
+  return {
+    id: channel.id,
+    uuid: channel.uuid,
+    name: channel.name,
+    slug: channel.slug,
+    account_type: channel.accountType as ChannelWire['account_type'],
+    account_mode: channel.accountMode,
+    protection_type: channel.protectionType as ChannelWire['protection_type'],
+    currencies: channel.currency,
+    quote_code: channel.quoteCode ?? '',
+    statement_period: channel.statementPeriod as ChannelWire['statement_period'],
+    cardholder_present: channel.cardholderPresent,
+    forex_feed: channelForexFeed(channel.currency),
+    language: channel.language,
+    primary_mail: channel.primaryMail,
+    mail_bcc_transactional_mails: channel.mailBccTransactionalMails,
+    mail_failures: channel.mailFailures,
+    receipt_label: receiptLabelOf(channel),
+    server_to_server: channel.serverToServer,
+    vaultprovider_id: channel.vaultproviderId,
+    vaultprovider_api_key: maskSecret(channel.vaultproviderApiKey),
+    beneficiary_id: channel.beneficiaryId,
+    settlement_currency: channel.settlementCurrency ?? ((settlementCurrencies as readonly string[]).includes(channel.currency) ? channel.currency : null),
+    external_id: channel.externalId,
+    chargeback_mail: channel.chargebackMail,
+    payout_minimum: channel.payoutMinimum,
+    descriptor: channel.descriptor,
+    channel_secret: principal.readOnly ? '' : channel.channelSecret,
+    channel_status: channel.channelStatus as ChannelWire['channel_status'],
+    suppliers: channel.suppliers,
+  };
+}
