@@ -1,17 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import type { DestinationStream } from 'pino';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './context.js';
 import { limits } from './limits.js';
 import { ApiError, errorHandler } from './http/errors.js';
 import { validatorCompiler } from './http/validation.js';
 import { registerRoutes } from './routes/index.js';
+import { registerRateLimit } from './http/rate-limit.js';
+import { registerSecurityHeaders } from './http/security-headers.js';
+import { registerOpenApi } from './http/openapi.js';
 
 export type { AppContext } from './context.js';
 
 export interface BuildAppOptions {
   context: AppContext;
   logger?: FastifyServerOptions['logger'];
+  /** Where the default logger writes (stdout when absent); tests capture logs with it. */
+  logStream?: DestinationStream;
 }
 
 export type App = FastifyInstance<any, any, any, any, TypeBoxTypeProvider>;
@@ -26,13 +32,38 @@ export const redactedLogPaths = [
   'req.body.pan',
   'req.body.otp',
   'res.headers["set-cookie"]',
+  'req.body.refresh_token',
+  'req.body.token',
+  'req.body.number',
+  'req.body.card',
 ];
+
+// Query parameters that carry credentials or card data (the vaulting app takes its JWT in
+// `auth`): their values are replaced in logged URLs.
+const secretQueryParameters = /([?&](?:auth|token|access_token|refresh_token|password|otp|card_number|number|cvv|pan|secret|key)=)[^&#]*/gi;
+
+export function redactUrl(url: string): string {
+  return url.replace(secretQueryParameters, '$1[redacted]');
+}
+
+const requestSerializer = (request: FastifyRequest) => ({
+  method: request.method,
+  url: redactUrl(request.url),
+  host: request.host,
+  remoteAddress: request.ip,
+  remotePort: request.socket?.remotePort,
+});
 
 /** Builds the application; never listens (server.ts does, tests use inject). */
 export async function buildApp(options: BuildAppOptions): Promise<App> {
   const { context } = options;
   const app = Fastify({
-    logger: options.logger ?? { level: context.config.logLevel, redact: { paths: redactedLogPaths, censor: '[redacted]' } },
+    logger: options.logger ?? {
+      level: context.config.logLevel,
+      redact: { paths: redactedLogPaths, censor: '[redacted]' },
+      serializers: { req: requestSerializer },
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
     bodyLimit: limits.bodyBytesMax,
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
@@ -55,6 +86,10 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     reply.header('x-request-id', request.id);
   });
 
+  // Before the routes: each collects the routes registered after it.
+  await registerRateLimit(app, context.config);
+  registerSecurityHeaders(app, context.config);
+  await registerOpenApi(app, context.config);
   await registerRoutes(app, context);
   return app;
 }

@@ -1,6 +1,9 @@
 import type { App } from '../app.js';
 import type { AppContext } from '../context.js';
 import { healthRoutes } from './health/routes.js';
+import { authRoutes } from './auth/routes.js';
+import { apiTokenRoutes } from './api-tokens/routes.js';
+import { docsRoutes } from './docs/routes.js';
 import { channelRoutes } from './channels/routes.js';
 
 /**
@@ -9,5 +12,8 @@ import { channelRoutes } from './channels/routes.js';
  */
 export async function registerRoutes(app: App, context: AppContext): Promise<void> {
   await healthRoutes(app, context);
+  await authRoutes(app, context);
+  await apiTokenRoutes(app, context);
+  await docsRoutes(app, context);
   await channelRoutes(app, context);
 }

@@ -1,0 +1,135 @@
+import { limits } from '../../limits.js';
+import type { Queryable } from '../../storage/db.js';
+import { AccountError } from './errors.js';
+import { hashPassword, passwordProblem } from './passwords.js';
+import { clearLoginFailures } from './lockout.js';
+import { generateTotpSecret, matchTotp, openTotpSecret, otpauthUri, sealTotpSecret } from './totp.js';
+
+export type Role = 'member_admin' | 'member';
+export const roles: readonly Role[] = ['member_admin', 'member'];
+
+export interface SiteRecord {
+  id: number;
+  path: string;
+  name: string;
+}
+
+// Top-level paths of the service itself; a site may not shadow them.
+const reservedSitePaths = new Set(['api', 'assets', 'docs', 'healthz', 'modal', 'openapi', 'pay', 'readyz', 'static', 'vault', 'web', 'site-json']);
+const sitePathPattern = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const usernamePattern = /^[A-Za-z0-9][A-Za-z0-9._@+-]*$/;
+const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export async function createSite(db: Queryable, input: { path: string; name: string }): Promise<SiteRecord> {
+  if (!sitePathPattern.test(input.path)) throw new AccountError('invalid', 'path must be 1-63 lowercase letters, digits or dashes, starting with a letter or digit', 'path');
+  if (reservedSitePaths.has(input.path)) throw new AccountError('invalid', `path ${input.path} is reserved`, 'path');
+  const name = input.name.trim();
+  if (!name || name.length > limits.nameLengthMax) throw new AccountError('invalid', `name must be 1-${limits.nameLengthMax} characters`, 'name');
+  const row = await db.maybeOne<{ id: number; path: string; name: string }>('INSERT INTO sites (path, name) VALUES ($1, $2) ON CONFLICT (path) DO NOTHING RETURNING id, path, name', [input.path, name]);
+  if (!row) throw new AccountError('conflict', `site ${input.path} already exists`, 'path');
+  return row;
+}
+
+export async function findSite(db: Queryable, path: string): Promise<SiteRecord> {
+  const row = await db.maybeOne<{ id: number; path: string; name: string }>('SELECT id, path, name FROM sites WHERE path = $1', [path]);
+  if (!row) throw new AccountError('not_found', `no site with path ${path}`, 'site');
+  return row;
+}
+
+export interface UserRecord {
+  id: number;
+  username: string;
+  email: string;
+  displayName: string;
+  isPlatformAdmin: boolean;
+}
+
+export interface NewUser {
+  username: string;
+  password: string;
+  email: string;
+  displayName?: string;
+  isPlatformAdmin?: boolean;
+}
+
+export async function createUser(db: Queryable, input: NewUser): Promise<UserRecord> {
+  if (input.username.length > limits.usernameLengthMax || !usernamePattern.test(input.username)) {
+    throw new AccountError('invalid', `username must be 1-${limits.usernameLengthMax} letters, digits or . _ @ + -`, 'username');
+  }
+  if (input.email.length > limits.emailLengthMax || !emailPattern.test(input.email)) throw new AccountError('invalid', 'email must be an email address', 'email');
+  const problem = passwordProblem(input.password);
+  if (problem) throw new AccountError('invalid', `password ${problem}`, 'password');
+  const displayName = (input.displayName ?? input.username).trim().slice(0, limits.nameLengthMax) || input.username;
+  const passwordHash = await hashPassword(input.password);
+  // Usernames are unique regardless of case: lock-out counts them case-insensitively too.
+  const taken = await db.maybeOne('SELECT 1 FROM users WHERE lower(username) = lower($1)', [input.username]);
+  if (taken) throw new AccountError('conflict', `username ${input.username} is taken`, 'username');
+  const row = await db.maybeOne<{ id: number }>(
+    `INSERT INTO users (username, email, display_name, password_hash, is_platform_admin) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (username) DO NOTHING RETURNING id`,
+    [input.username, input.email, displayName, passwordHash, input.isPlatformAdmin ?? false],
+  );
+  if (!row) throw new AccountError('conflict', `username ${input.username} is taken`, 'username');
+  return { id: row.id, username: input.username, email: input.email, displayName, isPlatformAdmin: input.isPlatformAdmin ?? false };
+}
+
+export async function findUser(db: Queryable, username: string): Promise<UserRecord> {
+  const row = await db.maybeOne<{ id: number; username: string; email: string; display_name: string; is_platform_admin: boolean }>(
+    'SELECT id, username, email, display_name, is_platform_admin FROM users WHERE username = $1',
+    [username],
+  );
+  if (!row) throw new AccountError('not_found', `no user named ${username}`, 'username');
+  return { id: row.id, username: row.username, email: row.email, displayName: row.display_name, isPlatformAdmin: row.is_platform_admin };
+}
+
+export interface Membership {
+  siteId: number;
+  userId: number;
+  role: Role;
+  readOnly: boolean;
+}
+
+/** Adds the user to the site, or changes the role and read-only flag of an existing membership. */
+export async function setMembership(db: Queryable, input: Membership): Promise<Membership> {
+  if (!roles.includes(input.role)) throw new AccountError('invalid', `role must be one of ${roles.join(', ')}`, 'role');
+  await db.query(
+    `INSERT INTO memberships (site_id, user_id, role, read_only) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (site_id, user_id) DO UPDATE SET role = EXCLUDED.role, read_only = EXCLUDED.read_only`,
+    [input.siteId, input.userId, input.role, input.readOnly],
+  );
+  return input;
+}
+
+/**
+ * Sets a new password. Every refresh token of the user stops working and any lock-out is lifted;
+ * API tokens are separate credentials and stay valid (docs/auth.md).
+ */
+export async function setPassword(db: Queryable, userId: number, password: string): Promise<void> {
+  const problem = passwordProblem(password);
+  if (problem) throw new AccountError('invalid', `password ${problem}`, 'password');
+  const passwordHash = await hashPassword(password);
+  const row = await db.maybeOne<{ username: string }>('UPDATE users SET password_hash = $2, password_changed_at = now() WHERE id = $1 RETURNING username', [userId, passwordHash]);
+  if (!row) throw new AccountError('not_found', 'no such user', 'username');
+  await db.query('DELETE FROM refresh_tokens WHERE user_id = $1', [userId]);
+  await clearLoginFailures(db, row.username);
+}
+
+/**
+ * Starts (or restarts) two-factor enrolment: a new secret, not yet required at login until
+ * confirmed with a code from the authenticator app.
+ */
+export async function enrolTwoFactor(db: Queryable, options: { userId: number; username: string; signingSecret: Uint8Array; issuer: string }): Promise<{ secret: string; otpauth_uri: string }> {
+  const secret = generateTotpSecret();
+  const sealed = sealTotpSecret(options.signingSecret, options.userId, secret);
+  await db.query('UPDATE users SET totp_secret = $2, two_factor_confirmed_at = NULL, totp_last_step = NULL WHERE id = $1', [options.userId, sealed]);
+  return { secret, otpauth_uri: otpauthUri({ secret, username: options.username, issuer: options.issuer }) };
+}
+
+export async function confirmTwoFactor(db: Queryable, options: { userId: number; code: string; signingSecret: Uint8Array; now: Date }): Promise<{ two_factor_confirmed_at: string }> {
+  const row = await db.maybeOne<{ totp_secret: string | null }>('SELECT totp_secret FROM users WHERE id = $1', [options.userId]);
+  if (!row?.totp_secret) throw new AccountError('invalid', 'two-factor enrolment has not started: run `user 2fa enrol` first', 'username');
+  const step = matchTotp(openTotpSecret(options.signingSecret, options.userId, row.totp_secret), options.code, options.now, null);
+  if (step === null) throw new AccountError('invalid', 'the code does not match: check the authenticator app and the clock', 'code');
+  await db.query('UPDATE users SET two_factor_confirmed_at = $2, totp_last_step = $3 WHERE id = $1', [options.userId, options.now, step]);
+  return { two_factor_confirmed_at: options.now.toISOString() };
+}

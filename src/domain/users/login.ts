@@ -1,0 +1,68 @@
+import type { Queryable } from '../../storage/db.js';
+import { clearLoginFailures, lockedForSeconds, recordLoginFailure } from './lockout.js';
+import { verifyPassword } from './passwords.js';
+import { matchTotp, openTotpSecret } from './totp.js';
+
+export type LoginResult =
+  | { ok: true; userId: number; siteId: number }
+  | { ok: false; reason: 'bad_credentials' }
+  | { ok: false; reason: 'locked'; retryAfterSeconds: number }
+  | { ok: false; reason: 'otp_required' }
+  | { ok: false; reason: 'otp_invalid' };
+
+export interface LoginInput {
+  username: string;
+  password: string;
+  otp?: string | undefined;
+  /** The site of the URL; a user who is not a member fails like a wrong password. */
+  sitePath: string;
+  now: Date;
+  signingSecret: Uint8Array;
+}
+
+interface LoginRow {
+  id: number;
+  password_hash: string;
+  totp_secret: string | null;
+  two_factor_confirmed_at: Date | null;
+  totp_last_step: number | null;
+  site_id: number | null;
+}
+
+const loginStatement = {
+  name: 'auth_login_user',
+  text: `SELECT u.id, u.password_hash, u.totp_secret, u.two_factor_confirmed_at, u.totp_last_step, m.site_id
+           FROM users u
+           LEFT JOIN sites s ON s.path = $2
+           LEFT JOIN memberships m ON m.user_id = u.id AND m.site_id = s.id
+          WHERE u.username = $1`,
+};
+
+/**
+ * Checks username, password, site membership and (when confirmed for the user) a TOTP code.
+ * Unknown names, wrong passwords and non-members get the same answer at the same cost, and
+ * all count towards the lock-out of that name.
+ */
+export async function logIn(db: Queryable, input: LoginInput): Promise<LoginResult> {
+  const locked = await lockedForSeconds(db, input.username, input.now);
+  if (locked > 0) return { ok: false, reason: 'locked', retryAfterSeconds: locked };
+  const user = await db.maybeOne<LoginRow & Record<string, unknown>>(loginStatement as never, [input.username, input.sitePath]);
+  const passwordOk = await verifyPassword(user?.password_hash ?? null, input.password);
+  if (!user || !passwordOk || user.site_id === null) return failure(db, input, 'bad_credentials');
+  if (user.two_factor_confirmed_at && user.totp_secret) {
+    if (!input.otp) return { ok: false, reason: 'otp_required' };
+    const secret = openTotpSecret(input.signingSecret, user.id, user.totp_secret);
+    const step = matchTotp(secret, input.otp, input.now, user.totp_last_step);
+    // The conditional update makes a code single-use even under concurrent logins.
+    const claimed = step !== null && (await db.query('UPDATE users SET totp_last_step = $2 WHERE id = $1 AND (totp_last_step IS NULL OR totp_last_step < $2) RETURNING id', [user.id, step])).length === 1;
+    if (!claimed) return failure(db, input, 'otp_invalid');
+  }
+  await clearLoginFailures(db, input.username);
+  return { ok: true, userId: user.id, siteId: user.site_id };
+}
+
+async function failure(db: Queryable, input: LoginInput, reason: 'bad_credentials' | 'otp_invalid'): Promise<LoginResult> {
+  const lockedNow = await recordLoginFailure(db, input.username, input.now);
+  if (lockedNow) return { ok: false, reason: 'locked', retryAfterSeconds: await lockedForSeconds(db, input.username, input.now) };
+  return { ok: false, reason };
+}

@@ -1,0 +1,34 @@
+import { hashToken, signJwt, verifyJwt } from '../credentials.js';
+import { limits } from '../../limits.js';
+import type { Queryable } from '../../storage/db.js';
+
+/**
+ * Refresh tokens are JWTs of kind `refresh` without expiry; one is issued per login and only its
+ * SHA-256 is stored. A token works while its row exists: DELETE token/refresh and a password
+ * change delete the rows.
+ */
+export async function issueRefreshToken(db: Queryable, options: { jwtSecret: Uint8Array; userId: number; now: Date }): Promise<string> {
+  const token = await signJwt(options.jwtSecret, { userId: options.userId, kind: 'refresh' }, options.now);
+  await db.query('INSERT INTO refresh_tokens (user_id, token_hash, created_at) VALUES ($1, $2, $3)', [options.userId, hashToken(token), options.now]);
+  // Bounded per user: logging in on a new device drops the oldest device's token beyond the limit.
+  await db.query(
+    `DELETE FROM refresh_tokens WHERE user_id = $1 AND id NOT IN (
+       SELECT id FROM refresh_tokens WHERE user_id = $1 ORDER BY id DESC LIMIT $2)`,
+    [options.userId, limits.refreshTokensPerUserMax],
+  );
+  return token;
+}
+
+/** The user id of a refresh token that is valid and not revoked, or null. */
+export async function verifyRefreshToken(db: Queryable, options: { jwtSecret: Uint8Array; token: string; now: Date }): Promise<number | null> {
+  const claims = await verifyJwt(options.jwtSecret, options.token, 'refresh', options.now);
+  if (!claims) return null;
+  const row = await db.maybeOne<{ user_id: number }>('UPDATE refresh_tokens SET last_used_at = $3 WHERE token_hash = $1 AND user_id = $2 RETURNING user_id', [hashToken(options.token), claims.userId, options.now]);
+  return row ? row.user_id : null;
+}
+
+/** Revokes every refresh token of the user; the next login issues a new one. */
+export async function revokeRefreshTokens(db: Queryable, userId: number): Promise<number> {
+  const rows = await db.query('DELETE FROM refresh_tokens WHERE user_id = $1 RETURNING id', [userId]);
+  return rows.length;
+}

@@ -1,0 +1,25 @@
+import type { App } from '../app.js';
+import type { Config } from '../config.js';
+
+/** The policy of JSON answers: nothing may load, nothing may frame them. */
+export const jsonContentSecurityPolicy = "default-src 'none'; frame-ancestors 'none'";
+
+/**
+ * Security headers on every response, errors and 404s included. A route that serves a page sets
+ * its own `Content-Security-Policy` (in the handler or a hook before `onSend`); this hook then
+ * leaves CSP and `X-Frame-Options` to that route, so pages meant to be framed (payment modal) can
+ * say so with `frame-ancestors`.
+ */
+export function registerSecurityHeaders(app: App, config: Config): void {
+  const https = config.baseUrl.startsWith('https://');
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+    if (!reply.hasHeader('content-security-policy')) {
+      reply.header('content-security-policy', jsonContentSecurityPolicy);
+      reply.header('x-frame-options', 'DENY');
+    }
+    // Only meaningful (and only honoured) when the service is reached over HTTPS.
+    if (https) reply.header('strict-transport-security', 'max-age=63072000; includeSubDomains');
+  });
+}

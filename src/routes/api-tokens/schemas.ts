@@ -1,0 +1,35 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { limits } from '../../limits.js';
+
+export const apiTokenRecordSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    tokenable_type: Type.String({ description: 'Always `user`.' }),
+    tokenable_id: Type.Integer({ description: 'The user id.' }),
+    name: Type.String(),
+    abilities: Type.Array(Type.String()),
+    last_used_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'ISO 8601 UTC; refreshed at most once a minute.' }),
+    expires_at: Type.Union([Type.String({ format: 'date' }), Type.Null()], { description: 'The token works until 23:59:59 GMT that day.' }),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  { description: 'API token record' },
+);
+
+export const createApiTokenBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: limits.nameLengthMax }),
+  expires_at: Type.Optional(Type.Union([Type.String({ description: '`Y-m-d`, today or later (GMT).', maxLength: 10 }), Type.Null()])),
+});
+export type CreateApiTokenBody = Static<typeof createApiTokenBody>;
+
+export const createdApiTokenSchema = Type.Object({
+  token: Type.String({ description: 'The API token (tfat_...). Shown only in this response.' }),
+  expires_at: Type.Union([Type.String({ format: 'date' }), Type.Null()]),
+});
+
+export const tokenIdParams = Type.Object({
+  path: Type.String({ minLength: 1, maxLength: 63 }),
+  token_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+});
+
+export const messageSchema = Type.Object({ message: Type.String() });

@@ -1,0 +1,126 @@
+import type { FastifyReply } from 'fastify';
+import type { App } from '../../app.js';
+import type { AppContext } from '../../context.js';
+import { signJwt } from '../../domain/credentials.js';
+import { logIn, type LoginResult } from '../../domain/users/login.js';
+import { loadProfile, type UserProfile } from '../../domain/users/profile.js';
+import { issueRefreshToken, revokeRefreshTokens, verifyRefreshToken } from '../../domain/users/refresh-tokens.js';
+import { authenticate, bearerToken } from '../../http/auth.js';
+import { ApiError, invalidId, invalidToken } from '../../http/errors.js';
+import { errorResponseSchema } from '../../http/openapi.js';
+import { loginRateLimit } from '../../http/rate-limit.js';
+import { cardVaultTokenSchema, credentialsBody, deletedSchema, sitePathParams, userObjectSchema, type CredentialsBody } from './schemas.js';
+
+const prefix = '/:path/site-json/jwt-auth/v1';
+const tags = ['Authentication'];
+
+/** The JWT endpoints of the spec ("Token endpoints"); decisions in docs/auth.md. */
+export async function authRoutes(app: App, context: AppContext): Promise<void> {
+  const { db, config } = context;
+  const jwtSecret = config.secrets.jwtSecret;
+  const rateLimit = loginRateLimit(config);
+  const errors = { 400: errorResponseSchema, 401: errorResponseSchema, 429: errorResponseSchema };
+
+  const checkCredentials = async (sitePath: string, body: CredentialsBody): Promise<{ userId: number; siteId: number }> => {
+    const result = await logIn(db, { username: body.username, password: body.password, otp: body.otp, sitePath, now: context.now(), signingSecret: config.secrets.signingSecret });
+    if (!result.ok) throw loginError(result, sitePath);
+    return result;
+  };
+
+  const userObject = async (profile: UserProfile, refreshToken: string) => ({
+    ...profile,
+    token: await signJwt(jwtSecret, { userId: profile.id, kind: 'user' }, context.now()),
+    refresh_token: refreshToken,
+  });
+
+  app.post(
+    `${prefix}/token`,
+    {
+      schema: { summary: 'Log in: user object with a user JWT and a refresh token', tags, security: [], params: sitePathParams, body: credentialsBody, response: { 200: userObjectSchema, ...errors } },
+      config: { rateLimit },
+    },
+    async (request, reply) => {
+      const { userId } = await checkCredentials(request.params.path, request.body);
+      const profile = await loadProfile(db, userId, request.params.path);
+      if (!profile) throw badCredentials();
+      noStore(reply);
+      return userObject(profile, await issueRefreshToken(db, { jwtSecret, userId, now: context.now() }));
+    },
+  );
+
+  app.post(
+    `${prefix}/token/refresh`,
+    {
+      schema: {
+        summary: 'A new user JWT for a refresh token (sent as the bearer token)',
+        tags,
+        params: sitePathParams,
+        response: { 200: userObjectSchema, 401: errorResponseSchema, 404: errorResponseSchema, 429: errorResponseSchema },
+      },
+      config: { rateLimit },
+    },
+    async (request, reply) => {
+      const refreshToken = bearerToken(request);
+      const userId = refreshToken ? await verifyRefreshToken(db, { jwtSecret, token: refreshToken, now: context.now() }) : null;
+      if (!refreshToken || userId === null) throw invalidToken('The refresh token is invalid or has been revoked.');
+      const profile = await loadProfile(db, userId, request.params.path);
+      if (!profile) throw invalidId('site');
+      noStore(reply);
+      return userObject(profile, refreshToken);
+    },
+  );
+
+  app.delete(
+    `${prefix}/token/refresh`,
+    {
+      schema: { summary: 'Revoke refresh tokens (a new one is issued at the next login)', tags, params: sitePathParams, response: { 200: deletedSchema, 401: errorResponseSchema, 404: errorResponseSchema } },
+    },
+    async (request) => {
+      // Any credential of a member may log itself out, read-only users included.
+      const principal = await authenticate(request, { db, jwtSecret });
+      await revokeRefreshTokens(db, principal.userId);
+      return { deleted: true };
+    },
+  );
+
+  app.post(
+    `${prefix}/token/cardvaultuser`,
+    {
+      schema: { summary: 'A JWT for the vaulting app, bound to the site, valid 15 minutes', tags, security: [], params: sitePathParams, body: credentialsBody, response: { 200: cardVaultTokenSchema, ...errors } },
+      config: { rateLimit },
+    },
+    async (request, reply) => {
+      const { userId, siteId } = await checkCredentials(request.params.path, request.body);
+      noStore(reply);
+      return { token: await signJwt(jwtSecret, { userId, kind: 'cardvaultuser', siteId }, context.now()) };
+    },
+  );
+}
+
+function noStore(reply: FastifyReply): void {
+  void reply.header('cache-control', 'no-store');
+}
+
+function badCredentials(): ApiError {
+  return new ApiError(401, 'rest_not_logged_in', 'The username or password is incorrect.');
+}
+
+function loginError(result: Exclude<LoginResult, { ok: true }>, sitePath: string): ApiError {
+  switch (result.reason) {
+    case 'bad_credentials':
+      return badCredentials();
+    case 'locked': {
+      const minutes = Math.ceil(result.retryAfterSeconds / 60);
+      return new ApiError(429, 'rest_too_many_requests', `Too many failed logins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`, {}, { 'retry-after': String(result.retryAfterSeconds) });
+    }
+    case 'otp_required':
+      return new ApiError(
+        401,
+        'rest_not_logged_in',
+        `Two-factor authentication is enabled for this user: send the 6-digit code of the authenticator app as "otp". For integrations, use an API token instead (POST /${sitePath}/api-tokens).`,
+        { two_factor_required: true },
+      );
+    case 'otp_invalid':
+      return new ApiError(401, 'rest_not_logged_in', 'The two-factor code is incorrect, expired or already used.', { two_factor_required: true });
+  }
+}

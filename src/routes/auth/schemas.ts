@@ -1,0 +1,49 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { limits } from '../../limits.js';
+
+export const roleSchema = Type.Union([Type.Literal('member_admin'), Type.Literal('member')]);
+
+export const sitePathParams = Type.Object({
+  path: Type.String({ minLength: 1, maxLength: 63, description: 'The site path.' }),
+});
+
+export const credentialsBody = Type.Object({
+  username: Type.String({ minLength: 1, maxLength: limits.emailLengthMax }),
+  password: Type.String({ minLength: 1, maxLength: limits.passwordLengthMax }),
+  otp: Type.Optional(Type.String({ pattern: '^[0-9]{6}$', description: 'Current 6-digit code of the authenticator app; required once two-factor authentication is confirmed.' })),
+});
+export type CredentialsBody = Static<typeof credentialsBody>;
+
+/** The spec's "Authenticated user object", field for field. */
+export const userObjectSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Type.String(),
+    username: Type.String(),
+    user_email: Type.String(),
+    user_nicename: Type.String(),
+    user_display_name: Type.String(),
+    usertype: roleSchema,
+    type: roleSchema,
+    read_only: Type.Boolean(),
+    can_sign_off_payout: Type.Boolean(),
+    default_site: Type.Object({
+      id: Type.Integer(),
+      name: Type.String(),
+      path: Type.String(),
+      permissions: Type.Array(Type.String(), { description: 'What the membership allows, `<resource>:<read|write>`.' }),
+      channel_count: Type.Integer(),
+      usertype: roleSchema,
+    }),
+    site_count: Type.Integer(),
+    two_factor_confirmed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    sites: Type.Array(Type.Object({ id: Type.Integer(), name: Type.String() })),
+    token: Type.String({ description: 'User JWT, valid 15 minutes.' }),
+    refresh_token: Type.String({ description: 'Refresh JWT; no expiry, valid until DELETE token/refresh or a password change.' }),
+  },
+  { description: 'Authenticated user object' },
+);
+
+export const cardVaultTokenSchema = Type.Object({ token: Type.String({ description: 'JWT for the vaulting app (`auth` query parameter), valid 15 minutes.' }) });
+
+export const deletedSchema = Type.Object({ deleted: Type.Boolean() });

@@ -1,0 +1,182 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeJwt } from 'jose';
+import { createTestContext, type TestContext } from '../../support/context.js';
+import { addUser, createSite, type SiteFixture } from '../../support/fixtures.js';
+import { setPassword } from '../../../src/domain/users/accounts.js';
+import { authPath, postToken, userObjectKeys } from './helpers.js';
+
+let t: TestContext;
+let site: SiteFixture;
+beforeAll(async () => {
+  t = await createTestContext();
+  site = await createSite(t.db, { role: 'member_admin' });
+});
+afterAll(async () => t.close());
+
+describe('POST token (happy)', () => {
+  it('returns the authenticated user object with exactly the spec fields', async () => {
+    const response = await postToken(t, site.path, { username: site.username, password: site.password });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['cache-control']).toBe('no-store');
+    const user = response.json();
+    expect(Object.keys(user).sort()).toEqual(userObjectKeys);
+    expect(user).toMatchObject({
+      id: site.userId,
+      username: site.username,
+      name: site.username,
+      user_email: `${site.username}@example.com`,
+      user_nicename: site.username,
+      user_display_name: site.username,
+      usertype: 'member_admin',
+      type: 'member_admin',
+      read_only: false,
+      can_sign_off_payout: false,
+      site_count: 1,
+      two_factor_confirmed_at: null,
+      sites: [{ id: site.siteId, name: expect.any(String) }],
+    });
+    expect(Object.keys(user.default_site).sort()).toEqual(['channel_count', 'id', 'name', 'path', 'permissions', 'usertype']);
+    expect(user.default_site).toMatchObject({ id: site.siteId, path: site.path, channel_count: 0, usertype: 'member_admin' });
+    expect(user.default_site.permissions).toContain('api_tokens:write');
+    expect(decodeJwt(user.token)).toMatchObject({ kind: 'user', sub: String(site.userId) });
+    expect(decodeJwt(user.refresh_token)).toMatchObject({ kind: 'refresh' });
+    expect(decodeJwt(user.refresh_token).exp).toBeUndefined();
+  });
+
+  it('issues a user JWT that calls the REST API of that site', async () => {
+    const { token } = (await postToken(t, site.path, { username: site.username, password: site.password })).json();
+    const list = await t.app.inject({ url: `/${site.path}/api-tokens`, headers: { authorization: `Bearer ${token}` } });
+    expect(list.statusCode).toBe(200);
+    expect(list.json()).toHaveLength(1);
+  });
+
+  it('describes the site of the URL as default_site and lists every site of the user', async () => {
+    const other = await createSite(t.db, { role: 'member_admin' });
+    await t.db.query("INSERT INTO memberships (site_id, user_id, role, read_only) VALUES ($1, $2, 'member', true)", [other.siteId, site.userId]);
+    const user = (await postToken(t, other.path, { username: site.username, password: site.password })).json();
+    expect(user.default_site).toMatchObject({ id: other.siteId, path: other.path, usertype: 'member' });
+    expect(user).toMatchObject({ usertype: 'member', read_only: true, site_count: 2 });
+    expect(user.default_site.permissions.every((permission: string) => permission.endsWith(':read'))).toBe(true);
+    expect(user.sites.map((entry: { id: number }) => entry.id)).toEqual([site.siteId, other.siteId]);
+  });
+
+  it('counts the channels of the default site', async () => {
+    const fresh = await createSite(t.db);
+    await t.db.query("INSERT INTO channels (site_id, name, slug, currency) VALUES ($1, 'A', 'a', 'USD'), ($1, 'B', 'b', 'EUR')", [fresh.siteId]);
+    const user = (await postToken(t, fresh.path, { username: fresh.username, password: fresh.password })).json();
+    expect(user.default_site.channel_count).toBe(2);
+  });
+});
+
+describe('POST token (errors)', () => {
+  it('answers a wrong password, an unknown user, a non-member and an unknown site identically', async () => {
+    const stranger = await createSite(t.db);
+    const answers = await Promise.all([
+      postToken(t, site.path, { username: site.username, password: 'wrong-password' }),
+      postToken(t, site.path, { username: 'nobody-here', password: 'wrong-password' }),
+      postToken(t, site.path, { username: stranger.username, password: stranger.password }),
+      postToken(t, 'no-such-site', { username: site.username, password: site.password }),
+    ]);
+    for (const answer of answers) {
+      expect(answer.statusCode).toBe(401);
+      expect(answer.json()).toEqual({ code: 'rest_not_logged_in', message: 'The username or password is incorrect.', data: { status: 401 } });
+    }
+  });
+
+  it('names missing fields', async () => {
+    const response = await postToken(t, site.path, { username: site.username });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ code: 'rest_missing_callback_param', data: { status: 400, params: ['password'] } });
+  });
+
+  it('refuses a non-string password without trying it', async () => {
+    const response = await postToken(t, site.path, { username: site.username, password: 12345678 });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().code).toBe('rest_invalid_param');
+  });
+});
+
+describe('token/refresh', () => {
+  it('exchanges a refresh token for a user object with a new JWT', async () => {
+    const login = (await postToken(t, site.path, { username: site.username, password: site.password })).json();
+    const response = await t.app.inject({ method: 'POST', url: authPath(site.path, 'token/refresh'), headers: { authorization: `Bearer ${login.refresh_token}` } });
+    expect(response.statusCode).toBe(200);
+    const user = response.json();
+    expect(Object.keys(user).sort()).toEqual(userObjectKeys);
+    expect(user.refresh_token).toBe(login.refresh_token);
+    expect(user.token).not.toBe(login.token);
+    const list = await t.app.inject({ url: `/${site.path}/api-tokens`, headers: { authorization: `Bearer ${user.token}` } });
+    expect(list.statusCode).toBe(200);
+  });
+
+  it('DELETE revokes the refresh tokens; the next login issues a working one', async () => {
+    const login = (await postToken(t, site.path, { username: site.username, password: site.password })).json();
+    const deleted = await t.app.inject({ method: 'DELETE', url: authPath(site.path, 'token/refresh'), headers: { authorization: `Bearer ${login.token}` } });
+    expect(deleted.statusCode).toBe(200);
+    expect(deleted.json()).toEqual({ deleted: true });
+    const refused = await t.app.inject({ method: 'POST', url: authPath(site.path, 'token/refresh'), headers: { authorization: `Bearer ${login.refresh_token}` } });
+    expect(refused.statusCode).toBe(401);
+    expect(refused.json().code).toBe('jwt_auth_invalid_token');
+    const again = (await postToken(t, site.path, { username: site.username, password: site.password })).json();
+    expect(again.refresh_token).not.toBe(login.refresh_token);
+    const refreshed = await t.app.inject({ method: 'POST', url: authPath(site.path, 'token/refresh'), headers: { authorization: `Bearer ${again.refresh_token}` } });
+    expect(refreshed.statusCode).toBe(200);
+  });
+
+  it('stores refresh tokens only as hashes', async () => {
+    const login = (await postToken(t, site.path, { username: site.username, password: site.password })).json();
+    const rows = await t.db.query<{ token_hash: string }>('SELECT token_hash FROM refresh_tokens WHERE user_id = $1', [site.userId]);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.some((row) => row.token_hash === login.refresh_token)).toBe(false);
+    expect(rows.every((row) => /^[0-9a-f]{64}$/.test(row.token_hash))).toBe(true);
+  });
+
+  it('a password change invalidates refresh tokens', async () => {
+    const member = await createSite(t.db);
+    const login = (await postToken(t, member.path, { username: member.username, password: member.password })).json();
+    await setPassword(t.db, member.userId, 'a-brand-new-password');
+    const refused = await t.app.inject({ method: 'POST', url: authPath(member.path, 'token/refresh'), headers: { authorization: `Bearer ${login.refresh_token}` } });
+    expect(refused.statusCode).toBe(401);
+    expect((await postToken(t, member.path, { username: member.username, password: member.password })).statusCode).toBe(401);
+    expect((await postToken(t, member.path, { username: member.username, password: 'a-brand-new-password' })).statusCode).toBe(200);
+  });
+
+  it('refuses a refresh for a site the user is not a member of', async () => {
+    const other = await createSite(t.db);
+    const login = (await postToken(t, site.path, { username: site.username, password: site.password })).json();
+    const response = await t.app.inject({ method: 'POST', url: authPath(other.path, 'token/refresh'), headers: { authorization: `Bearer ${login.refresh_token}` } });
+    expect(response.statusCode).toBe(404);
+    expect(response.json().code).toBe('rest_post_invalid_id');
+  });
+
+  it('lets a read-only user log out', async () => {
+    const reader = await addUser(t.db, site.siteId, { role: 'member', readOnly: true });
+    const login = (await postToken(t, site.path, { username: reader.username, password: reader.password })).json();
+    const deleted = await t.app.inject({ method: 'DELETE', url: authPath(site.path, 'token/refresh'), headers: { authorization: `Bearer ${login.token}` } });
+    expect(deleted.json()).toEqual({ deleted: true });
+  });
+
+  it('DELETE without a credential is 401 rest_not_logged_in', async () => {
+    const response = await t.app.inject({ method: 'DELETE', url: authPath(site.path, 'token/refresh') });
+    expect(response.statusCode).toBe(401);
+    expect(response.json().code).toBe('rest_not_logged_in');
+  });
+});
+
+describe('token/cardvaultuser', () => {
+  it('returns only a 15-minute vaulting-app JWT bound to the site', async () => {
+    const response = await t.app.inject({ method: 'POST', url: authPath(site.path, 'token/cardvaultuser'), payload: { username: site.username, password: site.password } });
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(Object.keys(body)).toEqual(['token']);
+    const claims = decodeJwt(body.token);
+    expect(claims).toMatchObject({ kind: 'cardvaultuser', site: site.siteId, sub: String(site.userId) });
+    expect(claims.exp! - claims.iat!).toBe(15 * 60);
+  });
+
+  it('refuses bad credentials like POST token', async () => {
+    const response = await t.app.inject({ method: 'POST', url: authPath(site.path, 'token/cardvaultuser'), payload: { username: site.username, password: 'nope-nope' } });
+    expect(response.statusCode).toBe(401);
+    expect(response.json().code).toBe('rest_not_logged_in');
+  });
+});
