@@ -1,5 +1,8 @@
 import type { Config } from './config.js';
 import type { Db } from './storage/db.js';
+import { createVault, type VaultDeps } from './domain/vault/index.js';
+import { createConnector, type Connector } from './processor/index.js';
+import { createRatesProvider, type RatesProvider } from './domain/forex/provider.js';
 
 /**
  * Everything routes, jobs and CLI commands need, built once per process and passed down
@@ -11,13 +14,24 @@ export interface AppContext {
   db: Db;
   /** The clock; tests pass a fixed or moving one. */
   now: () => Date;
+  /** Card vault keys and clock (src/domain/vault). */
+  vault: VaultDeps;
+  /** The payment processor (the sandbox; src/processor). */
+  connector: Connector;
+  /** Forex rate quotes (operator-loaded, then sandbox for test channels); see docs/forex.md. */
+  rates: RatesProvider;
 }
 
 export interface ContextOverrides {
   now?: () => Date;
+  connector?: Connector;
+  rates?: RatesProvider;
 }
 
 export function createAppContext(config: Config, db: Db, overrides: ContextOverrides = {}): AppContext {
   const now = overrides.now ?? (() => new Date());
-  return { config, db, now };
+  const rates = overrides.rates ?? createRatesProvider();
+  const vault = createVault(config.secrets, now);
+  const connector = overrides.connector ?? createConnector(config, db);
+  return { config, db, now, rates, vault, connector };
 }

@@ -47,4 +47,20 @@ export const limits = {
   shutdownGraceMs: 10_000,
   /** Replacements of crashed cluster workers per minute before the primary gives up and exits. */
   workerRestartsPerMinuteMax: 10,
+  // Forex, allocations and statements (issue 4).
+  /** Largest rates file `trustfare rates set` reads. */
+  rateFileBytesMax: 2 * 1024 * 1024,
+  /** Quotes one `rates set` may store (an ECB file with cross rates is about 1 000). */
+  rateQuotesPerLoadMax: 10_000,
+  /** Default and largest lifetime of a loaded quote when the file gives no expiry. */
+  rateLifetimeHoursDefault: 24,
+  rateLifetimeHoursMax: 24 * 366,
+  /** Decimal places kept for cross rates derived from a common base (ECB files). */
+  crossRateDecimalPlaces: 12,
+  /** Allocations in one transaction. */
+  allocationsPerTransactionMax: 20,
+  /** Ledger entries one statement lists; a longer period is refused (ask for a shorter one). */
+  statementEntriesMax: 50_000,
+  /** Longest statement period, in days. */
+  statementDaysMax: 366,
 } as const;

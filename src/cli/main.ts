@@ -3,9 +3,12 @@ import { loadConfig } from '../config.js';
 import { openDatabase } from '../storage/database.js';
 import { createAppContext } from '../context.js';
 import type { Command, CommandContext } from './command.js';
+import * as keysCommands from './commands/keys.js';
+import * as ratesCommands from './commands/rates.js';
+import * as grantCommands from './commands/grants.js';
 
 // Each module exports `commands: Command[]`; add new modules here.
-const modules: { commands: Command[] }[] = [];
+const modules: { commands: Command[] }[] = [ratesCommands, grantCommands, keysCommands];
 
 /**
  * `trustfare <words...> [--options]`: finds the longest matching command name, parses its

@@ -1,0 +1,48 @@
+import type { Command, CommandContext } from '../command.js';
+import { required } from '../command.js';
+import { grantAllocation, listAllocationGrants, revokeAllocationGrant } from '../../domain/allocations/grants.js';
+import { formatGmt } from '../../domain/forex/index.js';
+
+async function siteIdOf(context: CommandContext, path: string): Promise<number> {
+  const site = await context.db.maybeOne<{ id: number }>('SELECT id FROM sites WHERE path = $1', [path]);
+  if (!site) throw new Error(`no site with path "${path}"`);
+  return site.id;
+}
+
+const pairOptions = { 'from-site': { type: 'string' as const }, 'to-site': { type: 'string' as const } };
+
+const grant: Command = {
+  name: 'grant allocate',
+  summary: 'let channels of --from-site allocate funds to channels of --to-site',
+  options: pairOptions,
+  async run(context, options) {
+    const fromSite = required(options, 'from-site');
+    const toSite = required(options, 'to-site');
+    const result = await grantAllocation(context.db, { fromSiteId: await siteIdOf(context, fromSite), toSiteId: await siteIdOf(context, toSite) });
+    return { from_site: fromSite, to_site: toSite, granted: true, created: result.created };
+  },
+};
+
+const revoke: Command = {
+  name: 'grant revoke',
+  summary: 'withdraw an allocation grant (existing allocations stay)',
+  options: pairOptions,
+  async run(context, options) {
+    const fromSite = required(options, 'from-site');
+    const toSite = required(options, 'to-site');
+    const result = await revokeAllocationGrant(context.db, { fromSiteId: await siteIdOf(context, fromSite), toSiteId: await siteIdOf(context, toSite) });
+    if (!result.revoked) throw new Error(`${fromSite} holds no grant to allocate to ${toSite}`);
+    return { from_site: fromSite, to_site: toSite, revoked: true };
+  },
+};
+
+const list: Command = {
+  name: 'grant list',
+  summary: 'list allocation grants',
+  async run(context) {
+    const grants = await listAllocationGrants(context.db);
+    return grants.map((row) => ({ from_site: row.fromSite, to_site: row.toSite, created: formatGmt(row.createdAt) }));
+  },
+};
+
+export const commands: Command[] = [grant, revoke, list];

@@ -1,0 +1,100 @@
+import type { AppContext } from '../../context.js';
+import type { Queryable } from '../../storage/db.js';
+import { convert, type Cents } from '../money.js';
+import { currencySymbolOf } from './symbols.js';
+import { isOffered, offeredCurrencies } from './offered.js';
+import type { RateQuote } from './quotes.js';
+
+export type ForexRefusalReason = 'not_offered' | 'no_rate' | 'expired';
+
+/** An expected refusal of a forex payment, always naming the currency; routes map it to a 400. */
+export class ForexRefusal extends Error {
+  constructor(
+    readonly reason: ForexRefusalReason,
+    readonly currency: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ForexRefusal';
+  }
+}
+
+/** The channel facts forex needs. */
+export interface ForexChannel {
+  currency: string;
+  accountMode: string;
+}
+
+/** Test and draft channels pay with sandbox cards and may use sandbox rates. */
+export function isTestMode(accountMode: string): boolean {
+  return accountMode === 'test' || accountMode === 'draft';
+}
+
+/** GMT `YYYY-MM-DD HH:MM:SS`, the spec's datetime format. */
+export function formatGmt(date: Date): string {
+  return date.toISOString().slice(0, 19).replace('T', ' ');
+}
+
+/** Refuses a missing or expired quote with a message naming the currency. */
+export function requireUsableQuote(options: { quote: RateQuote | undefined; base: string; currency: string; now: Date }): RateQuote {
+  const { quote, base, currency } = options;
+  if (!quote) throw new ForexRefusal('no_rate', currency, `No exchange rate from ${base} to ${currency} is available.`);
+  if (quote.expiresAt.getTime() <= options.now.getTime()) {
+    throw new ForexRefusal('expired', currency, `The exchange rate from ${base} to ${currency} (quote ${quote.quoteId}) expired at ${formatGmt(quote.expiresAt)} GMT.`);
+  }
+  return quote;
+}
+
+/**
+ * The quote a payment in `currency` on `channel` uses now. Refuses a currency not offered for the
+ * channel, a pair without a rate, and an expired quote.
+ */
+export async function currentQuote(context: Pick<AppContext, 'rates' | 'now'>, db: Queryable, options: { channel: ForexChannel; currency: string }): Promise<RateQuote> {
+  const { channel, currency } = options;
+  if (!isOffered({ channelCurrency: channel.currency, currency })) {
+    throw new ForexRefusal('not_offered', currency, `${currency} is not offered for payments on a ${channel.currency} channel.`);
+  }
+  const now = context.now();
+  const quotes = await context.rates.quotes(db, { base: channel.currency, currencies: [currency], now, testMode: isTestMode(channel.accountMode) });
+  return requireUsableQuote({ quote: quotes.get(currency), base: channel.currency, currency, now });
+}
+
+/** Converts a channel-currency amount into the paid currency at a quote, refusing an expired one. */
+export function convertAtQuote(options: { amount: number; quote: RateQuote; now: Date }): Cents {
+  const quote = requireUsableQuote({ quote: options.quote, base: options.quote.base, currency: options.quote.currency, now: options.now });
+  return convert({ amount: options.amount, from: quote.base, to: quote.currency, rate: quote.rate });
+}
+
+/** One entry of `forex_feed.rates` (wire names). */
+export interface ForexFeedRate {
+  symbol: string;
+  quote_id: number;
+  rate: number;
+  provider: string;
+  expires: string;
+  modified: string;
+}
+
+/**
+ * The `rates` object of a channel's `forex_feed`: every offered currency other than the base that
+ * has a usable (unexpired) quote now, keyed by currency code.
+ */
+export async function channelRates(context: Pick<AppContext, 'rates' | 'now' | 'db'>, channel: ForexChannel): Promise<Record<string, ForexFeedRate>> {
+  const now = context.now();
+  const currencies = offeredCurrencies(channel.currency).filter((currency) => currency !== channel.currency);
+  const quotes = await context.rates.quotes(context.db, { base: channel.currency, currencies, now, testMode: isTestMode(channel.accountMode) });
+  const rates: Record<string, ForexFeedRate> = {};
+  for (const currency of currencies) {
+    const quote = quotes.get(currency);
+    if (!quote || quote.expiresAt.getTime() <= now.getTime()) continue;
+    rates[currency] = {
+      symbol: currencySymbolOf(currency).grapheme,
+      quote_id: quote.quoteId,
+      rate: Number(quote.rate),
+      provider: quote.provider,
+      expires: formatGmt(quote.expiresAt),
+      modified: formatGmt(quote.modifiedAt),
+    };
+  }
+  return rates;
+}

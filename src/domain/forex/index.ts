@@ -1,0 +1,10 @@
+export { currencySymbols, currencySymbolOf, type CurrencySymbol } from './symbols.js';
+export { offeredCurrencies, offeredForUsdAndMxn, isOffered } from './offered.js';
+export { sandboxRate, sandboxUnitsPerUsd } from './sandbox.js';
+export { insertQuotes, latestLoadedQuotes, loadQuote, sandboxProviderName, type QuoteInput, type RateQuote } from './quotes.js';
+export { createRatesProvider, fileRatesProvider, layeredRatesProvider, sandboxRatesProvider, type QuoteRequest, type RatesProvider } from './provider.js';
+export { parseRatesFile, RatesFileError, type ParsedRatesFile, type RatesFileFormat } from './files.js';
+export {
+  channelRates, convertAtQuote, currentQuote, formatGmt, ForexRefusal, isTestMode, requireUsableQuote,
+  type ForexChannel, type ForexFeedRate, type ForexRefusalReason,
+} from './forex.js';
