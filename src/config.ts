@@ -23,6 +23,12 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Requests per minute per client IP on the token endpoints (LOGIN_RATE_LIMIT_PER_MINUTE). */
   loginRateLimitPerMinute: number;
+  /** Bound on one payment processor call (PROCESSOR_TIMEOUT_MS); the outcome is then unknown. */
+  processorTimeoutMs: number;
+  /** Delay the sandbox processor adds before every answer (SANDBOX_LATENCY_MS, default 0). */
+  sandboxLatencyMs: number;
+  /** How long the sandbox's no-answer card hangs before failing the call (SANDBOX_NO_ANSWER_MS). */
+  sandboxNoAnswerMs: number;
   secrets: Secrets;
 }
 
@@ -63,6 +69,7 @@ export function loadConfig(env: Env = process.env): Config {
     vaultAppUrl: trimSlash(env.VAULT_APP_URL ?? baseUrl),
     workers: parseInteger(env.WORKERS ?? String(workersDefault), 'WORKERS', 1, 64),
     logLevel: env.LOG_LEVEL ?? (mode === 'test' ? 'silent' : 'info'),
+    ...processorSettings(env),
     rateLimitPerMinute: parseInteger(env.RATE_LIMIT_PER_MINUTE ?? String(limits.rateLimitPerMinute), 'RATE_LIMIT_PER_MINUTE', 1, 10_000_000),
     loginRateLimitPerMinute: parseInteger(env.LOGIN_RATE_LIMIT_PER_MINUTE ?? String(limits.loginRateLimitPerMinute), 'LOGIN_RATE_LIMIT_PER_MINUTE', 1, 10_000_000),
     secrets: loadSecrets(env, mode, dataDir),
@@ -131,6 +138,16 @@ function developmentSecrets(dataDir: string): Record<string, string> {
   chmodSync(file, 0o600);
   process.emitWarning(`Generated development secrets in ${file}. Never use them in production.`, 'TrustfareWarning');
   return secrets;
+}
+
+function processorSettings(env: Env): Pick<Config, 'processorTimeoutMs' | 'sandboxLatencyMs' | 'sandboxNoAnswerMs'> {
+  const processorTimeoutMs = parseInteger(env.PROCESSOR_TIMEOUT_MS ?? String(limits.processorTimeoutMs), 'PROCESSOR_TIMEOUT_MS', 1, limits.processorTimeoutMsMax);
+  return {
+    processorTimeoutMs,
+    sandboxLatencyMs: parseInteger(env.SANDBOX_LATENCY_MS ?? '0', 'SANDBOX_LATENCY_MS', 0, limits.sandboxLatencyMsMax),
+    // By default the no-answer card outlasts the caller's timeout, so the caller sees a timeout.
+    sandboxNoAnswerMs: parseInteger(env.SANDBOX_NO_ANSWER_MS ?? String(processorTimeoutMs + 1000), 'SANDBOX_NO_ANSWER_MS', 0, limits.sandboxLatencyMsMax + limits.processorTimeoutMsMax),
+  };
 }
 
 function parseInteger(text: string, name: string, min: number, max: number): number {

@@ -63,4 +63,21 @@ export const limits = {
   statementEntriesMax: 50_000,
   /** Longest statement period, in days. */
   statementDaysMax: 366,
+  // Card vault and sandbox processor (issue 3).
+  /** Lifetime of a capture token (card captured on a hosted page, CVV sealed inside). */
+  cardTokenLifetimeSeconds: 15 * 60,
+  /** Card expiry may be at most this many years ahead. */
+  cardExpiryYearsMax: 20,
+  /** Default bound on one processor call; PROCESSOR_TIMEOUT_MS overrides it. */
+  processorTimeoutMs: 15_000,
+  processorTimeoutMsMax: 120_000,
+  /** Largest SANDBOX_LATENCY_MS / SANDBOX_NO_ANSWER_MS accepted. */
+  sandboxLatencyMsMax: 120_000,
+  /** A sandbox 3DS challenge page can be completed for this long. */
+  sandboxChallengeLifetimeSeconds: 30 * 60,
+  /** Cards re-wrapped per database transaction by `keys rotate`. */
+  keyRotationBatchSize: 200,
+  keyRotationBatchSizeMax: 10_000,
+  /** Longest holder address accepted with a card. */
+  cardHolderAddressLengthMax: 500,
 } as const;

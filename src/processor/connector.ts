@@ -22,6 +22,8 @@ export interface ProcessorCard {
 export interface ThreeDsRequest {
   /** Where the cardholder's browser goes after a challenge; our own return route. */
   returnUrl: string;
+  /** Shown on the challenge page (e.g. the channel's descriptor or name). */
+  merchantName?: string;
 }
 
 export interface AuthoriseRequest {

@@ -1,6 +1,8 @@
 import type { App } from '../app.js';
 import type { AppContext } from '../context.js';
 import { healthRoutes } from './health/routes.js';
+import { cardRoutes } from './cards/routes.js';
+import { sandboxRoutes } from './sandbox/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { apiTokenRoutes } from './api-tokens/routes.js';
 import { docsRoutes } from './docs/routes.js';
@@ -12,6 +14,8 @@ import { channelRoutes } from './channels/routes.js';
  */
 export async function registerRoutes(app: App, context: AppContext): Promise<void> {
   await healthRoutes(app, context);
+  await cardRoutes(app, context);
+  await sandboxRoutes(app, context);
   await authRoutes(app, context);
   await apiTokenRoutes(app, context);
   await docsRoutes(app, context);

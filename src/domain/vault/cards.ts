@@ -1,0 +1,286 @@
+import { randomBytes } from 'node:crypto';
+import type { Queryable } from '../../storage/db.js';
+import type { CardBrand, ProcessorCard } from '../../processor/connector.js';
+import { invalidId, invalidParam } from '../../http/errors.js';
+import { limits } from '../../limits.js';
+import { isSandboxToken, testCardByPan, testCardBySandboxToken } from '../../processor/sandbox/test-cards.js';
+import { cardTypeFromBin, issuerCountryFromBin } from './card-types.js';
+import { fingerprintPan, openCaptureToken, openPan, sealCaptureToken, sealPan, captureTokenPrefix, type VaultKeys } from './crypto.js';
+import { assertCardAllowedInMode, assertCardDetailsValid, isTestMode, normalisePan } from './rules.js';
+
+/** What vault functions need besides a database handle. */
+export interface VaultDeps {
+  keys: VaultKeys;
+  now: () => Date;
+}
+
+export interface CardHolder {
+  name: string | null;
+  email: string | null;
+  address: string | null;
+  city: string | null;
+  zip: string | null;
+  country: string | null;
+}
+
+/** A vaulted card as the rest of the service sees it: never the PAN, never the CVV. */
+export interface CardRecord {
+  id: number;
+  siteId: number;
+  /** The channel the card was vaulted to. */
+  channelId: number;
+  /** Permanent vault token (32 alphanumerics), the vault redirect's `token`. */
+  token: string;
+  bin: string;
+  lastFour: string;
+  brand: CardBrand;
+  issuerCountry: string | null;
+  expiryMonth: number;
+  expiryYear: number;
+  /** Currency and account type of the channel it was vaulted to. */
+  currency: string;
+  accountType: string;
+  isTestCard: boolean;
+  holder: CardHolder;
+  createdAt: Date;
+}
+
+export interface CaptureCardInput {
+  siteId: number;
+  channelId: number;
+  /** As typed; spaces and dashes are ignored. */
+  pan: string;
+  expiryMonth: number;
+  expiryYear: number;
+  cvv: string;
+  holder?: Partial<CardHolder>;
+}
+
+export interface CapturedCard {
+  card: CardRecord;
+  /** Short-lived (limits.cardTokenLifetimeSeconds) token carrying the sealed CVV. */
+  cardToken: string;
+  cardTokenExpiresAt: Date;
+}
+
+interface CardRow {
+  id: number;
+  site_id: number;
+  channel_id: number;
+  token: string;
+  bin: string;
+  last_four: string;
+  brand: CardBrand;
+  issuer_country: string | null;
+  expiry_month: number;
+  expiry_year: number;
+  currency: string;
+  account_type: string;
+  is_test_card: boolean;
+  holder_name: string | null;
+  holder_email: string | null;
+  holder_address: string | null;
+  holder_city: string | null;
+  holder_zip: string | null;
+  holder_country: string | null;
+  created_at: Date;
+}
+
+interface ChannelRow {
+  id: number;
+  currency: string;
+  account_type: string;
+  account_mode: string;
+}
+
+const cardColumns = `id, site_id, channel_id, token, bin, last_four, brand, issuer_country, expiry_month, expiry_year, currency,
+  account_type, is_test_card, holder_name, holder_email, holder_address, holder_city, holder_zip, holder_country, created_at`;
+
+function toCard(row: CardRow): CardRecord {
+  return {
+    id: row.id,
+    siteId: row.site_id,
+    channelId: row.channel_id,
+    token: row.token,
+    bin: row.bin,
+    lastFour: row.last_four,
+    brand: row.brand,
+    issuerCountry: row.issuer_country?.trim() ?? null,
+    expiryMonth: row.expiry_month,
+    expiryYear: row.expiry_year,
+    currency: row.currency.trim(),
+    accountType: row.account_type,
+    isTestCard: row.is_test_card,
+    holder: {
+      name: row.holder_name,
+      email: row.holder_email,
+      address: row.holder_address,
+      city: row.holder_city,
+      zip: row.holder_zip,
+      country: row.holder_country?.trim() ?? null,
+    },
+    createdAt: row.created_at,
+  };
+}
+
+const tokenAlphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const vaultTokenLength = 32;
+
+/** 32 uniformly random alphanumerics (about 190 bits); rejection sampling avoids modulo bias. */
+export function randomAlphanumeric(length: number): string {
+  let out = '';
+  // Each byte is accepted with probability 248/256, so four rounds are practically always enough.
+  for (let round = 0; round < 16 && out.length < length; round++) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += tokenAlphabet[byte % 62];
+    }
+  }
+  if (out.length !== length) throw new Error('random source failed');
+  return out;
+}
+
+async function loadChannel(db: Queryable, siteId: number, channelId: number): Promise<ChannelRow> {
+  const channel = await db.maybeOne<ChannelRow & Record<string, unknown>>(
+    'SELECT id, currency, account_type, account_mode FROM channels WHERE id = $1 AND site_id = $2 AND deleted_at IS NULL',
+    [channelId, siteId],
+  );
+  if (!channel) throw invalidId('channel ID');
+  if (channel.account_mode === 'closed') throw invalidParam('channels', 'The channel is closed.');
+  return { ...channel, currency: channel.currency.trim() };
+}
+
+/**
+ * Stores a card for a channel, or finds it again: the same PAN on the same channel (same
+ * fingerprint) reuses the existing record, refreshing its expiry and any holder fields given,
+ * so a customer re-entering a card does not multiply records. Concurrency-safe (one upsert).
+ */
+async function storeCard(db: Queryable, deps: VaultDeps, channel: ChannelRow, input: { siteId: number; pan: string; expiryMonth: number; expiryYear: number; holder: Partial<CardHolder> }): Promise<CardRecord> {
+  const { id } = await db.one<{ id: number }>(`SELECT nextval(pg_get_serial_sequence('cards', 'id'))::bigint AS id`);
+  const sealed = sealPan(deps.keys, { siteId: input.siteId, cardId: id }, input.pan);
+  const bin = input.pan.slice(0, 6);
+  const holder = input.holder;
+  const row = await db.one<CardRow & Record<string, unknown>>(
+    `INSERT INTO cards (id, site_id, channel_id, token, fingerprint, bin, last_four, brand, issuer_country, expiry_month, expiry_year,
+                        currency, account_type, is_test_card, holder_name, holder_email, holder_address, holder_city, holder_zip,
+                        holder_country, key_id, wrapped_key, pan_ciphertext)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)
+     ON CONFLICT (site_id, channel_id, fingerprint) DO UPDATE
+        SET expiry_month = EXCLUDED.expiry_month, expiry_year = EXCLUDED.expiry_year,
+            holder_name = COALESCE(EXCLUDED.holder_name, cards.holder_name),
+            holder_email = COALESCE(EXCLUDED.holder_email, cards.holder_email),
+            holder_address = COALESCE(EXCLUDED.holder_address, cards.holder_address),
+            holder_city = COALESCE(EXCLUDED.holder_city, cards.holder_city),
+            holder_zip = COALESCE(EXCLUDED.holder_zip, cards.holder_zip),
+            holder_country = COALESCE(EXCLUDED.holder_country, cards.holder_country),
+            updated_at = now()
+     RETURNING ${cardColumns}`,
+    [
+      id, input.siteId, channel.id, randomAlphanumeric(vaultTokenLength), fingerprintPan(deps.keys, input.siteId, input.pan), bin,
+      input.pan.slice(-4), cardTypeFromBin(bin), issuerCountryFromBin(bin), input.expiryMonth, input.expiryYear, channel.currency,
+      channel.account_type, testCardByPan(input.pan) !== undefined, holder.name ?? null, holder.email ?? null, holder.address ?? null,
+      holder.city ?? null, holder.zip ?? null, holder.country ?? null, sealed.keyId, sealed.wrappedKey, sealed.panCiphertext,
+    ],
+  );
+  return toCard(row);
+}
+
+function issueCaptureToken(deps: VaultDeps, card: CardRecord, cvv: string): { cardToken: string; cardTokenExpiresAt: Date } {
+  const cardTokenExpiresAt = new Date(deps.now().getTime() + limits.cardTokenLifetimeSeconds * 1000);
+  return { cardToken: sealCaptureToken(deps.keys, { siteId: card.siteId, cardId: card.id, cvv, expiresAt: cardTokenExpiresAt }), cardTokenExpiresAt };
+}
+
+/**
+ * Validates and vaults a card typed on a hosted page for a channel of the site; returns the
+ * record and a capture token carrying the CVV for the first authorisation.
+ */
+export async function captureCard(db: Queryable, deps: VaultDeps, input: CaptureCardInput): Promise<CapturedCard> {
+  const pan = normalisePan(input.pan);
+  const brand = cardTypeFromBin(pan.slice(0, 6));
+  assertCardDetailsValid({ pan, expiryMonth: input.expiryMonth, expiryYear: input.expiryYear, cvv: input.cvv }, brand, deps.now());
+  const channel = await loadChannel(db, input.siteId, input.channelId);
+  assertCardAllowedInMode({ isTestCard: testCardByPan(pan) !== undefined }, channel.account_mode, 'card_number');
+  const card = await storeCard(db, deps, channel, { siteId: input.siteId, pan, expiryMonth: input.expiryMonth, expiryYear: input.expiryYear, holder: input.holder ?? {} });
+  return { card, ...issueCaptureToken(deps, card, input.cvv) };
+}
+
+export async function cardById(db: Queryable, siteId: number, id: number): Promise<CardRecord | null> {
+  const row = await db.maybeOne<CardRow & Record<string, unknown>>(`SELECT ${cardColumns} FROM cards WHERE id = $1 AND site_id = $2`, [id, siteId]);
+  return row ? toCard(row) : null;
+}
+
+export async function cardByVaultToken(db: Queryable, siteId: number, token: string): Promise<CardRecord | null> {
+  if (!/^[A-Za-z0-9]{32}$/.test(token)) return null;
+  const row = await db.maybeOne<CardRow & Record<string, unknown>>(`SELECT ${cardColumns} FROM cards WHERE token = $1 AND site_id = $2`, [token, siteId]);
+  return row ? toCard(row) : null;
+}
+
+export interface ResolvedCard {
+  card: CardRecord;
+  /** Present only for a capture token's first redemption, or a sandbox token. */
+  cvv?: string;
+  via: 'capture_token' | 'vault_token' | 'sandbox_token';
+}
+
+export interface ResolveCardInput {
+  siteId: number;
+  token: string;
+  /** Needed for sandbox tokens (the card is materialised on that channel). */
+  channelId?: number;
+  /**
+   * Hand out a capture token's CVV (default true). The CVV is given once per capture token:
+   * a second resolution of the same token returns the card without it.
+   */
+  redeemCvv?: boolean;
+}
+
+/**
+ * The card a payment request names by `token`: a capture token (`ct_...`), a permanent vault
+ * token, or on test channels a sandbox token (`tok_...`). Null when the token is unknown, expired
+ * or of another site. A sandbox token on a non-test channel is a 400.
+ */
+export async function resolvePaymentCard(db: Queryable, deps: VaultDeps, input: ResolveCardInput): Promise<ResolvedCard | null> {
+  if (input.token.startsWith(captureTokenPrefix)) return resolveCaptureToken(db, deps, input);
+  if (isSandboxToken(input.token)) return resolveSandboxToken(db, deps, input);
+  const card = await cardByVaultToken(db, input.siteId, input.token);
+  return card ? { card, via: 'vault_token' } : null;
+}
+
+async function resolveCaptureToken(db: Queryable, deps: VaultDeps, input: ResolveCardInput): Promise<ResolvedCard | null> {
+  const contents = openCaptureToken(deps.keys, { siteId: input.siteId, token: input.token, now: deps.now() });
+  if (!contents) return null;
+  const card = await cardById(db, input.siteId, contents.cardId);
+  if (!card) return null;
+  if (input.redeemCvv === false) return { card, via: 'capture_token' };
+  // Lazily purge redemptions of tokens that expired anyway (bounded by the index).
+  await db.query('DELETE FROM card_token_redemptions WHERE expires_at < now()');
+  const redeemed = await db.query('INSERT INTO card_token_redemptions (nonce, expires_at) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING nonce', [contents.nonce, contents.expiresAt]);
+  return redeemed.length === 1 ? { card, cvv: contents.cvv, via: 'capture_token' } : { card, via: 'capture_token' };
+}
+
+/** Sandbox tokens stand for a test card with a future expiry and a valid CVV, like a fresh capture. */
+async function resolveSandboxToken(db: Queryable, deps: VaultDeps, input: ResolveCardInput): Promise<ResolvedCard | null> {
+  const testCard = testCardBySandboxToken(input.token);
+  if (!testCard || input.channelId === undefined) return null;
+  const channel = await loadChannel(db, input.siteId, input.channelId);
+  if (!isTestMode(channel.account_mode)) throw invalidParam('token', 'Sandbox tokens can only be used on test channels.');
+  const expiryYear = deps.now().getUTCFullYear() + 5;
+  const card = await storeCard(db, deps, channel, { siteId: input.siteId, pan: testCard.pan, expiryMonth: 12, expiryYear, holder: {} });
+  return { card, cvv: testCard.brand === 'amex' ? '1234' : '123', via: 'sandbox_token' };
+}
+
+/** Decrypts the PAN for exactly one processor call. Keep the result in a local variable only. */
+export async function openCard(db: Queryable, deps: VaultDeps, card: CardRecord, cvv?: string): Promise<ProcessorCard> {
+  const row = await db.maybeOne<{ key_id: string; wrapped_key: Buffer; pan_ciphertext: Buffer }>(
+    'SELECT key_id, wrapped_key, pan_ciphertext FROM cards WHERE id = $1 AND site_id = $2',
+    [card.id, card.siteId],
+  );
+  if (!row) throw new Error(`card ${card.id} is not in the vault`);
+  const pan = openPan(deps.keys, { siteId: card.siteId, cardId: card.id }, { keyId: row.key_id, wrappedKey: row.wrapped_key, panCiphertext: row.pan_ciphertext });
+  return {
+    pan,
+    expiryMonth: card.expiryMonth,
+    expiryYear: card.expiryYear,
+    ...(cvv ? { cvv } : {}),
+    ...(card.holder.name ? { holderName: card.holder.name } : {}),
+  };
+}

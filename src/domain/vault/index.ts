@@ -1,0 +1,38 @@
+/**
+ * The card vault: what other parts of the service use. Details in docs/vault.md.
+ *
+ * Types
+ * - `CardRecord`: a vaulted card (id, siteId, channelId, token, bin, lastFour, brand, issuerCountry,
+ *   expiryMonth/Year, currency and accountType of the channel it was vaulted to, isTestCard,
+ *   holder {name,email,address,city,zip,country}). Never holds the PAN or CVV.
+ * - `VaultDeps` {keys, now}: `context.vault` in AppContext.
+ *
+ * Functions (db is the pool or a transaction handle)
+ * - `captureCard(db, deps, {siteId, channelId, pan, expiryMonth, expiryYear, cvv, holder?})`
+ *   → `{card, cardToken, cardTokenExpiresAt}`. Throws ApiError 400 (Luhn/expiry/CVV, test card vs
+ *   channel mode) or 404 (channel not in the site). Same PAN on the same channel reuses the record.
+ * - `resolvePaymentCard(db, deps, {siteId, token, channelId?, redeemCvv?})`
+ *   → `{card, cvv?, via} | null` for a capture token (`ct_...`, CVV on first redemption only),
+ *   a permanent vault token, or a sandbox token (`tok_visa`..., needs channelId; 400 off test channels).
+ * - `cardById(db, siteId, id)`, `cardByVaultToken(db, siteId, token)` → `CardRecord | null`.
+ * - `openCard(db, deps, card, cvv?)` → `ProcessorCard` (decrypts the PAN for one processor call).
+ * - `assertCardUsableOnChannel(card, {currency, accountType})`, `assertCardAllowedInMode(card,
+ *   accountMode)`: throw ApiError 400 `rest_invalid_param` (params `channels` / `token`).
+ * - `cardTypeFromBin(bin)`, `luhnValid(pan)`, `issuerCountryFromBin(bin)`, `isTestMode(mode)`.
+ * - `rotateCardKeys(db, keys)`: re-wrap data keys under the active CARD_KEYS key.
+ */
+import type { Secrets } from '../../config.js';
+import { vaultKeysFromSecrets } from './crypto.js';
+import type { VaultDeps } from './cards.js';
+
+export type { CardRecord, CardHolder, CaptureCardInput, CapturedCard, ResolvedCard, ResolveCardInput, VaultDeps } from './cards.js';
+export { captureCard, cardById, cardByVaultToken, resolvePaymentCard, openCard, randomAlphanumeric } from './cards.js';
+export { assertCardUsableOnChannel, assertCardAllowedInMode, isTestMode, normalisePan, type CardChannel } from './rules.js';
+export { cardTypeFromBin, luhnValid, issuerCountryFromBin, cvvLength } from './card-types.js';
+export { CardDecryptionError, type VaultKeys } from './crypto.js';
+export { rotateCardKeys, type RotationResult } from './rotation.js';
+export type { CardBrand } from '../../processor/connector.js';
+
+export function createVault(secrets: Secrets, now: () => Date): VaultDeps {
+  return { keys: vaultKeysFromSecrets(secrets), now };
+}

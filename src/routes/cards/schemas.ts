@@ -1,0 +1,38 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { limits } from '../../limits.js';
+
+const text = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
+
+/** Card details from a hosted page. Never logged (app.ts redacts card_number and cvv too). */
+export const CaptureCardBody = Type.Object(
+  {
+    channels: Type.Integer({ minimum: 1, description: 'Channel the card is vaulted to' }),
+    card_number: Type.String({ minLength: 12, maxLength: 23, pattern: '^[0-9][0-9 -]*[0-9]$', description: 'Digits; spaces and dashes ignored' }),
+    expiry_month: Type.Union([Type.Integer({ minimum: 1, maximum: 12 }), Type.String({ pattern: '^(0?[1-9]|1[0-2])$' })]),
+    expiry_year: Type.Union([Type.Integer({ minimum: 0, maximum: 2200 }), Type.String({ pattern: '^([0-9]{2}|[0-9]{4})$' })]),
+    cvv: Type.String({ pattern: '^[0-9]{3,4}$' }),
+    name: text(limits.nameLengthMax),
+    email: Type.Optional(Type.String({ maxLength: limits.emailLengthMax, format: 'email' })),
+    address: text(limits.cardHolderAddressLengthMax),
+    city: text(limits.nameLengthMax),
+    zip: text(32),
+    country: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$' })),
+  },
+  { additionalProperties: false },
+);
+export type CaptureCardBody = Static<typeof CaptureCardBody>;
+
+export const CapturedCardReply = Type.Object({
+  token: Type.String({ description: 'Short-lived capture token; send it as `token` when creating the transaction' }),
+  expires_at: Type.String({ format: 'date-time' }),
+  card: Type.Object({
+    bin: Type.String(),
+    last_four: Type.String(),
+    card_type: Type.String(),
+    expiry_month: Type.String({ description: 'two digits' }),
+    expiry_year: Type.Integer(),
+    issuer_countries: Type.Union([Type.String(), Type.Null()]),
+  }),
+});
+
+export const SitePathParams = Type.Object({ path: Type.String({ maxLength: 63 }) });
