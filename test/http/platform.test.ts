@@ -1,0 +1,105 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { createTestContext, type TestContext } from '../support/context.js';
+import { createSite, type SiteFixture } from '../support/fixtures.js';
+
+let t: TestContext;
+let site: SiteFixture;
+beforeAll(async () => {
+  t = await createTestContext();
+  site = await createSite(t.db);
+});
+afterAll(async () => t.close());
+
+describe('security headers', () => {
+  it('sets them on JSON answers, errors and 404s', async () => {
+    for (const response of [
+      await t.app.inject({ url: `/${site.path}/api-tokens`, headers: site.headers }),
+      await t.app.inject({ url: `/${site.path}/api-tokens` }),
+      await t.app.inject({ url: '/no/such/route' }),
+    ]) {
+      expect(response.headers['x-content-type-options']).toBe('nosniff');
+      expect(response.headers['referrer-policy']).toBe('no-referrer');
+      expect(response.headers['x-frame-options']).toBe('DENY');
+      expect(response.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(response.headers['strict-transport-security']).toBeUndefined();
+    }
+  });
+
+  it('adds HSTS when the base URL is https', async () => {
+    const https = await createTestContext({ env: { BASE_URL: 'https://pay.example.com' } });
+    try {
+      const response = await https.app.inject({ url: '/healthz' });
+      expect(response.headers['strict-transport-security']).toMatch(/^max-age=\d+/);
+    } finally {
+      await https.close();
+    }
+  });
+
+  it('leaves a page its own Content-Security-Policy (and framing rules)', async () => {
+    const response = await t.app.inject({ url: '/docs' });
+    expect(response.headers['content-security-policy']).toContain("style-src 'sha256-");
+    expect(response.headers['content-security-policy']).not.toBe("default-src 'none'; frame-ancestors 'none'");
+  });
+});
+
+describe('OpenAPI document and reference page', () => {
+  it('serves OpenAPI 3.1 with the bearer scheme and every route, including the token endpoints', async () => {
+    const response = await t.app.inject({ url: '/openapi.json' });
+    expect(response.statusCode).toBe(200);
+    const document = response.json();
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.info.title).toBe('trustfare');
+    expect(document.components.securitySchemes.bearer).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
+    expect(document.security).toEqual([{ bearer: [] }]);
+    const login = document.paths['/{path}/site-json/jwt-auth/v1/token'].post;
+    expect(login.security).toEqual([]);
+    expect(Object.keys(login.requestBody.content['application/json'].schema.properties)).toEqual(['username', 'password', 'otp']);
+    expect(login.responses['200'].content['application/json'].schema.properties.default_site).toBeDefined();
+    expect(document.paths['/{path}/api-tokens/{token_id}'].delete).toBeDefined();
+    expect(document.paths['/openapi.json']).toBeUndefined();
+    // Routes registered by other modules after the generator appear too.
+    expect(Object.keys(document.paths)).toContain('/{path}/site-json/vendor/v2/channels');
+  });
+
+  it('renders /docs as plain HTML without scripts or external resources', async () => {
+    const response = await t.app.inject({ url: '/docs' });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
+    const csp = response.headers['content-security-policy'] as string;
+    expect(csp).toMatch(/default-src 'none'/);
+    expect(csp).not.toMatch(/script-src/);
+    expect(response.body).toContain('trustfare API reference');
+    expect(response.body).toContain('/{path}/site-json/jwt-auth/v1/token/refresh');
+    expect(response.body).toContain('refresh_token');
+    expect(response.body).not.toMatch(/<script|https?:\/\/(?!trustfare\.test)[a-z]/i);
+  });
+});
+
+describe('logs', () => {
+  it('never contain passwords, tokens, codes or card data', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, callback) {
+        lines.push(String(chunk));
+        callback();
+      },
+    });
+    const app = await buildApp({ context: { ...t.context, config: { ...t.config, logLevel: 'trace' } }, logStream: stream });
+    try {
+      const login = await app.inject({ method: 'POST', url: `/${site.path}/site-json/jwt-auth/v1/token`, payload: { username: site.username, password: site.password } });
+      const { token, refresh_token } = login.json();
+      await app.inject({ method: 'POST', url: `/${site.path}/site-json/jwt-auth/v1/token`, payload: { username: site.username, password: 'Secret-Wrong-Pass', otp: '123456' } });
+      await app.inject({ url: `/${site.path}/api-tokens`, headers: site.headers });
+      await app.inject({ method: 'POST', url: `/${site.path}/site-json/jwt-auth/v1/token/refresh`, headers: { authorization: `Bearer ${refresh_token}` } });
+      await app.inject({ url: `/vault/1.8.0/?auth=${token}&card_number=4111111111111111` });
+      const log = lines.join('');
+      expect(log).toContain('incoming request');
+      expect(log).toContain('[redacted]');
+      for (const secret of [site.password, 'Secret-Wrong-Pass', site.token, token, refresh_token, '4111111111111111']) expect(log).not.toContain(secret);
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -1,0 +1,44 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestContext, type TestContext } from '../support/context.js';
+import { createSite, type SiteFixture } from '../support/fixtures.js';
+
+let t: TestContext;
+let site: SiteFixture;
+beforeAll(async () => {
+  t = await createTestContext({ env: { RATE_LIMIT_PER_MINUTE: '5', LOGIN_RATE_LIMIT_PER_MINUTE: '3' } });
+  site = await createSite(t.db);
+});
+afterAll(async () => t.close());
+
+describe('rate limiting', () => {
+  it('answers 429 rest_too_many_requests with Retry-After past the per-credential limit', async () => {
+    const statuses = [];
+    for (let i = 0; i < 6; i++) statuses.push(await t.app.inject({ url: `/${site.path}/api-tokens`, headers: site.headers }));
+    expect(statuses.slice(0, 5).every((response) => response.statusCode === 200)).toBe(true);
+    const limited = statuses[5]!;
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json()).toEqual({ code: 'rest_too_many_requests', message: expect.stringContaining('Too many requests'), data: { status: 429 } });
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
+  it('counts each credential separately', async () => {
+    const other = await createSite(t.db);
+    expect((await t.app.inject({ url: `/${other.path}/api-tokens`, headers: other.headers })).statusCode).toBe(200);
+  });
+
+  it('applies the stricter login limit per client address to the token endpoints', async () => {
+    const answers = [];
+    for (let i = 0; i < 4; i++) {
+      answers.push(await t.app.inject({ method: 'POST', url: `/${site.path}/site-json/jwt-auth/v1/token`, payload: { username: site.username, password: site.password }, remoteAddress: '10.0.0.9' }));
+    }
+    expect(answers.slice(0, 3).map((answer) => answer.statusCode)).toEqual([200, 200, 200]);
+    expect(answers[3]!.statusCode).toBe(429);
+    expect(answers[3]!.json().code).toBe('rest_too_many_requests');
+    const elsewhere = await t.app.inject({ method: 'POST', url: `/${site.path}/site-json/jwt-auth/v1/token`, payload: { username: site.username, password: site.password }, remoteAddress: '10.0.0.10' });
+    expect(elsewhere.statusCode).toBe(200);
+  });
+
+  it('never limits the health probes', async () => {
+    for (let i = 0; i < 8; i++) expect((await t.app.inject({ url: '/healthz' })).statusCode).toBe(200);
+  });
+});

@@ -1,0 +1,189 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestContext, type TestContext } from '../../support/context.js';
+import { addUser, createSite, type SiteFixture } from '../../support/fixtures.js';
+import { limits } from '../../../src/limits.js';
+
+let t: TestContext;
+beforeAll(async () => {
+  t = await createTestContext();
+});
+afterAll(async () => t.close());
+
+const recordKeys = ['abilities', 'created_at', 'expires_at', 'id', 'last_used_at', 'name', 'tokenable_id', 'tokenable_type', 'updated_at'];
+const isoUtc = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+function tokens(site: SiteFixture, method: 'GET' | 'POST' | 'DELETE' = 'GET', payload?: object, suffix = '', headers = site.headers) {
+  return t.app.inject({ method, url: `/${site.path}/api-tokens${suffix}`, headers, ...(payload ? { payload } : {}) });
+}
+
+function dayOffset(days: number): string {
+  return new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+}
+
+describe('GET api-tokens', () => {
+  it('lists the caller’s tokens as API token records, never the token or its hash', async () => {
+    const site = await createSite(t.db);
+    const response = await tokens(site);
+    expect(response.statusCode).toBe(200);
+    const [record] = response.json();
+    expect(Object.keys(record).sort()).toEqual(recordKeys);
+    expect(record).toMatchObject({ tokenable_type: 'user', tokenable_id: site.userId, name: 'fixture', abilities: ['*'], expires_at: null });
+    expect(record.created_at).toMatch(isoUtc);
+    expect(record.updated_at).toMatch(isoUtc);
+    const { token_hash } = await t.db.one<{ token_hash: string }>('SELECT token_hash FROM api_tokens WHERE id = $1', [record.id]);
+    expect(response.body).not.toContain(site.token);
+    expect(response.body).not.toContain(token_hash);
+  });
+
+  it('records last_used_at in ISO 8601 UTC once a token is used', async () => {
+    const site = await createSite(t.db);
+    await tokens(site);
+    let lastUsed: string | null = null;
+    // The stamp is written after the answer (off the hot path): wait for it, boundedly.
+    for (let attempt = 0; attempt < 50 && !lastUsed; attempt++) {
+      lastUsed = (await tokens(site)).json()[0].last_used_at;
+      if (!lastUsed) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(lastUsed).toMatch(isoUtc);
+  });
+
+  it('shows only the caller’s own tokens', async () => {
+    const site = await createSite(t.db);
+    const colleague = await addUser(t.db, site.siteId, { role: 'member_admin' });
+    const mine = (await tokens(site)).json();
+    const theirs = (await tokens(site, 'GET', undefined, '', colleague.headers)).json();
+    expect(mine).toHaveLength(1);
+    expect(theirs).toHaveLength(1);
+    expect(mine[0].id).not.toBe(theirs[0].id);
+  });
+});
+
+describe('POST api-tokens', () => {
+  it('creates a token shown once that authenticates, up to the limit (expired ones count)', async () => {
+    const site = await createSite(t.db);
+    const created = await tokens(site, 'POST', { name: 'ci', expires_at: dayOffset(30) });
+    expect(created.statusCode).toBe(201);
+    const body = created.json();
+    expect(Object.keys(body).sort()).toEqual(['expires_at', 'token']);
+    expect(body.token).toMatch(/^tfat_[A-Za-z0-9_-]{43}$/);
+    expect(body.expires_at).toBe(dayOffset(30));
+    const withNew = await tokens(site, 'GET', undefined, '', { authorization: `Bearer ${body.token}` });
+    expect(withNew.statusCode).toBe(200);
+    expect(withNew.json().map((record: { name: string }) => record.name)).toEqual(['fixture', 'ci']);
+
+    // Expire the first token: it still counts.
+    await t.db.query("UPDATE api_tokens SET expires_at = current_date - 1 WHERE user_id = $1 AND name = 'fixture'", [site.userId]);
+    const third = await tokens(site, 'POST', { name: 'one too many' }, '', { authorization: `Bearer ${body.token}` });
+    expect(third.statusCode).toBe(400);
+    expect(third.json()).toMatchObject({ code: 'rest_invalid_param', data: { status: 400, params: { api_tokens: expect.any(String) } } });
+    expect(third.json().message).toContain(`at most ${limits.apiTokensPerUserMax}`);
+    expect((await t.db.query('SELECT 1 FROM api_tokens WHERE user_id = $1', [site.userId])).length).toBe(2);
+  });
+
+  it('refuses expires_at that is malformed, not a date or in the past; accepts today', async () => {
+    const site = await createSite(t.db);
+    for (const expires_at of ['2030/01/01', '2030-02-30', dayOffset(-1), '20300101', dayOffset(limits.apiTokenExpiryDaysMax + 2)]) {
+      const response = await tokens(site, 'POST', { name: 'x', expires_at });
+      expect(response.statusCode, expires_at).toBe(400);
+      expect(response.json()).toMatchObject({ code: 'rest_invalid_param', data: { params: { expires_at: expect.any(String) } } });
+    }
+    const today = await tokens(site, 'POST', { name: 'today', expires_at: dayOffset(0) });
+    expect(today.statusCode).toBe(201);
+    expect((await tokens(site, 'GET', undefined, '', { authorization: `Bearer ${today.json().token}` })).statusCode).toBe(200);
+  });
+
+  it('a token past its expires_at day no longer authenticates', async () => {
+    const site = await createSite(t.db);
+    await t.db.query('UPDATE api_tokens SET expires_at = current_date - 1 WHERE user_id = $1', [site.userId]);
+    const response = await tokens(site);
+    expect(response.statusCode).toBe(401);
+    expect(response.json().code).toBe('jwt_auth_invalid_token');
+  });
+
+  it('requires a name', async () => {
+    const site = await createSite(t.db);
+    const response = await tokens(site, 'POST', {});
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ code: 'rest_missing_callback_param', data: { params: ['name'] } });
+  });
+
+  it('serialises concurrent creations so the limit holds', async () => {
+    const site = await createSite(t.db);
+    const answers = await Promise.all([1, 2, 3, 4].map((n) => tokens(site, 'POST', { name: `race ${n}` })));
+    expect(answers.filter((answer) => answer.statusCode === 201)).toHaveLength(limits.apiTokensPerUserMax - 1);
+    expect((await t.db.query('SELECT 1 FROM api_tokens WHERE user_id = $1', [site.userId])).length).toBe(limits.apiTokensPerUserMax);
+  });
+});
+
+describe('DELETE api-tokens', () => {
+  it('deletes one token of the caller', async () => {
+    const site = await createSite(t.db);
+    const created = (await tokens(site, 'POST', { name: 'temp' })).json();
+    const id = (await tokens(site)).json().find((record: { name: string }) => record.name === 'temp').id;
+    const response = await tokens(site, 'DELETE', undefined, `/${id}`);
+    expect(response.statusCode).toBe(200);
+    expect(Object.keys(response.json())).toEqual(['message']);
+    expect((await tokens(site, 'GET', undefined, '', { authorization: `Bearer ${created.token}` })).statusCode).toBe(401);
+    expect((await tokens(site, 'DELETE', undefined, `/${id}`)).statusCode).toBe(404);
+  });
+
+  it('cannot delete another user’s token (404)', async () => {
+    const site = await createSite(t.db);
+    const colleague = await addUser(t.db, site.siteId, { role: 'member_admin' });
+    const theirId = (await tokens(site, 'GET', undefined, '', colleague.headers)).json()[0].id;
+    const response = await tokens(site, 'DELETE', undefined, `/${theirId}`);
+    expect(response.statusCode).toBe(404);
+    expect(response.json().code).toBe('rest_post_invalid_id');
+    expect((await tokens(site, 'GET', undefined, '', colleague.headers)).statusCode).toBe(200);
+  });
+
+  it('deletes all of the caller’s tokens and only theirs', async () => {
+    const site = await createSite(t.db);
+    const colleague = await addUser(t.db, site.siteId, { role: 'member_admin' });
+    await tokens(site, 'POST', { name: 'second' });
+    const response = await tokens(site, 'DELETE');
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ message: expect.any(String) });
+    expect((await t.db.query('SELECT 1 FROM api_tokens WHERE user_id = $1', [site.userId])).length).toBe(0);
+    expect((await tokens(site)).statusCode).toBe(401);
+    expect((await tokens(site, 'GET', undefined, '', colleague.headers)).json()).toHaveLength(1);
+  });
+
+  it('rejects a non-numeric id', async () => {
+    const site = await createSite(t.db);
+    expect((await tokens(site, 'DELETE', undefined, '/abc')).statusCode).toBe(400);
+  });
+});
+
+describe('access rules', () => {
+  it('needs a credential', async () => {
+    const site = await createSite(t.db);
+    const response = await tokens(site, 'GET', undefined, '', {} as never);
+    expect(response.statusCode).toBe(401);
+    expect(response.json().code).toBe('rest_not_logged_in');
+  });
+
+  it('is for member_admins: members get 403', async () => {
+    const site = await createSite(t.db, { role: 'member' });
+    expect((await tokens(site)).statusCode).toBe(403);
+    const post = await tokens(site, 'POST', { name: 'x' });
+    expect(post.statusCode).toBe(403);
+    expect(post.json().code).toBe('rest_forbidden');
+  });
+
+  it('read-only member_admins may list but not create or delete', async () => {
+    const site = await createSite(t.db, { role: 'member_admin', readOnly: true });
+    expect((await tokens(site)).statusCode).toBe(200);
+    expect((await tokens(site, 'POST', { name: 'x' })).statusCode).toBe(403);
+    expect((await tokens(site, 'DELETE')).statusCode).toBe(403);
+    expect((await t.db.query('SELECT 1 FROM api_tokens WHERE user_id = $1', [site.userId])).length).toBe(1);
+  });
+
+  it('another site’s path is 404 rest_post_invalid_id', async () => {
+    const site = await createSite(t.db);
+    const other = await createSite(t.db);
+    const response = await t.app.inject({ url: `/${other.path}/api-tokens`, headers: site.headers });
+    expect(response.statusCode).toBe(404);
+    expect(response.json().code).toBe('rest_post_invalid_id');
+  });
+});

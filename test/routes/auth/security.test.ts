@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestContext, type TestContext } from '../../support/context.js';
+import { createSite, type SiteFixture } from '../../support/fixtures.js';
+import { signJwt } from '../../../src/domain/credentials.js';
+import { authPath, postToken } from './helpers.js';
+
+let t: TestContext;
+let site: SiteFixture;
+let login: { token: string; refresh_token: string };
+let cardVaultToken: string;
+beforeAll(async () => {
+  t = await createTestContext();
+  site = await createSite(t.db);
+  login = (await postToken(t, site.path, { username: site.username, password: site.password })).json();
+  cardVaultToken = (await t.app.inject({ method: 'POST', url: authPath(site.path, 'token/cardvaultuser'), payload: { username: site.username, password: site.password } })).json().token;
+});
+afterAll(async () => t.close());
+
+const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+async function callApi(token: string) {
+  return t.app.inject({ url: `/${site.path}/api-tokens`, headers: { authorization: `Bearer ${token}` } });
+}
+
+function expectInvalidToken(response: Awaited<ReturnType<typeof callApi>>) {
+  expect(response.statusCode).toBe(401);
+  expect(response.json()).toMatchObject({ code: 'jwt_auth_invalid_token', data: { status: 401 } });
+}
+
+describe('JWTs that must not work', () => {
+  it('the genuine user token works (control)', async () => {
+    expect((await callApi(login.token)).statusCode).toBe(200);
+  });
+
+  it('a token with a tampered payload', async () => {
+    const [header, payload, signature] = login.token.split('.');
+    const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString());
+    const forged = [header, base64url({ ...claims, sub: String(Number(claims.sub) + 1) }), signature].join('.');
+    expectInvalidToken(await callApi(forged));
+  });
+
+  it('an unsigned token (alg none)', async () => {
+    const claims = JSON.parse(Buffer.from(login.token.split('.')[1]!, 'base64url').toString());
+    expectInvalidToken(await callApi(`${base64url({ alg: 'none', typ: 'JWT' })}.${base64url(claims)}.`));
+  });
+
+  it('a token signed with another secret', async () => {
+    const other = await signJwt(new Uint8Array(32).fill(7), { userId: site.userId, kind: 'user' });
+    expectInvalidToken(await callApi(other));
+  });
+
+  it('an expired user token', async () => {
+    const old = await signJwt(t.config.secrets.jwtSecret, { userId: site.userId, kind: 'user' }, new Date(Date.now() - 16 * 60 * 1000));
+    expectInvalidToken(await callApi(old));
+  });
+
+  it('a refresh token used on the REST API', async () => {
+    expectInvalidToken(await callApi(login.refresh_token));
+  });
+
+  it('a vaulting-app token used on the REST API', async () => {
+    expectInvalidToken(await callApi(cardVaultToken));
+  });
+
+  it('a user token or vaulting-app token used as a refresh token', async () => {
+    for (const token of [login.token, cardVaultToken]) {
+      const response = await t.app.inject({ method: 'POST', url: authPath(site.path, 'token/refresh'), headers: { authorization: `Bearer ${token}` } });
+      expectInvalidToken(response);
+    }
+  });
+
+  it('a refresh token used to revoke refresh tokens', async () => {
+    const response = await t.app.inject({ method: 'DELETE', url: authPath(site.path, 'token/refresh'), headers: { authorization: `Bearer ${login.refresh_token}` } });
+    expectInvalidToken(response);
+  });
+
+  it('a forged refresh token signed correctly but never issued', async () => {
+    const forged = await signJwt(t.config.secrets.jwtSecret, { userId: site.userId, kind: 'refresh' });
+    const response = await t.app.inject({ method: 'POST', url: authPath(site.path, 'token/refresh'), headers: { authorization: `Bearer ${forged}` } });
+    expectInvalidToken(response);
+  });
+
+  it('a user token for a site the user is not a member of is 404, not 403', async () => {
+    const other = await createSite(t.db);
+    const response = await t.app.inject({ url: `/${other.path}/api-tokens`, headers: { authorization: `Bearer ${login.token}` } });
+    expect(response.statusCode).toBe(404);
+    expect(response.json().code).toBe('rest_post_invalid_id');
+  });
+});
