@@ -6,7 +6,7 @@ CREATE INDEX channels_site_external_idx ON channels (site_id, external_id) WHERE
 
 -- Booking filters that integrators look up by exact value.
 CREATE INDEX bookings_site_surname_idx ON bookings (site_id, surname) WHERE deleted_at IS NULL;
-CREATE INDEX bookings_site_email_idx ON bookings (site_id, email) WHERE deleted_at IS NULL;
+CREATE INDEX bookings_site_email_idx ON bookings (site_id, lower(email)) WHERE deleted_at IS NULL;
 CREATE INDEX bookings_site_reference_idx ON bookings (site_id, reference) WHERE deleted_at IS NULL;
 CREATE INDEX bookings_site_created_idx ON bookings (site_id, created_at) WHERE deleted_at IS NULL;
 

@@ -165,6 +165,12 @@ export class WhereBuilder {
     return this;
   }
 
+  /** Adds a condition written by code (never from input); values go in through param(). */
+  raw(clause: string): this {
+    this.clauses.push(`(${clause})`);
+    return this;
+  }
+
   /** Adds the condition only when `value` is defined (a filter that was sent). */
   andIf<T>(value: T | undefined, build: (where: this, value: T) => void): this {
     if (value !== undefined) build(this, value);

@@ -1,6 +1,7 @@
 import type { App } from '../app.js';
 import type { AppContext } from '../context.js';
 import { healthRoutes } from './health/routes.js';
+import { bookingRoutes } from './bookings/routes.js';
 import { cardRoutes } from './cards/routes.js';
 import { sandboxRoutes } from './sandbox/routes.js';
 import { authRoutes } from './auth/routes.js';
@@ -20,4 +21,5 @@ export async function registerRoutes(app: App, context: AppContext): Promise<voi
   await apiTokenRoutes(app, context);
   await docsRoutes(app, context);
   await channelRoutes(app, context);
+  await bookingRoutes(app, context);
 }

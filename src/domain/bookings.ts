@@ -1,0 +1,281 @@
+import type { Queryable } from '../storage/db.js';
+import { loadChannel } from './channels.js';
+import { deriveBookingStatus, type BookingStatus } from './booking-status.js';
+import { defaultLanguage } from './reference-data.js';
+
+/**
+ * Bookings: what a traveller buys and transactions pay for. Plain functions over the database;
+ * expected refusals come back as values keyed by the wire parameter they concern, so the route
+ * can answer the spec's `rest_invalid_param` with `data.params`.
+ */
+
+export interface BookingInput {
+  firstname: string;
+  surname: string;
+  email: string;
+  /** End date, `YYYY-MM-DD`. */
+  dateEnd: string;
+  dateStart?: string | null;
+  pax?: number | null;
+  reference?: string;
+  content?: string;
+  total: number;
+  currency: string;
+  country: string;
+  channelId: number;
+  language?: string;
+  suppliers?: string[];
+}
+
+export type BookingPatch = Partial<BookingInput>;
+
+export interface BookingRecord {
+  id: number;
+  siteId: number;
+  uuid: string;
+  channelId: number;
+  authorId: number;
+  authorUsername: string;
+  authorName: string;
+  /** As stored; show currentBookingStatus(...) of it. */
+  status: BookingStatus;
+  content: string;
+  firstname: string;
+  surname: string;
+  email: string;
+  dateEnd: string;
+  dateStart: string | null;
+  pax: number | null;
+  reference: string;
+  total: number;
+  currency: string;
+  country: string;
+  language: string;
+  suppliers: string[];
+  totalPaid: number;
+  totalAuthorized: number;
+  transactionIds: number[];
+  createdAt: Date;
+  modifiedAt: Date;
+}
+
+/** Refusal of an input, keyed by wire parameter name (`channels`, `total`, ...). */
+export interface BookingRefusal {
+  params: Record<string, string>;
+}
+
+export const bookingSelect = `b.*, u.username AS author_username, u.display_name AS author_name`;
+export const bookingFrom = 'bookings b JOIN users u ON u.id = b.author_id';
+
+export interface BookingRow {
+  [column: string]: unknown;
+  id: number;
+  site_id: number;
+  uuid: string;
+  channel_id: number;
+  author_id: number;
+  author_username: string;
+  author_name: string;
+  status: BookingStatus;
+  content: string;
+  firstname: string;
+  surname: string;
+  email: string;
+  date_end: string;
+  date_start: string | null;
+  pax: number | null;
+  reference: string;
+  total: number;
+  currency: string;
+  country: string;
+  language: string;
+  suppliers: string[];
+  total_paid: number;
+  total_authorized: number;
+  transaction_ids: number[];
+  created_at: Date;
+  modified_at: Date;
+}
+
+export function bookingFromRow(row: BookingRow): BookingRecord {
+  return {
+    id: row.id,
+    siteId: row.site_id,
+    uuid: row.uuid,
+    channelId: row.channel_id,
+    authorId: row.author_id,
+    authorUsername: row.author_username,
+    authorName: row.author_name,
+    status: row.status,
+    content: row.content,
+    firstname: row.firstname,
+    surname: row.surname,
+    email: row.email,
+    dateEnd: row.date_end,
+    dateStart: row.date_start,
+    pax: row.pax,
+    reference: row.reference,
+    total: row.total,
+    currency: row.currency,
+    country: row.country,
+    language: row.language,
+    suppliers: row.suppliers,
+    totalPaid: row.total_paid,
+    totalAuthorized: row.total_authorized,
+    transactionIds: row.transaction_ids,
+    createdAt: row.created_at,
+    modifiedAt: row.modified_at,
+  };
+}
+
+/** `<site_id>-<id>`, the booking ID prefixed with the site ID. */
+export function bookingTrustId(booking: Pick<BookingRecord, 'siteId' | 'id'>): string {
+  return `${booking.siteId}-${booking.id}`;
+}
+
+/** The generated title: `<trust_id> | <surname> | <email>`. */
+export function bookingTitle(booking: Pick<BookingRecord, 'siteId' | 'id' | 'surname' | 'email'>): string {
+  return `${bookingTrustId(booking)} | ${booking.surname} | ${booking.email}`;
+}
+
+/** Money still owed: total less captured money, never negative. */
+export function bookingTotalUnpaid(booking: Pick<BookingRecord, 'total' | 'totalPaid'>): number {
+  return Math.max(0, booking.total - booking.totalPaid);
+}
+
+/** A live booking of the site, or undefined; `lock: 'update'` inside a transaction. */
+export async function loadBooking(db: Queryable, options: { siteId: number; id: number; lock?: 'update' }): Promise<BookingRecord | undefined> {
+  if (!Number.isSafeInteger(options.id)) return undefined;
+  const lock = options.lock === 'update' ? 'FOR UPDATE OF b' : '';
+  const row = await db.maybeOne<BookingRow>(`SELECT ${bookingSelect} FROM ${bookingFrom} WHERE b.id = $1 AND b.site_id = $2 AND b.deleted_at IS NULL ${lock}`, [options.id, options.siteId]);
+  return row ? bookingFromRow(row) : undefined;
+}
+
+/** A real calendar date in `YYYY-MM-DD` form (the schema checks the shape, this the calendar). */
+export function isCalendarDate(text: string): boolean {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (!match) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return year >= 1900 && date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+/**
+ * Checks the parts of a booking the schema cannot: real dates in order, a live channel of the
+ * same site whose base currency is the booking currency, and known suppliers. The channel row is
+ * share-locked so it cannot be deleted or re-currencied under the booking.
+ */
+async function refuseInvalid(tx: Queryable, siteId: number, booking: BookingInput): Promise<BookingRefusal | null> {
+  const params: Record<string, string> = {};
+  if (!isCalendarDate(booking.dateEnd)) params.date = 'must be a valid date, Y-m-d';
+  if (booking.dateStart != null) {
+    if (!isCalendarDate(booking.dateStart)) params.date_start = 'must be a valid date, Y-m-d';
+    else if (booking.dateStart > booking.dateEnd) params.date_start = 'must not be after the end date (date)';
+  }
+  const channel = await loadChannel(tx, { siteId, id: booking.channelId, lock: 'share' });
+  if (!channel) params.channels = 'Invalid channel ID.';
+  else if (channel.currency !== booking.currency) {
+    params.channels = `The booking currency (${booking.currency}) must match the channel base currency (${channel.currency}).`;
+  }
+  const suppliers = booking.suppliers ?? [];
+  if (suppliers.length > 0) {
+    const known = await tx.query<{ id: string }>('SELECT id FROM suppliers WHERE id = ANY($1::text[])', [suppliers]);
+    const missing = suppliers.filter((id) => !known.some((row) => row.id === id));
+    if (missing.length > 0) params.suppliers = `Unknown supplier ID(s): ${missing.join(', ')}`;
+  }
+  return Object.keys(params).length > 0 ? { params } : null;
+}
+
+/** Creates an unpaid booking (or a draft, for the payment modal) inside the caller's transaction. */
+export async function createBooking(tx: Queryable, options: { siteId: number; authorId: number; input: BookingInput; draft?: boolean }): Promise<BookingRecord | BookingRefusal> {
+  const input = { ...options.input, suppliers: [...new Set(options.input.suppliers ?? [])] };
+  const refusal = await refuseInvalid(tx, options.siteId, input);
+  if (refusal) return refusal;
+  const row = await tx.one<{ id: number }>(
+    `INSERT INTO bookings (site_id, channel_id, author_id, status, content, firstname, surname, email, date_end, date_start, pax, reference, total, currency, country, language, suppliers)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id`,
+    [
+      options.siteId, input.channelId, options.authorId, options.draft ? 'draft' : 'unpaid', input.content ?? '', input.firstname, input.surname, input.email,
+      input.dateEnd, input.dateStart ?? null, input.pax ?? null, input.reference ?? '', input.total, input.currency, input.country,
+      input.language ?? defaultLanguage, input.suppliers,
+    ],
+  );
+  return (await loadBooking(tx, { siteId: options.siteId, id: row.id }))!;
+}
+
+const patchColumns: { [K in keyof BookingPatch]-?: string } = {
+  firstname: 'firstname',
+  surname: 'surname',
+  email: 'email',
+  dateEnd: 'date_end',
+  dateStart: 'date_start',
+  pax: 'pax',
+  reference: 'reference',
+  content: 'content',
+  total: 'total',
+  currency: 'currency',
+  country: 'country',
+  channelId: 'channel_id',
+  language: 'language',
+  suppliers: 'suppliers',
+};
+
+/**
+ * Applies a patch inside the caller's transaction, with the booking row locked against the
+ * payments code. The total may not drop below the money linked to the booking (captured plus
+ * authorised), a booking with transactions stays on its channel, and the status is re-derived.
+ */
+export async function updateBooking(tx: Queryable, options: { siteId: number; id: number; patch: BookingPatch; today: string }): Promise<BookingRecord | BookingRefusal | undefined> {
+  const current = await loadBooking(tx, { siteId: options.siteId, id: options.id, lock: 'update' });
+  if (!current) return undefined;
+  const patch: BookingPatch = { ...options.patch };
+  if (patch.suppliers) patch.suppliers = [...new Set(patch.suppliers)];
+  const next: BookingInput = {
+    firstname: patch.firstname ?? current.firstname,
+    surname: patch.surname ?? current.surname,
+    email: patch.email ?? current.email,
+    dateEnd: patch.dateEnd ?? current.dateEnd,
+    dateStart: patch.dateStart === undefined ? current.dateStart : patch.dateStart,
+    total: patch.total ?? current.total,
+    currency: patch.currency ?? current.currency,
+    country: patch.country ?? current.country,
+    channelId: patch.channelId ?? current.channelId,
+    suppliers: patch.suppliers ?? [],
+  };
+  const refusal = (await refuseInvalid(tx, options.siteId, next)) ?? { params: {} };
+  const linked = current.totalPaid + current.totalAuthorized;
+  if (next.total < linked) refusal.params.total = `The total cannot be less than the money already linked to the booking (${linked}).`;
+  if (next.channelId !== current.channelId && current.transactionIds.length > 0) refusal.params.channels = 'A booking with transactions cannot move to another channel.';
+  if (Object.keys(refusal.params).length > 0) return refusal;
+
+  const status = deriveBookingStatus({
+    total: next.total,
+    totalPaid: current.totalPaid,
+    totalAuthorized: current.totalAuthorized,
+    // Locks come from chargebacks, which only the payments code records; a PUT keeps them.
+    hasLockedTransaction: current.status === 'locked',
+    dateEnd: next.dateEnd,
+    today: options.today,
+    isDraft: current.status === 'draft',
+  });
+  const sets: string[] = ['status = $2'];
+  const values: unknown[] = [current.id, status];
+  for (const [key, column] of Object.entries(patchColumns) as [keyof BookingPatch, string][]) {
+    if (patch[key] === undefined) continue;
+    values.push(patch[key]);
+    sets.push(`${column} = $${values.length}`);
+  }
+  await tx.query(`UPDATE bookings SET ${sets.join(', ')}, modified_at = now() WHERE id = $1`, values);
+  return (await loadBooking(tx, { siteId: options.siteId, id: options.id }))!;
+}
+
+export type BookingDeleteResult = 'deleted' | 'not_found' | 'has_transactions';
+
+/** Soft-deletes a booking; refused once any transaction was attempted against it. */
+export async function deleteBooking(tx: Queryable, options: { siteId: number; id: number }): Promise<BookingDeleteResult> {
+  const current = await loadBooking(tx, { ...options, lock: 'update' });
+  if (!current) return 'not_found';
+  if (current.transactionIds.length > 0) return 'has_transactions';
+  await tx.query('UPDATE bookings SET deleted_at = now(), modified_at = now() WHERE id = $1', [current.id]);
+  return 'deleted';
+}

@@ -1,0 +1,202 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { App } from '../../app.js';
+import type { AppContext } from '../../context.js';
+import { currentBookingStatus, currentBookingStatusSql, gmtDate } from '../../domain/booking-status.js';
+import {
+  bookingFrom, bookingFromRow, bookingSelect, bookingTitle, bookingTotalUnpaid, bookingTrustId, createBooking, deleteBooking, loadBooking, updateBooking,
+  type BookingPatch, type BookingRecord, type BookingRow,
+} from '../../domain/bookings.js';
+import { paymentRequestUrl } from '../../domain/payment-request-link.js';
+import { principalOf, requireAccess } from '../../http/auth.js';
+import { conflict, invalidId, invalidParams } from '../../http/errors.js';
+import {
+  ItemParams, SiteParams, WhereBuilder, apiPrefix, fetchPage, integerIds, isoCalendarDate, isoInstant, listValues, orderBySql, pageRequest, parseItemId, setPaginationHeaders,
+} from '../../http/pagination.js';
+import { BookingCreateBody, BookingListQuery, BookingSchema, BookingUpdateBody, PaymentRequestQuery, type BookingWire } from './schemas.js';
+
+const DeletedSchema = Type.Object({ deleted: Type.Boolean() });
+
+const orderColumns: Record<string, string> = {
+  id: 'b.id',
+  created: 'b.created_at',
+  modified: 'b.modified_at',
+  date: 'b.date_end',
+  date_start: 'b.date_start',
+  total: 'b.total',
+  surname: 'b.surname',
+  reference: 'b.reference',
+};
+
+export async function bookingRoutes(app: App, context: AppContext): Promise<void> {
+  const auth = { db: context.db, jwtSecret: context.config.secrets.jwtSecret };
+  // Members and member_admins read and write; read-only users are held to GET by requireAccess.
+  const access = requireAccess(auth);
+  const base = `${apiPrefix}/bookings`;
+  const today = () => gmtDate(context.now());
+
+  app.get(base, { onRequest: access, schema: { params: SiteParams, querystring: BookingListQuery, response: { 200: Type.Array(BookingSchema) } } }, async (request, reply) => {
+    const principal = principalOf(request);
+    const query = request.query;
+    const page = pageRequest(query);
+    const where = new WhereBuilder().and`b.site_id = ${principal.siteId}`.and`b.deleted_at IS NULL`;
+    where
+      .andIf(integerIds('include', query.include), (w, ids) => w.and`b.id = ANY(${ids}::bigint[])`)
+      .andIf(integerIds('exclude', query.exclude), (w, ids) => w.and`b.id <> ALL(${ids}::bigint[])`)
+      .andIf(isoInstant('before', query.before), (w, instant) => w.and`b.created_at < ${instant}`)
+      .andIf(isoInstant('after', query.after), (w, instant) => w.and`b.created_at > ${instant}`)
+      .andIf(listValues('status', query.status), (w, statuses) => w.raw(`${currentBookingStatusSql('b', w.param(today()))} = ANY(${w.param(statuses)}::text[])`))
+      .andIf(integerIds('channels', query.channels), (w, ids) => w.and`b.channel_id = ANY(${ids}::bigint[])`)
+      .andIf(listValues('countries', query.countries), (w, countries) => w.and`b.country = ANY(${countries}::text[])`)
+      .andIf(query.surname, (w, surname) => w.and`b.surname = ${surname}`)
+      .andIf(query.email, (w, email) => w.and`lower(b.email) = lower(${email})`)
+      .andIf(isoCalendarDate('date_before', query.date_before), (w, date) => w.and`b.date_end < ${date}::date`)
+      .andIf(isoCalendarDate('date_after', query.date_after), (w, date) => w.and`b.date_end > ${date}::date`)
+      .andIf(query.reference, (w, reference) => w.and`b.reference = ${reference}`);
+    const result = await fetchPage<BookingRow>(context.db, {
+      select: bookingSelect,
+      from: bookingFrom,
+      where,
+      orderBy: orderBySql(orderColumns, query.orderby ?? 'id', page.order, 'b.id'),
+      page,
+    });
+    setPaginationHeaders(reply, request, { baseUrl: context.config.baseUrl, total: result.total, page });
+    return result.rows.map((row) => bookingToWire(context, request, bookingFromRow(row)));
+  });
+
+  app.get(`${base}/:id`, { onRequest: access, schema: { params: ItemParams, response: { 200: BookingSchema } } }, async (request) => {
+    const principal = principalOf(request);
+    const id = parseItemId(request.params.id);
+    const booking = id === undefined ? undefined : await loadBooking(context.db, { siteId: principal.siteId, id });
+    if (!booking) throw invalidId('booking ID');
+    return bookingToWire(context, request, booking);
+  });
+
+  app.post(
+    base,
+    { onRequest: access, schema: { params: SiteParams, querystring: PaymentRequestQuery, body: BookingCreateBody, response: { 201: BookingSchema } } },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const body = request.body;
+      const fields: BookingBodyFields = body;
+      const input = {
+        firstname: body.firstname.trim(),
+        surname: body.surname.trim(),
+        email: body.email,
+        dateEnd: body.date,
+        total: body.total,
+        currency: body.currencies,
+        country: body.countries,
+        channelId: body.channels,
+        ...bookingPatch(fields),
+      };
+      const result = await context.db.transaction((tx) => createBooking(tx, { siteId: principal.siteId, authorId: principal.userId, input }));
+      if ('params' in result) throw invalidParams(result.params);
+      const wantsLink = body.payment_request_url === true || request.query.payment_request_url === true;
+      return reply.code(201).send(bookingToWire(context, request, result, { paymentRequest: wantsLink }));
+    },
+  );
+
+  app.put(
+    `${base}/:id`,
+    { onRequest: access, schema: { params: ItemParams, querystring: PaymentRequestQuery, body: BookingUpdateBody, response: { 200: BookingSchema } } },
+    async (request) => {
+      const principal = principalOf(request);
+      const id = parseItemId(request.params.id);
+      const body = request.body;
+      const fields: BookingBodyFields = body;
+      const patch: BookingPatch = {
+        ...bookingPatch(fields),
+        ...(body.firstname !== undefined ? { firstname: body.firstname.trim() } : {}),
+        ...(body.surname !== undefined ? { surname: body.surname.trim() } : {}),
+        ...(body.email !== undefined ? { email: body.email } : {}),
+        ...(body.date !== undefined ? { dateEnd: body.date } : {}),
+        ...(body.total !== undefined ? { total: body.total } : {}),
+        ...(body.currencies !== undefined ? { currency: body.currencies } : {}),
+        ...(body.countries !== undefined ? { country: body.countries } : {}),
+        ...(body.channels !== undefined ? { channelId: body.channels } : {}),
+      };
+      const result = id === undefined ? undefined : await context.db.transaction((tx) => updateBooking(tx, { siteId: principal.siteId, id, patch, today: today() }));
+      if (!result) throw invalidId('booking ID');
+      if ('params' in result) throw invalidParams(result.params);
+      const wantsLink = body.payment_request_url === true || request.query.payment_request_url === true;
+      return bookingToWire(context, request, result, { paymentRequest: wantsLink });
+    },
+  );
+
+  app.delete(`${base}/:id`, { onRequest: access, schema: { params: ItemParams, response: { 200: DeletedSchema } } }, async (request) => {
+    const principal = principalOf(request);
+    const id = parseItemId(request.params.id);
+    const result = id === undefined ? 'not_found' : await context.db.transaction((tx) => deleteBooking(tx, { siteId: principal.siteId, id }));
+    if (result === 'not_found') throw invalidId('booking ID');
+    if (result === 'has_transactions') throw conflict('rest_booking_has_transactions', 'The booking has transactions and is kept as their record; it cannot be deleted.');
+    return { deleted: true };
+  });
+}
+
+/** Optional fields both bodies share, as a plain type (keeps the type provider's inference shallow). */
+interface BookingBodyFields {
+  content?: string;
+  date_start?: string | null;
+  pax?: number | null;
+  reference?: string;
+  language?: string;
+  suppliers?: string[];
+}
+
+function bookingPatch(body: BookingBodyFields): BookingPatch {
+  const patch: BookingPatch = {};
+  if (body.content !== undefined) patch.content = body.content;
+  if (body.date_start !== undefined) patch.dateStart = body.date_start;
+  if (body.pax !== undefined) patch.pax = body.pax;
+  if (body.reference !== undefined) patch.reference = body.reference;
+  if (body.language !== undefined) patch.language = body.language;
+  if (body.suppliers !== undefined) patch.suppliers = body.suppliers;
+  return patch;
+}
+
+/** GMT `YYYY-MM-DD HH:MM:SS`. */
+export function gmtDateTime(date: Date): string {
+  return date.toISOString().slice(0, 19).replace('T', ' ');
+}
+
+/** The Booking table on the wire, with `_links` (and a payment request link when asked for). */
+export function bookingToWire(context: AppContext, request: FastifyRequest, booking: BookingRecord, options: { paymentRequest?: boolean } = {}): BookingWire {
+  const principal = principalOf(request);
+  const collection = `${context.config.baseUrl}/${principal.sitePath}/site-json/vendor/v2/bookings`;
+  const self: BookingWire['_links']['self'][number] = { href: `${collection}/${booking.id}` };
+  if (options.paymentRequest) {
+    self.payment_request = paymentRequestUrl({ baseUrl: context.config.baseUrl, secret: context.config.secrets.signingSecret, siteId: booking.siteId, bookingId: booking.id, dateEnd: booking.dateEnd });
+  }
+  return {
+    id: booking.id,
+    uuid: booking.uuid,
+    trust_id: bookingTrustId(booking),
+    internal_id: booking.id,
+    author: booking.authorUsername,
+    author_id: booking.authorId,
+    authorname: booking.authorName,
+    status: currentBookingStatus(booking.status, booking.dateEnd, gmtDate(context.now())),
+    title: bookingTitle(booking),
+    content: booking.content,
+    firstname: booking.firstname,
+    surname: booking.surname,
+    email: booking.email,
+    date: booking.dateEnd,
+    date_start: booking.dateStart,
+    pax: booking.pax,
+    reference: booking.reference,
+    total: booking.total,
+    total_unpaid: bookingTotalUnpaid(booking),
+    currencies: booking.currency,
+    country: booking.country,
+    countries: booking.country,
+    transaction_ids: booking.transactionIds,
+    channels: booking.channelId,
+    language: booking.language,
+    suppliers: booking.suppliers,
+    created: gmtDateTime(booking.createdAt),
+    modified: gmtDateTime(booking.modifiedAt),
+    _links: { self: [self], collection: [{ href: collection }] },
+  };
+}

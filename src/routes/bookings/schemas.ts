@@ -1,0 +1,125 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { bookingStatuses } from '../../domain/booking-status.js';
+import { currencyCodes } from '../../domain/money.js';
+import { countryCodes, emailPattern, languageCodes, supplierIdPattern } from '../../domain/reference-data.js';
+import { CodeEnum, EnumList, IntegerIdList, StringEnum, ValueList, isoDateTimeParam, listQueryProperties } from '../../http/pagination.js';
+import { limits } from '../../limits.js';
+
+const dateText = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' });
+const personName = Type.String({ minLength: 1, maxLength: limits.nameLengthMax, pattern: '\\S' });
+
+const LinkSchema = Type.Object({ href: Type.String() });
+const SelfLinkSchema = Type.Object({ href: Type.String(), payment_request: Type.Optional(Type.String()) });
+
+export const BookingSchema = Type.Object({
+  id: Type.Integer(),
+  uuid: Type.String(),
+  trust_id: Type.String(),
+  internal_id: Type.Integer(),
+  author: Type.String(),
+  author_id: Type.Integer(),
+  authorname: Type.String(),
+  status: StringEnum(bookingStatuses),
+  title: Type.String(),
+  content: Type.String(),
+  firstname: Type.String(),
+  surname: Type.String(),
+  email: Type.String(),
+  date: Type.String(),
+  date_start: Type.Union([Type.String(), Type.Null()]),
+  pax: Type.Union([Type.Integer(), Type.Null()]),
+  reference: Type.String(),
+  total: Type.Integer(),
+  total_unpaid: Type.Integer(),
+  currencies: Type.String(),
+  country: Type.String(),
+  countries: Type.String(),
+  transaction_ids: Type.Array(Type.Integer()),
+  channels: Type.Integer(),
+  language: Type.String(),
+  suppliers: Type.Array(Type.String()),
+  created: Type.String(),
+  modified: Type.String(),
+  _links: Type.Object({ self: Type.Array(SelfLinkSchema), collection: Type.Array(LinkSchema) }),
+});
+export type BookingWire = Static<typeof BookingSchema>;
+
+/** RO fields of the Booking table: accepted in bodies and ignored (decisions.md). */
+const readOnlyFields = {
+  id: Type.Optional(Type.Unknown()),
+  uuid: Type.Optional(Type.Unknown()),
+  trust_id: Type.Optional(Type.Unknown()),
+  internal_id: Type.Optional(Type.Unknown()),
+  author: Type.Optional(Type.Unknown()),
+  author_id: Type.Optional(Type.Unknown()),
+  authorname: Type.Optional(Type.Unknown()),
+  status: Type.Optional(Type.Unknown()),
+  title: Type.Optional(Type.Unknown()),
+  total_unpaid: Type.Optional(Type.Unknown()),
+  country: Type.Optional(Type.Unknown()),
+  transaction_ids: Type.Optional(Type.Unknown()),
+  created: Type.Optional(Type.Unknown()),
+  modified: Type.Optional(Type.Unknown()),
+  _links: Type.Optional(Type.Unknown()),
+};
+
+const required = {
+  firstname: personName,
+  surname: personName,
+  email: Type.String({ pattern: `^${emailPattern}$`, maxLength: limits.emailLengthMax }),
+  date: dateText,
+  total: Type.Integer({ minimum: 0, maximum: limits.amountCentsMax }),
+  currencies: CodeEnum(currencyCodes),
+  countries: CodeEnum(countryCodes),
+  channels: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+};
+
+const optional = {
+  content: Type.Optional(Type.String({ maxLength: limits.contentLengthMax })),
+  date_start: Type.Optional(Type.Union([dateText, Type.Null()])),
+  pax: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: limits.paxMax }), Type.Null()])),
+  reference: Type.Optional(Type.String({ maxLength: limits.nameLengthMax })),
+  language: Type.Optional(CodeEnum(languageCodes)),
+  suppliers: Type.Optional(Type.Array(Type.String({ pattern: supplierIdPattern }), { maxItems: limits.bookingSuppliersMax })),
+  payment_request_url: Type.Optional(Type.Boolean()),
+};
+
+export const BookingCreateBody = Type.Object({ ...required, ...optional, ...readOnlyFields }, { additionalProperties: false });
+export type BookingCreateBody = Static<typeof BookingCreateBody>;
+
+export const BookingUpdateBody = Type.Object(
+  {
+    firstname: Type.Optional(required.firstname),
+    surname: Type.Optional(required.surname),
+    email: Type.Optional(required.email),
+    date: Type.Optional(required.date),
+    total: Type.Optional(required.total),
+    currencies: Type.Optional(required.currencies),
+    countries: Type.Optional(required.countries),
+    channels: Type.Optional(required.channels),
+    ...optional,
+    ...readOnlyFields,
+  },
+  { additionalProperties: false },
+);
+export type BookingUpdateBody = Static<typeof BookingUpdateBody>;
+
+/** `payment_request_url=true` may also come as a query parameter of POST/PUT. */
+export const PaymentRequestQuery = Type.Object({ payment_request_url: Type.Optional(Type.Boolean()) });
+
+export const bookingOrderbyFields = ['id', 'created', 'modified', 'date', 'date_start', 'total', 'surname', 'reference'] as const;
+
+export const BookingListQuery = Type.Object({
+  ...listQueryProperties(bookingOrderbyFields),
+  before: Type.Optional(isoDateTimeParam),
+  after: Type.Optional(isoDateTimeParam),
+  status: Type.Optional(EnumList(bookingStatuses)),
+  channels: Type.Optional(IntegerIdList),
+  countries: Type.Optional(ValueList('[A-Z]{2}', 2)),
+  surname: Type.Optional(Type.String({ maxLength: limits.nameLengthMax })),
+  email: Type.Optional(Type.String({ maxLength: limits.emailLengthMax })),
+  date_before: Type.Optional(isoDateTimeParam),
+  date_after: Type.Optional(isoDateTimeParam),
+  reference: Type.Optional(Type.String({ maxLength: limits.nameLengthMax })),
+});
+export type BookingListQuery = Static<typeof BookingListQuery>;
