@@ -13,6 +13,8 @@ export interface Config {
   /** External PostgreSQL; when absent the embedded server under dataDir is used. */
   databaseUrl: string | undefined;
   smtpUrl: string | undefined;
+  /** Sender address of transactional mail (MAIL_FROM); the display name is the company. */
+  mailFrom: string;
   /** Public origin of the REST API and token endpoints (no trailing slash). */
   baseUrl: string;
   /** Public origin of the vaulting app (no trailing slash). */
@@ -65,6 +67,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     databaseUrl: env.DATABASE_URL || undefined,
     smtpUrl: env.SMTP_URL || undefined,
+    mailFrom: mailFromSetting(env.MAIL_FROM, baseUrl),
     baseUrl,
     vaultAppUrl: trimSlash(env.VAULT_APP_URL ?? baseUrl),
     workers: parseInteger(env.WORKERS ?? String(workersDefault), 'WORKERS', 1, 64),
@@ -148,6 +151,13 @@ function processorSettings(env: Env): Pick<Config, 'processorTimeoutMs' | 'sandb
     // By default the no-answer card outlasts the caller's timeout, so the caller sees a timeout.
     sandboxNoAnswerMs: parseInteger(env.SANDBOX_NO_ANSWER_MS ?? String(processorTimeoutMs + 1000), 'SANDBOX_NO_ANSWER_MS', 0, limits.sandboxLatencyMsMax + limits.processorTimeoutMsMax),
   };
+}
+
+/** MAIL_FROM is a bare address; by default no-reply@ the host of BASE_URL. */
+function mailFromSetting(value: string | undefined, baseUrl: string): string {
+  const address = value?.trim() || `no-reply@${new URL(baseUrl).hostname.replace(/^\[|\]$/g, '') || 'localhost'}`;
+  if (!/^[^\s@<>",]+@[^\s@<>",]+$/.test(address)) throw new ConfigError('MAIL_FROM must be a bare email address such as payments@example.com');
+  return address;
 }
 
 function parseInteger(text: string, name: string, min: number, max: number): number {

@@ -3,6 +3,7 @@ import type { Db } from './storage/db.js';
 import { createVault, type VaultDeps } from './domain/vault/index.js';
 import { createConnector, type Connector } from './processor/index.js';
 import { createRatesProvider, type RatesProvider } from './domain/forex/provider.js';
+import { createMailer, type Mailer } from './domain/emails/transport.js';
 
 /**
  * Everything routes, jobs and CLI commands need, built once per process and passed down
@@ -20,12 +21,15 @@ export interface AppContext {
   connector: Connector;
   /** Forex rate quotes (operator-loaded, then sandbox for test channels); see docs/forex.md. */
   rates: RatesProvider;
+  /** Mail transport: .eml files under DATA_DIR/mail, or SMTP when SMTP_URL is set (docs/emails.md). */
+  mailer: Mailer;
 }
 
 export interface ContextOverrides {
   now?: () => Date;
   connector?: Connector;
   rates?: RatesProvider;
+  mailer?: Mailer;
 }
 
 export function createAppContext(config: Config, db: Db, overrides: ContextOverrides = {}): AppContext {
@@ -33,5 +37,6 @@ export function createAppContext(config: Config, db: Db, overrides: ContextOverr
   const rates = overrides.rates ?? createRatesProvider();
   const vault = createVault(config.secrets, now);
   const connector = overrides.connector ?? createConnector(config, db);
-  return { config, db, now, rates, vault, connector };
+  const mailer = overrides.mailer ?? createMailer(config);
+  return { config, db, now, rates, vault, connector, mailer };
 }

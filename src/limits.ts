@@ -80,4 +80,26 @@ export const limits = {
   keyRotationBatchSizeMax: 10_000,
   /** Longest holder address accepted with a card. */
   cardHolderAddressLengthMax: 500,
+  // Transactional emails and their outbox (issue 6).
+  /** Delivery attempts of one outbox row before it is marked failed. */
+  mailAttemptsMax: 8,
+  /** Wait before the first retry; doubles each attempt up to mailRetryDelayMaxMs. */
+  mailRetryDelayBaseMs: 30_000,
+  mailRetryDelayMaxMs: 6 * 60 * 60 * 1000,
+  /** A claimed row is hidden from other workers this long (longer than any SMTP timeout). */
+  mailClaimLeaseMs: 5 * 60 * 1000,
+  /** Rows one delivery run claims, by default and at most. */
+  mailBatchSizeDefault: 20,
+  mailBatchSizeMax: 200,
+  /** How often the delivery job looks for due mail. */
+  mailDeliveryIntervalMs: 5_000,
+  /** SMTP connection, greeting and socket timeouts. */
+  smtpConnectionTimeoutMs: 15_000,
+  smtpSocketTimeoutMs: 60_000,
+  /** Addresses one mail goes to (To plus Bcc); extra primary_mail addresses are dropped. */
+  mailRecipientsMax: 20,
+  /** Stored length of a delivery error. */
+  mailErrorLengthMax: 1000,
+  /** Hops followed along linked_id to find the original payment of a refund or chargeback. */
+  mailLinkedDepthMax: 5,
 } as const;

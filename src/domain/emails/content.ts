@@ -1,0 +1,112 @@
+import { minorUnitDigits } from '../money.js';
+import { firstLanguage, type LanguageCode } from '../../i18n/catalogue.js';
+import { audienceOf, type MailKind } from './kinds.js';
+import type { BookingRow, TransactionFacts, TransactionRow } from './facts.js';
+
+export interface Money {
+  total: number;
+  currency: string;
+}
+
+/** What one mail says, independent of language and format; templates turn it into text. */
+export interface MailData {
+  kind: MailKind;
+  language: LanguageCode;
+  /** Company name shown to the payer: the channel's receipt_label, else the site name. */
+  company: string;
+  channelName: string;
+  payerName: string;
+  payerEmail: string;
+  bookings: { trustId: string; reference: string }[];
+  /** trust_id of the transaction the mail is about (for chargebacks: the disputed payment). */
+  transactionTrustId: string;
+  amount: Money;
+  /** Set when the payer paid in another currency than the booking's (forex). */
+  bookingAmount: Money | null;
+  /** Payment-currency units per booking-currency unit, as recorded or as implied by the amounts. */
+  exchangeRate: number | null;
+  card: { type: string | null; lastFour: string } | null;
+  date: Date;
+  /** The gateway's answer, for failure notices only. */
+  reason: string | null;
+}
+
+/** Site-prefixed id, `<site_id>-<id>`, as the API shows trust_id. */
+export function trustId(siteId: number, id: number): string {
+  return `${siteId}-${id}`;
+}
+
+/**
+ * Payer mails use the language of the payment (a refund or chargeback follows linked_id to the
+ * original payment), then the booking's, then the channel's. Merchant notices use the channel's.
+ */
+export function mailLanguage(kind: MailKind, facts: TransactionFacts): LanguageCode {
+  if (audienceOf[kind] === 'merchant') return firstLanguage(facts.channel.language);
+  return firstLanguage(facts.original.language, facts.bookings[0]?.language, facts.channel.language);
+}
+
+/** The payer's address: the transaction's payee_email, the original payment's, else the booking's. */
+export function payerEmailOf(facts: TransactionFacts): string | null {
+  return nonEmpty(facts.transaction.payee_email) ?? nonEmpty(facts.original.payee_email) ?? nonEmpty(facts.bookings[0]?.email) ?? null;
+}
+
+export function mailDataFor(kind: MailKind, facts: TransactionFacts, language: LanguageCode = mailLanguage(kind, facts)): MailData {
+  const { transaction, original, channel, bookings } = facts;
+  // A chargeback mail describes the disputed payment; every other mail its own transaction.
+  const subject = kind === 'chargeback' || kind === 'chargeback-notice' ? original : transaction;
+  const cardSource = transaction.last_four ? transaction : original;
+  return {
+    kind,
+    language,
+    company: nonEmpty(channel.receipt_label) ?? channel.site_name,
+    channelName: channel.name,
+    payerName: payerNameOf(transaction, original, bookings[0]),
+    payerEmail: payerEmailOf(facts) ?? '',
+    bookings: bookings.map((booking) => ({ trustId: trustId(booking.site_id, booking.id), reference: booking.reference })),
+    transactionTrustId: trustId(subject.site_id, subject.id),
+    amount: { total: transaction.total, currency: transaction.currency },
+    ...forexOf(transaction, bookings),
+    card: cardSource.last_four ? { type: cardSource.card_brand, lastFour: cardSource.last_four } : null,
+    date: transaction.settled_at ?? transaction.created_at,
+    reason: kind === 'failure' ? failureReason(transaction) : null,
+  };
+}
+
+function payerNameOf(transaction: TransactionRow, original: TransactionRow, booking: BookingRow | undefined): string {
+  const name = (row: { first: string | null | undefined; last: string | null | undefined }) => [row.first, row.last].map((part) => part?.trim() ?? '').filter(Boolean).join(' ');
+  return name({ first: transaction.payee_name, last: transaction.payee_surname })
+    || name({ first: original.payee_name, last: original.payee_surname })
+    || name({ first: booking?.firstname, last: booking?.surname });
+}
+
+/**
+ * Bookings are paid in the channel currency; when the payer's currency differs, the mail shows
+ * both amounts and the rate (the recorded forex_rate, else the one the two amounts imply).
+ */
+function forexOf(transaction: TransactionRow, bookings: BookingRow[]): Pick<MailData, 'bookingAmount' | 'exchangeRate'> {
+  const bookingCurrency = bookings[0]?.currency;
+  if (!bookingCurrency || bookingCurrency === transaction.currency) return { bookingAmount: null, exchangeRate: null };
+  const bookingTotal = bookings.filter((booking) => booking.currency === bookingCurrency).reduce((sum, booking) => sum + booking.share, 0);
+  const recorded = transaction.forex_rate === null ? Number.NaN : Number(transaction.forex_rate);
+  return {
+    bookingAmount: { total: bookingTotal, currency: bookingCurrency },
+    exchangeRate: Number.isFinite(recorded) && recorded > 0 ? recorded : impliedRate(transaction, bookingTotal, bookingCurrency),
+  };
+}
+
+function impliedRate(transaction: TransactionRow, bookingTotal: number, bookingCurrency: string): number | null {
+  if (bookingTotal <= 0 || transaction.total <= 0) return null;
+  const paid = transaction.total / 10 ** minorUnitDigits(transaction.currency);
+  const booked = bookingTotal / 10 ** minorUnitDigits(bookingCurrency);
+  return Number((paid / booked).toPrecision(6));
+}
+
+function failureReason(transaction: TransactionRow): string | null {
+  const parts = [transaction.decline_code, transaction.content].map((part) => part?.trim() ?? '').filter(Boolean);
+  return parts.length > 0 ? [...new Set(parts)].join(' ') : null;
+}
+
+function nonEmpty(value: string | null | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed : undefined;
+}

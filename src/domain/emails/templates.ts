@@ -1,0 +1,187 @@
+import { localeOf, translate, type LanguageCode, type MessageKey, type MessageVars } from '../../i18n/catalogue.js';
+import { formatMoney } from '../money.js';
+import type { MailData } from './content.js';
+import type { MailKind } from './kinds.js';
+
+/** A mail before formatting: the same document becomes the HTML part and the plain-text part. */
+export interface MailDocument {
+  language: LanguageCode;
+  subject: string;
+  heading: string;
+  greeting: string;
+  paragraphs: string[];
+  details: { label: string; value: string }[];
+  footer: string;
+}
+
+export interface RenderedMail {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+type Template = (data: MailData, say: Say) => MailDocument;
+type Say = (key: MessageKey, vars?: MessageVars) => string;
+
+/** One template per kind. Each picks its words; the layout below formats them. */
+const templates: Record<MailKind, Template> = {
+  receipt: (data, say) => payerDocument(data, say, {
+    subject: say('emails.receiptSubject', { company: data.company, bookingId: mainId(data) }),
+    heading: say('emails.receiptHeading'),
+    intro: say('emails.receiptIntro', { company: data.company }),
+  }),
+  refund: (data, say) => payerDocument(data, say, {
+    subject: say('emails.refundSubject', { company: data.company, bookingId: mainId(data) }),
+    heading: say('emails.refundHeading'),
+    intro: say('emails.refundIntro', { company: data.company, amount: money(data, data.amount) }),
+  }),
+  chargeback: (data, say) => payerDocument(data, say, {
+    subject: say('emails.chargebackSubject', { company: data.company, bookingId: mainId(data) }),
+    heading: say('emails.chargebackHeading'),
+    intro: say('emails.chargebackIntro', { company: data.company, amount: money(data, data.amount) }),
+  }),
+  failure: (data, say) => merchantDocument(data, say, {
+    subject: say('emails.failureSubject', { channel: data.channelName, bookingId: mainId(data) }),
+    heading: say('emails.failureHeading'),
+    intro: say('emails.failureIntro', { channel: data.channelName, amount: money(data, data.amount) }),
+  }),
+  'chargeback-notice': (data, say) => merchantDocument(data, say, {
+    subject: say('emails.chargebackNoticeSubject', { channel: data.channelName, bookingId: mainId(data) }),
+    heading: say('emails.chargebackNoticeHeading'),
+    intro: say('emails.chargebackNoticeIntro', { amount: money(data, data.amount), transactionId: data.transactionTrustId }),
+  }),
+};
+
+export function composeMail(data: MailData): MailDocument {
+  const say: Say = (key, vars) => translate(data.language, key, vars);
+  return templates[data.kind](data, say);
+}
+
+export function renderMail(data: MailData): RenderedMail {
+  const document = composeMail(data);
+  return { subject: document.subject, text: toText(document), html: toHtml(document) };
+}
+
+type Words = { subject: string; heading: string; intro: string };
+
+function payerDocument(data: MailData, say: Say, words: Words): MailDocument {
+  return {
+    language: data.language,
+    ...words,
+    greeting: data.payerName ? say('emails.greetingName', { name: data.payerName }) : say('emails.greetingTeam'),
+    paragraphs: [words.intro],
+    details: [...bookingDetails(data, say), ...paymentDetails(data, say)],
+    footer: say('emails.footerPayer', { company: data.company }),
+  };
+}
+
+function merchantDocument(data: MailData, say: Say, words: Words): MailDocument {
+  const payer = [data.payerName, data.payerEmail && `<${data.payerEmail}>`].filter(Boolean).join(' ');
+  return {
+    language: data.language,
+    ...words,
+    greeting: say('emails.greetingTeam'),
+    paragraphs: [words.intro],
+    details: [
+      { label: say('emails.labelChannel'), value: data.channelName },
+      ...bookingDetails(data, say),
+      ...paymentDetails(data, say),
+      ...(payer ? [{ label: say('emails.labelPayer'), value: payer }] : []),
+      ...(data.reason ? [{ label: say('emails.labelReason'), value: data.reason }] : []),
+    ],
+    footer: say('emails.footerMerchant', { channel: data.channelName }),
+  };
+}
+
+function bookingDetails(data: MailData, say: Say): MailDocument['details'] {
+  const references = data.bookings.map((booking) => booking.reference.trim()).filter(Boolean);
+  return [
+    ...(data.bookings.length > 0 ? [{ label: say('emails.labelBookingId'), value: data.bookings.map((booking) => booking.trustId).join(', ') }] : []),
+    ...(references.length > 0 ? [{ label: say('emails.labelBookingReference'), value: references.join(', ') }] : []),
+    { label: say('emails.labelTransactionId'), value: data.transactionTrustId },
+  ];
+}
+
+function paymentDetails(data: MailData, say: Say): MailDocument['details'] {
+  const rows = [{ label: say('emails.labelAmount'), value: money(data, data.amount) }];
+  if (data.bookingAmount) rows.push({ label: say('emails.labelBookingAmount'), value: money(data, data.bookingAmount) });
+  if (data.bookingAmount && data.exchangeRate !== null) rows.push({ label: say('emails.labelExchangeRate'), value: rateText(data) });
+  if (data.card) rows.push({ label: say('emails.labelCard'), value: say('emails.cardEnding', { cardType: cardName(data.card.type, say), lastFour: data.card.lastFour }) });
+  rows.push({ label: say('emails.labelDate'), value: dateText(data) });
+  return rows;
+}
+
+/** Subject and notices name the first booking, or the transaction when there is none (a vault). */
+function mainId(data: MailData): string {
+  return data.bookings[0]?.trustId ?? data.transactionTrustId;
+}
+
+function money(data: MailData, amount: { total: number; currency: string }): string {
+  return formatMoney(amount.total, amount.currency, localeOf(data.language));
+}
+
+/** `1 USD = 18.25 MXN`: booking-currency unit in payment currency, numbers in the locale's style. */
+function rateText(data: MailData): string {
+  const number = new Intl.NumberFormat(localeOf(data.language), { maximumFractionDigits: 8 });
+  return `${number.format(1)} ${data.bookingAmount!.currency} = ${number.format(data.exchangeRate!)} ${data.amount.currency}`;
+}
+
+function dateText(data: MailData): string {
+  return new Intl.DateTimeFormat(localeOf(data.language), {
+    year: 'numeric', month: 'long', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZone: 'UTC', timeZoneName: 'short',
+  }).format(data.date);
+}
+
+/** Scheme names are brands and stay as they are; an unknown scheme is "Card" in the language. */
+const schemeNames: Record<string, string> = {
+  visa: 'Visa', master: 'Mastercard', amex: 'American Express', jcb: 'JCB', diners: 'Diners Club', discover: 'Discover',
+};
+
+function cardName(type: string | null, say: Say): string {
+  return (type && schemeNames[type]) || say('emails.cardOther');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layout: one plain-text and one HTML rendering of a document. Every value is escaped here.
+
+function toText(document: MailDocument): string {
+  const width = Math.max(...document.details.map((row) => row.label.length));
+  return [
+    document.heading,
+    '',
+    document.greeting,
+    '',
+    ...document.paragraphs.flatMap((paragraph) => [paragraph, '']),
+    ...document.details.map((row) => `${`${row.label}:`.padEnd(width + 2)}${row.value}`),
+    '',
+    '--',
+    document.footer,
+    '',
+  ].join('\n');
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (character) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[character]!);
+}
+
+function toHtml(document: MailDocument): string {
+  const rows = document.details
+    .map((row) => `<tr><th scope="row" style="text-align:start;padding:6px 16px 6px 0;color:#555;font-weight:normal;vertical-align:top">${escapeHtml(row.label)}</th><td style="padding:6px 0;font-weight:bold">${escapeHtml(row.value)}</td></tr>`)
+    .join('\n');
+  return `<!DOCTYPE html>
+<html lang="${localeOf(document.language)}">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${escapeHtml(document.subject)}</title></head>
+<body style="margin:0;padding:24px;background:#f4f5f7;font-family:-apple-system,'Segoe UI',Roboto,'Noto Sans','Noto Sans CJK SC',Arial,sans-serif;color:#1d2430">
+<div style="max-width:560px;margin:0 auto;background:#ffffff;border-radius:8px;padding:32px">
+<h1 style="margin:0 0 24px;font-size:22px">${escapeHtml(document.heading)}</h1>
+<p>${escapeHtml(document.greeting)}</p>
+${document.paragraphs.map((paragraph) => `<p>${escapeHtml(paragraph)}</p>`).join('\n')}
+<table role="presentation" style="border-collapse:collapse;margin:24px 0;font-size:15px">
+${rows}
+</table>
+<p style="margin-top:32px;font-size:12px;color:#777">${escapeHtml(document.footer)}</p>
+</div>
+</body>
+</html>
+`;
+}

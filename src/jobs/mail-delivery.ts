@@ -1,0 +1,113 @@
+import type { AppContext } from '../context.js';
+import { limits } from '../limits.js';
+import { localeOf, normaliseLanguage } from '../i18n/catalogue.js';
+import { MailDeliveryError, type OutgoingMail } from '../domain/emails/transport.js';
+
+interface OutboxRow {
+  id: number;
+  site_id: number;
+  transaction_id: number;
+  kind: string;
+  language: string;
+  from_name: string;
+  reply_to: string | null;
+  to_addresses: string[];
+  bcc_addresses: string[];
+  subject: string;
+  text_body: string;
+  html_body: string;
+  attempts: number;
+}
+
+export interface DeliveryRun {
+  claimed: number;
+  sent: number;
+  /** Failed this time and scheduled again with backoff. */
+  retrying: number;
+  /** Gave up: a permanent refusal or limits.mailAttemptsMax attempts. */
+  failed: number;
+}
+
+/**
+ * Delivers due outbox rows (docs/emails.md "Delivery"). Rows are claimed in a short statement
+ * with FOR UPDATE SKIP LOCKED that also pushes their next_attempt_at forward by a lease, so
+ * several processes can run this at once and no row is sent by two of them; the mail is sent
+ * outside any database transaction. A process that dies mid-send leaves the row to be retried
+ * after the lease: delivery is at least once, with a stable Message-ID per row.
+ */
+export async function deliverPendingMails(context: AppContext, options: { batchSizeMax?: number } = {}): Promise<DeliveryRun> {
+  const batchSize = Math.min(Math.max(1, options.batchSizeMax ?? limits.mailBatchSizeDefault), limits.mailBatchSizeMax);
+  const rows = await claimDueMails(context, batchSize);
+  const run: DeliveryRun = { claimed: rows.length, sent: 0, retrying: 0, failed: 0 };
+  for (const row of rows) run[await deliverOne(context, row)] += 1;
+  return run;
+}
+
+async function claimDueMails(context: AppContext, batchSize: number): Promise<OutboxRow[]> {
+  const now = context.now();
+  return context.db.query<OutboxRow & Record<string, unknown>>(
+    `UPDATE email_outbox
+        SET attempts = attempts + 1, next_attempt_at = $2
+      WHERE id IN (SELECT id FROM email_outbox
+                    WHERE status = 'pending' AND next_attempt_at <= $1
+                    ORDER BY next_attempt_at, id
+                    LIMIT $3
+                    FOR UPDATE SKIP LOCKED)
+      RETURNING id, site_id, transaction_id, kind, language, from_name, reply_to, to_addresses, bcc_addresses, subject, text_body, html_body, attempts`,
+    [now, new Date(now.getTime() + limits.mailClaimLeaseMs), batchSize],
+  );
+}
+
+async function deliverOne(context: AppContext, row: OutboxRow): Promise<'sent' | 'retrying' | 'failed'> {
+  try {
+    const receipt = await context.mailer.send(outgoingMail(context, row));
+    const note = receipt.rejected.length > 0 ? `refused recipients: ${receipt.rejected.join(', ')}` : null;
+    await settle(context, row, { status: 'sent', deliveryId: receipt.deliveryId, error: note, nextAttemptAt: null });
+    return 'sent';
+  } catch (error) {
+    const permanent = error instanceof MailDeliveryError && error.permanent;
+    const exhausted = row.attempts >= limits.mailAttemptsMax;
+    const message = (error as Error).message.slice(0, limits.mailErrorLengthMax);
+    if (permanent || exhausted) {
+      await settle(context, row, { status: 'failed', deliveryId: null, error: message, nextAttemptAt: null });
+      return 'failed';
+    }
+    await settle(context, row, { status: 'pending', deliveryId: null, error: message, nextAttemptAt: new Date(context.now().getTime() + retryDelayMs(row.attempts)) });
+    return 'retrying';
+  }
+}
+
+/** Exponential backoff after the n-th failed attempt: base × 2^(n-1), capped. */
+export function retryDelayMs(attempts: number): number {
+  return Math.min(limits.mailRetryDelayBaseMs * 2 ** Math.max(0, attempts - 1), limits.mailRetryDelayMaxMs);
+}
+
+/**
+ * Records the outcome, only if the row is still the one this worker claimed (same attempt
+ * count): a worker whose lease ran out must not overwrite a newer attempt's result.
+ */
+async function settle(context: AppContext, row: OutboxRow, outcome: { status: 'sent' | 'pending' | 'failed'; deliveryId: string | null; error: string | null; nextAttemptAt: Date | null }): Promise<void> {
+  await context.db.query(
+    `UPDATE email_outbox
+        SET status = $3, delivery_id = $4, last_error = $5,
+            next_attempt_at = COALESCE($6, next_attempt_at),
+            sent_at = CASE WHEN $3 = 'sent' THEN $7::timestamptz ELSE sent_at END
+      WHERE id = $1 AND attempts = $2 AND status = 'pending'`,
+    [row.id, row.attempts, outcome.status, outcome.deliveryId, outcome.error, outcome.nextAttemptAt, context.now()],
+  );
+}
+
+function outgoingMail(context: AppContext, row: OutboxRow): OutgoingMail {
+  const domain = context.config.mailFrom.split('@')[1] ?? 'localhost';
+  return {
+    from: { name: row.from_name, address: context.config.mailFrom },
+    to: row.to_addresses,
+    bcc: row.bcc_addresses,
+    replyTo: row.reply_to,
+    subject: row.subject,
+    text: row.text_body,
+    html: row.html_body,
+    messageId: `<${row.kind}.${row.transaction_id}.${row.id}@${domain}>`,
+    locale: localeOf(normaliseLanguage(row.language)),
+  };
+}
