@@ -1,0 +1,97 @@
+// The bench tenant: a site, a member_admin user and an API token (inserted like the tests do),
+// then a test channel and a vaulted sandbox card made through the API itself.
+import type { Db } from '../src/storage/db.js';
+import { createSite } from '../test/support/fixtures.js';
+
+export interface Tenant {
+  siteId: number;
+  path: string;
+  apiPrefix: string;
+  headers: { authorization: string };
+  channelId: number;
+  currency: string;
+  /** The vault transaction of `tok_visa`: `linked_id` of every retained purchase. */
+  vaultTransactionId: number;
+}
+
+export interface ApiAnswer {
+  status: number;
+  text: string;
+  json: any;
+}
+
+export async function call(baseUrl: string, method: string, path: string, options: { headers?: Record<string, string>; body?: unknown } = {}): Promise<ApiAnswer> {
+  const response = await fetch(baseUrl + path, {
+    method,
+    headers: { ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}), ...options.headers },
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  const text = await response.text();
+  let json: unknown = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // not JSON: keep the text for the error message
+  }
+  return { status: response.status, text, json };
+}
+
+/** Calls the API and insists on a 2xx answer. */
+export async function callOk(baseUrl: string, method: string, path: string, options: { headers?: Record<string, string>; body?: unknown } = {}): Promise<ApiAnswer> {
+  const answer = await call(baseUrl, method, path, options);
+  if (answer.status < 200 || answer.status > 299) throw new Error(`${method} ${path} answered ${answer.status}: ${answer.text.slice(0, 500)}`);
+  return answer;
+}
+
+export async function createTenant(db: Db, baseUrl: string): Promise<Tenant> {
+  const site = await createSite(db, { path: 'bench', role: 'member_admin' });
+  const apiPrefix = `/${site.path}/site-json/vendor/v2`;
+  const currency = 'USD';
+  const channel = await callOk(baseUrl, 'POST', `${apiPrefix}/channels`, { headers: site.headers, body: { name: 'Bench channel', currencies: currency } });
+  const channelId = Number(channel.json.id);
+  const vault = await callOk(baseUrl, 'POST', `${apiPrefix}/transactions`, {
+    headers: site.headers,
+    body: { transaction_types: 'vault', channels: channelId, currencies: currency, total: 0, token: 'tok_visa' },
+  });
+  if (vault.json.status !== 'complete') throw new Error(`the bench vault transaction is ${vault.json.status}: ${vault.text.slice(0, 500)}`);
+  return { siteId: site.siteId, path: site.path, apiPrefix, headers: site.headers, channelId, currency, vaultTransactionId: Number(vault.json.id) };
+}
+
+/** The body of POST bookings used by the bench (a realistic booking, about 300 bytes). */
+export function bookingInput(tenant: Tenant): Record<string, unknown> {
+  return {
+    firstname: 'Ada',
+    surname: 'Lovelace',
+    email: 'ada.lovelace@example.com',
+    date: '2027-06-30',
+    date_start: '2027-06-20',
+    pax: 2,
+    total: bookingTotalCents,
+    currencies: tenant.currency,
+    countries: 'GB',
+    channels: tenant.channelId,
+    reference: 'BENCH-0001',
+    language: 'enGB',
+    content: 'Two nights in Lisbon, breakfast included.',
+  };
+}
+
+/** Pays a whole booking with the vaulted card (the total does not end in a forced-decline code). */
+export function retainedPurchaseInput(tenant: Tenant, bookingId: number): Record<string, unknown> {
+  return {
+    transaction_types: 'retained_purchase',
+    channels: tenant.channelId,
+    currencies: tenant.currency,
+    total: bookingTotalCents,
+    linked_id: tenant.vaultTransactionId,
+    bookings: [{ id: bookingId, currencies: tenant.currency, total: bookingTotalCents }],
+  };
+}
+
+export const bookingTotalCents = 125_000;
+
+/** Ids of this site's bookings that nothing has paid yet, oldest first. */
+export async function unpaidBookingIds(db: Db, tenant: Tenant): Promise<number[]> {
+  const rows = await db.query<{ id: number }>("SELECT id FROM bookings WHERE site_id = $1 AND status = 'unpaid' AND total_paid = 0 AND deleted_at IS NULL ORDER BY id", [tenant.siteId]);
+  return rows.map((row) => row.id);
+}

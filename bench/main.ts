@@ -1,0 +1,401 @@
+// `npm run bench`: the service against the ceilings of this machine (see docs/performance.md).
+//
+// Settings (environment): BENCH_DURATION seconds per measured run (default 10), BENCH_WARMUP
+// seconds of discarded warm-up before each (default 3), BENCH_CONNECTIONS (default 50),
+// BENCH_LIST_PER_PAGE (default 20), DATABASE_URL (an external PostgreSQL server: the bench
+// creates and drops its own database there; default: the embedded PostgreSQL in a fresh
+// DATA_DIR under /tmp), BENCH_KEEP=1 keeps that directory, BENCH_STRICT=1 also fails on a
+// missed target. Exit status 0 when every request of every run got a 2xx answer.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { limits } from '../src/limits.js';
+import { createDb, type Db } from '../src/storage/db.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/storage/embedded.js';
+import { bookingInput, callOk, createTenant, retainedPurchaseInput, unpaidBookingIds, type Tenant } from './fixtures.js';
+import { measure, sendMany, type LoadOptions, type Measurement, type Scenario } from './load.js';
+import { childPids, commandLine, freePort, residentBytes, startChild, tail, waitForOk, type Child } from './processes.js';
+import { compare, summary, target, writeResults, type Results, type ScenarioResult } from './report.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+interface Settings extends LoadOptions {
+  listPerPage: number;
+  externalUrl: string | undefined;
+  keep: boolean;
+  strict: boolean;
+  nodeEnv: string;
+  logLevel: string;
+}
+
+function readSettings(): Settings {
+  const number = (name: string, fallback: number) => {
+    const value = Number(process.env[name] ?? fallback);
+    if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number`);
+    return value;
+  };
+  return {
+    durationSeconds: number('BENCH_DURATION', 10),
+    warmupSeconds: number('BENCH_WARMUP', 3),
+    connections: number('BENCH_CONNECTIONS', 50),
+    listPerPage: number('BENCH_LIST_PER_PAGE', 20),
+    externalUrl: process.env.DATABASE_URL || undefined,
+    keep: process.env.BENCH_KEEP === '1',
+    strict: process.env.BENCH_STRICT === '1',
+    nodeEnv: 'production',
+    // Request logging off in the service as in the ceilings; warnings and errors still logged.
+    logLevel: 'warn',
+  };
+}
+
+const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
+
+/** Where the bench's data lives: the embedded server in a fresh DATA_DIR, or a fresh database. */
+interface Workspace {
+  dataDir: string;
+  databaseUrl: string;
+  embedded: EmbeddedDatabase | null;
+  /** Stops the embedded server (the start-up measurement starts it again through the service). */
+  stopEmbedded(): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+async function openWorkspace(settings: Settings): Promise<Workspace> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trustfare-bench-'));
+  const removeDir = () => (settings.keep ? progress(`kept ${dataDir}`) : rmSync(dataDir, { recursive: true, force: true }));
+  if (settings.externalUrl) {
+    const name = `trustfare_bench_${randomBytes(4).toString('hex')}`;
+    const admin = createDb(settings.externalUrl, 1);
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.close();
+    const url = new URL(settings.externalUrl);
+    url.pathname = `/${name}`;
+    return {
+      dataDir,
+      databaseUrl: url.toString(),
+      embedded: null,
+      stopEmbedded: async () => undefined,
+      async dispose() {
+        const cleanup = createDb(settings.externalUrl!, 1);
+        await cleanup.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => cleanup.close());
+        removeDir();
+      },
+    };
+  }
+  // The service started with this DATA_DIR finds the running cluster and connects to it, so the
+  // bench knows the URL and the service still runs its embedded-database code path.
+  let embedded: EmbeddedDatabase | null = await startEmbeddedPostgres(dataDir);
+  const workspace: Workspace = {
+    dataDir,
+    databaseUrl: embedded.url,
+    embedded,
+    async stopEmbedded() {
+      await embedded?.stop();
+      embedded = null;
+    },
+    async dispose() {
+      await workspace.stopEmbedded();
+      removeDir();
+    },
+  };
+  return workspace;
+}
+
+interface Service {
+  child: Child;
+  baseUrl: string;
+  msToReady: number;
+}
+
+const secrets = () => {
+  const key = () => randomBytes(32).toString('base64');
+  return { JWT_SECRET: key(), CARD_KEYS: `bench:${key()}`, CARD_FINGERPRINT_KEY: key(), SIGNING_SECRET: key() };
+};
+
+async function startService(settings: Settings, workspace: Workspace, workers: number, label: string, serviceSecrets: Record<string, string>): Promise<Service> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    ...serviceSecrets,
+    NODE_ENV: settings.nodeEnv,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    BASE_URL: baseUrl,
+    DATA_DIR: workspace.dataDir,
+    DATABASE_URL: settings.externalUrl ? workspace.databaseUrl : undefined,
+    WORKERS: String(workers),
+    LOG_LEVEL: settings.logLevel,
+    // The bench is one client hammering one token: the per-token rate limit must not apply.
+    RATE_LIMIT_PER_MINUTE: '10000000',
+  };
+  const startedAtMs = performance.now();
+  const child = startChild(process.execPath, [path.join(root, 'dist/server.js')], { env, cwd: root, logFile: path.join(workspace.dataDir, `service-${label}.log`) });
+  const msToReady = await waitForOk(`${baseUrl}/readyz`, { startedAtMs, timeoutMs: 120_000, child });
+  return { child, baseUrl, msToReady };
+}
+
+async function stopService(service: Service, problems: string[], label: string): Promise<void> {
+  const code = await service.child.stop();
+  if (code !== 0) problems.push(`${label}: the service exited with ${code} on SIGTERM (log: ${service.child.logFile})\n${tail(service.child.logFile)}`);
+}
+
+/** The ceiling server: its own process, same database server, same pool size as the service. */
+async function startCeiling(workspace: Workspace): Promise<{ child: Child; baseUrl: string; setPayload(name: string, status: number, body: unknown): Promise<void> }> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const child = startChild(process.execPath, ['--import', 'tsx', path.join(root, 'bench/ceiling-server.ts')], {
+    env: { ...process.env, PORT: String(port), DATABASE_URL: workspace.databaseUrl, POOL_SIZE: String(limits.dbPoolSize), NODE_ENV: 'production' },
+    cwd: root,
+    logFile: path.join(workspace.dataDir, 'ceiling.log'),
+  });
+  await waitForOk(`${baseUrl}/ready`, { startedAtMs: performance.now(), timeoutMs: 60_000, child });
+  return {
+    child,
+    baseUrl,
+    async setPayload(name, status, body) {
+      await callOk(baseUrl, 'PUT', `/payloads/${name}`, { body: { status, body } });
+    },
+  };
+}
+
+function bytes(text: string): number {
+  return Buffer.byteLength(text);
+}
+
+export async function main(): Promise<number> {
+  const settings = readSettings();
+  const problems: string[] = [];
+  const workspace = await openWorkspace(settings);
+  const children: Child[] = [];
+  let db: Db | null = null;
+  try {
+    const serviceSecrets = secrets();
+    const service = await startService(settings, workspace, 1, 'workers-1', serviceSecrets);
+    children.push(service.child);
+    const idleSingleProcessRssBytes = residentBytes(service.child.pid);
+    db = createDb(workspace.databaseUrl, 2);
+    const postgres = `PostgreSQL ${(await db.one<{ server_version: string }>('SHOW server_version')).server_version}${settings.externalUrl ? '' : ' (embedded)'}`;
+    const tenant = await createTenant(db, service.baseUrl);
+    const ceiling = await startCeiling(workspace);
+    children.push(ceiling.child);
+
+    const runs = new Runs(settings, service, ceiling, tenant, db);
+    await runs.getBooking();
+    await runs.retainedPurchase(problems);
+    await runs.postBooking();
+    await runs.transactionList();
+    await stopService(service, problems, 'WORKERS=1');
+
+    const workers = await runs.twoWorkers(workspace, serviceSecrets, problems);
+    await ceiling.child.stop();
+    await db.close();
+    db = null;
+    await workspace.stopEmbedded();
+    const startup = await measureStartup(settings, workspace, serviceSecrets, problems);
+
+    for (const measurement of [...runs.ceilings, ...runs.scenarios]) {
+      if (measurement.errors + measurement.timeouts > 0 || measurement.non2xx > 0) {
+        problems.push(`${measurement.name}: ${measurement.errors} errors, ${measurement.timeouts} timeouts, ${measurement.non2xx} non-2xx answers (${JSON.stringify(measurement.statusCodes)})`);
+      }
+    }
+    const targets = [
+      target(runs.scenario('POST retained_purchase'), 'bare 3-statement tx', 0.8, 50),
+      target(runs.scenario('GET booking'), 'bare PK select', 0.8, null),
+    ].filter((goal) => goal !== null);
+    if (settings.strict) for (const goal of targets) if (!goal.met) problems.push(`target missed: ${goal.scenario}`);
+
+    const results: Results = {
+      date: new Date().toISOString(),
+      ok: problems.length === 0,
+      problems,
+      machine: machine(postgres),
+      settings: {
+        durationSeconds: settings.durationSeconds,
+        warmupSeconds: settings.warmupSeconds,
+        connections: settings.connections,
+        database: settings.externalUrl ? 'external (DATABASE_URL)' : 'embedded',
+        nodeEnv: settings.nodeEnv,
+        logLevel: settings.logLevel,
+        workers: 1,
+        poolSizePerProcess: limits.dbPoolSize,
+        listPerPage: settings.listPerPage,
+      },
+      ceilings: runs.ceilings,
+      scenarios: runs.scenarios,
+      targets,
+      workers: { getBookingOneWorkerRps: runs.scenario('GET booking')!.requestsPerSecond, getBookingTwoWorkersRps: workers.getBookingRps, speedup: workers.getBookingRps / runs.scenario('GET booking')!.requestsPerSecond },
+      memory: { idleWorkerRssBytes: workers.idleWorkerRssBytes, idlePrimaryRssBytes: workers.idlePrimaryRssBytes, idleSingleProcessRssBytes },
+      startup,
+    };
+    writeResults(path.join(root, 'bench/results.json'), results);
+    process.stdout.write(`\n${summary(results)}\n`);
+    return results.ok ? 0 : 1;
+  } finally {
+    for (const child of children) await child.stop(5_000);
+    await db?.close();
+    await workspace.dispose();
+  }
+}
+
+/** The measured runs, each group next to its ceilings so both see the same machine state. */
+class Runs {
+  readonly ceilings: Measurement[] = [];
+  readonly scenarios: ScenarioResult[] = [];
+  private getBookingPath = '';
+
+  constructor(
+    private readonly settings: Settings,
+    private readonly service: Service,
+    private readonly ceiling: Awaited<ReturnType<typeof startCeiling>>,
+    private readonly tenant: Tenant,
+    private readonly db: Db,
+  ) {}
+
+  scenario(name: string): ScenarioResult | undefined {
+    return this.scenarios.find((scenario) => scenario.name === name);
+  }
+
+  private async run(scenario: Omit<Scenario, 'baseUrl'>, baseUrl: string): Promise<Measurement> {
+    progress(`${scenario.name}: ${this.settings.warmupSeconds} s warm-up, ${this.settings.durationSeconds} s measured`);
+    const measurement = await measure({ ...scenario, baseUrl }, this.settings);
+    progress(`${scenario.name}: ${measurement.requestsPerSecond.toFixed(0)} req/s, p99 ${measurement.latencyP99Ms} ms, ${measurement.non2xx} non-2xx, ${measurement.errors} errors`);
+    return measurement;
+  }
+
+  private async runCeiling(scenario: Omit<Scenario, 'baseUrl'>): Promise<Measurement> {
+    const measurement = await this.run(scenario, this.ceiling.baseUrl);
+    this.ceilings.push(measurement);
+    return measurement;
+  }
+
+  private async runService(scenario: Omit<Scenario, 'baseUrl' | 'headers'>, ceilings: Measurement[]): Promise<ScenarioResult> {
+    const measurement = await this.run({ ...scenario, headers: this.tenant.headers }, this.service.baseUrl);
+    const result = compare(measurement, ceilings);
+    this.scenarios.push(result);
+    return result;
+  }
+
+  private async bareJson(name: string, payloadName: string, method: 'GET' | 'POST', status: number, response: string, requestBody?: string): Promise<Measurement> {
+    await this.ceiling.setPayload(payloadName, status, JSON.parse(response));
+    return this.runCeiling({ name, description: 'bare Fastify route answering the same JSON', method, path: `/json/${payloadName}`, body: requestBody, requestBytes: requestBody ? bytes(requestBody) : 0, responseBytes: bytes(response) });
+  }
+
+  async getBooking(): Promise<void> {
+    const created = await callOk(this.service.baseUrl, 'POST', `${this.tenant.apiPrefix}/bookings`, { headers: this.tenant.headers, body: bookingInput(this.tenant) });
+    this.getBookingPath = `${this.tenant.apiPrefix}/bookings/${created.json.id}`;
+    const answer = await callOk(this.service.baseUrl, 'GET', this.getBookingPath, { headers: this.tenant.headers });
+    const json = await this.bareJson('bare JSON (GET booking)', 'get-booking', 'GET', 200, answer.text);
+    const pk = await this.runCeiling({ name: 'bare PK select', description: 'bare Fastify route: one primary-key select, then the GET booking JSON', method: 'GET', path: `/pk/${created.json.id}`, requestBytes: 0, responseBytes: bytes(answer.text) });
+    await this.runService({ name: 'GET booking', description: 'GET bookings/{id}', method: 'GET', path: this.getBookingPath, requestBytes: 0, responseBytes: bytes(answer.text) }, [pk, json]);
+  }
+
+  async postBooking(): Promise<void> {
+    const body = JSON.stringify(bookingInput(this.tenant));
+    const answer = await callOk(this.service.baseUrl, 'POST', `${this.tenant.apiPrefix}/bookings`, { headers: this.tenant.headers, body: JSON.parse(body) });
+    const json = await this.bareJson('bare JSON (POST booking)', 'post-booking', 'POST', answer.status, answer.text, body);
+    const tx = this.ceilings.find((ceiling) => ceiling.name === 'bare 3-statement tx')!;
+    await this.runService({ name: 'POST booking', description: 'POST bookings', method: 'POST', path: `${this.tenant.apiPrefix}/bookings`, body, requestBytes: bytes(body), responseBytes: bytes(answer.text) }, [tx, json]);
+  }
+
+  async retainedPurchase(problems: string[]): Promise<void> {
+    const path = `${this.tenant.apiPrefix}/transactions`;
+    const [sampleBooking] = await this.freshBookings(1);
+    const sampleBody = JSON.stringify(retainedPurchaseInput(this.tenant, sampleBooking!));
+    const sample = await callOk(this.service.baseUrl, 'POST', path, { headers: { ...this.tenant.headers, 'idempotency-key': `bench-sample-${randomBytes(6).toString('hex')}` }, body: JSON.parse(sampleBody) });
+    if (sample.json.status !== 'complete') throw new Error(`the sample retained_purchase is ${sample.json.status}: ${sample.text.slice(0, 500)}`);
+    const json = await this.bareJson('bare JSON (POST retained_purchase)', 'post-retained-purchase', 'POST', sample.status, sample.text, sampleBody);
+    const tx = await this.runCeiling({ name: 'bare 3-statement tx', description: 'bare Fastify route: BEGIN; SELECT FOR UPDATE; INSERT; UPDATE; COMMIT', method: 'POST', path: '/tx', body: sampleBody, requestBytes: bytes(sampleBody), responseBytes: bytes(sample.text) });
+    // Every request pays a booking of its own, so the whole write path runs each time.
+    const needed = Math.ceil(tx.requestsPerSecond * (this.settings.warmupSeconds + this.settings.durationSeconds) * 1.1) + this.settings.connections;
+    const bookings = await this.freshBookings(needed);
+    let next = 0;
+    const runId = randomBytes(4).toString('hex');
+    const body = () => {
+      if (next >= bookings.length) throw new Error('the bench ran out of fresh bookings');
+      const index = next++;
+      return { body: JSON.stringify(retainedPurchaseInput(this.tenant, bookings[index]!)), headers: { 'idempotency-key': `bench-${runId}-${index}` } };
+    };
+    await this.runService({ name: 'POST retained_purchase', description: 'POST transactions, retained_purchase of a fresh booking, Idempotency-Key', method: 'POST', path, body, requestBytes: bytes(sampleBody), responseBytes: bytes(sample.text) }, [tx, json]);
+    // A 201 may still carry a declined or incomplete transaction: every one must be complete.
+    const all = await this.countTransactions('transaction_types=retained_purchase');
+    const complete = await this.countTransactions('transaction_types=retained_purchase&status=complete');
+    if (all !== complete) problems.push(`POST retained_purchase: ${all - complete} of ${all} retained purchases are not complete`);
+    progress(`POST retained_purchase: ${complete} of ${all} transactions complete`);
+  }
+
+  async transactionList(): Promise<void> {
+    const path = `${this.tenant.apiPrefix}/transactions?per_page=${this.settings.listPerPage}`;
+    const answer = await callOk(this.service.baseUrl, 'GET', path, { headers: this.tenant.headers });
+    const json = await this.bareJson('bare JSON (GET transactions page)', 'get-transactions', 'GET', 200, answer.text);
+    const pk = this.ceilings.find((ceiling) => ceiling.name === 'bare PK select')!;
+    await this.runService({ name: 'GET transactions page', description: `GET transactions?per_page=${this.settings.listPerPage}`, method: 'GET', path, requestBytes: 0, responseBytes: bytes(answer.text) }, [pk, json]);
+  }
+
+  /** WORKERS=2: idle memory of a worker, then the GET booking scenario again. */
+  async twoWorkers(workspace: Workspace, serviceSecrets: Record<string, string>, problems: string[]): Promise<{ getBookingRps: number; idleWorkerRssBytes: number; idlePrimaryRssBytes: number }> {
+    const service = await startService(this.settings, workspace, 2, 'workers-2', serviceSecrets);
+    try {
+      const workerPids = childPids(service.child.pid).filter((pid) => !isPostgres(pid));
+      if (workerPids.length !== 2) problems.push(`WORKERS=2: expected 2 worker processes, found ${workerPids.length}`);
+      const idleWorkerRssBytes = Math.max(...workerPids.map(residentBytes));
+      const idlePrimaryRssBytes = residentBytes(service.child.pid);
+      const measurement = await this.run({ name: 'GET booking (WORKERS=2)', description: 'GET bookings/{id} with two workers', method: 'GET', path: this.getBookingPath, headers: this.tenant.headers, requestBytes: 0, responseBytes: this.scenario('GET booking')!.responseBytes }, service.baseUrl);
+      this.scenarios.push(compare(measurement, this.ceilings.filter((ceiling) => ceiling.name === 'bare PK select')));
+      return { getBookingRps: measurement.requestsPerSecond, idleWorkerRssBytes, idlePrimaryRssBytes };
+    } finally {
+      await stopService(service, problems, 'WORKERS=2');
+    }
+  }
+
+  private async countTransactions(query: string): Promise<number> {
+    const response = await fetch(`${this.service.baseUrl}${this.tenant.apiPrefix}/transactions?per_page=1&${query}`, { headers: this.tenant.headers });
+    await response.arrayBuffer();
+    const total = response.headers.get('x-site-total');
+    if (response.status !== 200 || total === null) throw new Error(`counting transactions (${query}) answered ${response.status} without X-Site-Total`);
+    return Number(total);
+  }
+
+  /** Unpaid bookings of the bench site (left by POST booking), topped up through the API. */
+  private async freshBookings(count: number): Promise<number[]> {
+    const excluded = Number(this.getBookingPath.split('/').pop());
+    let ids = (await unpaidBookingIds(this.db, this.tenant)).filter((id) => id !== excluded);
+    if (ids.length < count) {
+      progress(`creating ${count - ids.length} bookings for the retained purchases`);
+      const body = JSON.stringify(bookingInput(this.tenant));
+      await sendMany({ name: 'create bookings', description: '', baseUrl: this.service.baseUrl, method: 'POST', path: `${this.tenant.apiPrefix}/bookings`, headers: this.tenant.headers, body, requestBytes: 0, responseBytes: 0 }, this.settings.connections, count - ids.length);
+      ids = (await unpaidBookingIds(this.db, this.tenant)).filter((id) => id !== excluded);
+    }
+    return ids.slice(0, count);
+  }
+}
+
+function isPostgres(pid: number): boolean {
+  try {
+    return /postgres/.test(commandLine(pid));
+  } catch {
+    return false;
+  }
+}
+
+/** `npm start` (node dist/server.js) on the existing data directory: time to the first ready answer. */
+async function measureStartup(settings: Settings, workspace: Workspace, serviceSecrets: Record<string, string>, problems: string[]): Promise<{ oneWorkerMsToReady: number; twoWorkersMsToReady: number }> {
+  const timings: number[] = [];
+  for (const workers of [1, 2]) {
+    progress(`start-up with WORKERS=${workers}`);
+    const service = await startService(settings, workspace, workers, `startup-${workers}`, serviceSecrets);
+    timings.push(service.msToReady);
+    await stopService(service, problems, `start-up WORKERS=${workers}`);
+    if (!settings.externalUrl && existsSync(path.join(workspace.dataDir, 'pg', 'postmaster.pid'))) {
+      problems.push(`start-up WORKERS=${workers}: the embedded PostgreSQL still runs after the service stopped`);
+    }
+  }
+  return { oneWorkerMsToReady: timings[0]!, twoWorkersMsToReady: timings[1]! };
+}
+
+function machine(postgres: string): Results['machine'] {
+  const cpus = os.cpus();
+  return { cpus: os.availableParallelism(), cpuModel: cpus[0]?.model ?? 'unknown', memoryBytes: os.totalmem(), os: `${os.type()} ${os.release()}`, node: process.versions.node, postgres };
+}

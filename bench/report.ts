@@ -1,0 +1,103 @@
+// The summary table and bench/results.json.
+import { writeFileSync } from 'node:fs';
+import type { Measurement } from './load.js';
+
+export interface Comparison {
+  /** Name of the ceiling measurement. */
+  ceiling: string;
+  ratio: number;
+}
+
+export interface ScenarioResult extends Measurement {
+  comparisons: Comparison[];
+}
+
+export interface Target {
+  scenario: string;
+  ceiling: string;
+  ratioMin: number;
+  ratio: number;
+  p99MaxMs: number | null;
+  p99Ms: number;
+  met: boolean;
+}
+
+export interface Results {
+  date: string;
+  ok: boolean;
+  problems: string[];
+  machine: { cpus: number; cpuModel: string; memoryBytes: number; os: string; node: string; postgres: string };
+  settings: { durationSeconds: number; warmupSeconds: number; connections: number; database: string; nodeEnv: string; logLevel: string; workers: number; poolSizePerProcess: number; listPerPage: number };
+  ceilings: Measurement[];
+  scenarios: ScenarioResult[];
+  targets: Target[];
+  workers: { getBookingOneWorkerRps: number; getBookingTwoWorkersRps: number; speedup: number } | null;
+  memory: { idleWorkerRssBytes: number; idlePrimaryRssBytes: number; idleSingleProcessRssBytes: number } | null;
+  startup: { oneWorkerMsToReady: number; twoWorkersMsToReady: number } | null;
+}
+
+export function compare(scenario: Measurement, ceilings: Measurement[]): ScenarioResult {
+  return { ...scenario, comparisons: ceilings.map((ceiling) => ({ ceiling: ceiling.name, ratio: scenario.requestsPerSecond / ceiling.requestsPerSecond })) };
+}
+
+export function target(scenario: ScenarioResult | undefined, ceiling: string, ratioMin: number, p99MaxMs: number | null): Target | null {
+  if (!scenario) return null;
+  const ratio = scenario.comparisons.find((comparison) => comparison.ceiling === ceiling)?.ratio ?? 0;
+  const met = ratio >= ratioMin && (p99MaxMs === null || scenario.latencyP99Ms < p99MaxMs);
+  return { scenario: scenario.name, ceiling, ratioMin, ratio, p99MaxMs, p99Ms: scenario.latencyP99Ms, met };
+}
+
+export function writeResults(file: string, results: Results): void {
+  writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
+}
+
+const fixed = (value: number, digits = 0) => value.toFixed(digits);
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  const line = (cells: string[]) => cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
+  return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n');
+}
+
+function measurementRow(measurement: Measurement, extra: string): string[] {
+  return [
+    measurement.name,
+    String(measurement.connections),
+    String(measurement.requestBytes),
+    String(measurement.responseBytes),
+    fixed(measurement.requestsPerSecond),
+    fixed(measurement.latencyP50Ms, 1),
+    fixed(measurement.latencyP99Ms, 1),
+    String(measurement.errors + measurement.timeouts),
+    String(measurement.non2xx),
+    extra,
+  ];
+}
+
+export function summary(results: Results): string {
+  const header = ['scenario', 'conns', 'req B', 'resp B', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'ratio to ceiling'];
+  const rows = [
+    ...results.ceilings.map((ceiling) => measurementRow(ceiling, '(ceiling)')),
+    ...results.scenarios.map((scenario) => measurementRow(scenario, scenario.comparisons.map((comparison) => `${fixed(comparison.ratio, 2)} of ${comparison.ceiling}`).join('; '))),
+  ];
+  const lines = [
+    `trustfare bench, ${results.date}: ${results.machine.cpus} cores (${results.machine.cpuModel}), ${fixed(results.machine.memoryBytes / 2 ** 30, 1)} GiB, Node ${results.machine.node}, ${results.machine.postgres}`,
+    `${results.settings.connections} connections, ${results.settings.warmupSeconds} s warm-up + ${results.settings.durationSeconds} s per scenario, database ${results.settings.database}, NODE_ENV=${results.settings.nodeEnv}, LOG_LEVEL=${results.settings.logLevel}, WORKERS=${results.settings.workers}, pool ${results.settings.poolSizePerProcess}/process`,
+    '',
+    table(header, rows),
+    '',
+  ];
+  for (const goal of results.targets) {
+    const latency = goal.p99MaxMs === null ? '' : ` and p99 ${fixed(goal.p99Ms, 1)} ms < ${goal.p99MaxMs} ms`;
+    lines.push(`target ${goal.met ? 'MET   ' : 'MISSED'} ${goal.scenario}: ${fixed(goal.ratio, 2)} of ${goal.ceiling} (>= ${goal.ratioMin})${latency}`);
+  }
+  if (results.workers) lines.push(`workers: GET booking ${fixed(results.workers.getBookingOneWorkerRps)} req/s with 1 worker, ${fixed(results.workers.getBookingTwoWorkersRps)} req/s with 2: speed-up ${fixed(results.workers.speedup, 2)}x`);
+  if (results.memory) lines.push(`memory: idle worker ${mib(results.memory.idleWorkerRssBytes)} RSS (primary ${mib(results.memory.idlePrimaryRssBytes)}); idle single process (WORKERS=1) ${mib(results.memory.idleSingleProcessRssBytes)}`);
+  if (results.startup) lines.push(`start-up: node dist/server.js to first /readyz 200 (existing data directory, database included): ${fixed(results.startup.oneWorkerMsToReady)} ms with WORKERS=1, ${fixed(results.startup.twoWorkersMsToReady)} ms with WORKERS=2`);
+  lines.push(results.ok ? 'result: OK (no errors, no non-2xx answers)' : `result: FAILED\n  ${results.problems.join('\n  ')}`);
+  return lines.join('\n');
+}
+
+function mib(bytes: number): string {
+  return `${fixed(bytes / 2 ** 20, 1)} MiB`;
+}

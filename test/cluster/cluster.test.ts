@@ -1,0 +1,127 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testEnv } from '../support/context.js';
+import { childPids, freePort } from '../../bench/processes.js';
+
+// One cluster, started like `npm start` with WORKERS=2 on the embedded PostgreSQL (from source
+// through tsx, so no build is needed): the case where the primary must start the database once.
+const root = path.resolve(import.meta.dirname, '../..');
+
+interface Started {
+  child: ChildProcess;
+  port: number;
+  dataDir: string;
+  output: () => string;
+  exit: Promise<number | null>;
+}
+
+let server: Started;
+
+beforeAll(async () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trustfare-cluster-'));
+  const port = await freePort();
+  const env = { ...process.env, ...testEnv, DATA_DIR: dataDir, PORT: String(port), WORKERS: '2', LOG_LEVEL: 'info', DATABASE_URL: '' };
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/server.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  server = { child, port, dataDir, output: () => output, exit };
+  await waitUntil(async () => (await get(port, '/readyz')).status === 200, 90_000, () => output);
+}, 120_000);
+
+afterAll(async () => {
+  if (server.child.exitCode === null) server.child.kill('SIGKILL');
+  rmSync(server.dataDir, { recursive: true, force: true });
+});
+
+describe('WORKERS=2', () => {
+  it('starts one embedded PostgreSQL in the primary and serves requests from two worker processes', async () => {
+    const primaryPid = server.child.pid!;
+    expect(postmasters(server.dataDir)).toHaveLength(1);
+    const workers = workerPids(primaryPid);
+    expect(workers).toHaveLength(2);
+
+    // A fresh connection per request: the primary hands connections to the workers in turn.
+    for (let index = 0; index < 12; index++) expect((await get(server.port, '/healthz')).status).toBe(200);
+    const servingPids = new Set(requestLogPids(server.output()));
+    expect([...servingPids].sort()).toEqual([...workers].sort());
+  });
+
+  it('replaces a worker that dies', async () => {
+    const [victim] = workerPids(server.child.pid!);
+    process.kill(victim!, 'SIGKILL');
+    await waitUntil(async () => {
+      const pids = workerPids(server.child.pid!);
+      return pids.length === 2 && !pids.includes(victim!);
+    }, 30_000, server.output);
+    await waitUntil(async () => (await get(server.port, '/readyz')).status === 200, 30_000, server.output);
+  });
+
+  it('stops the workers, then the database, on SIGTERM and exits 0', async () => {
+    const workers = workerPids(server.child.pid!);
+    server.child.kill('SIGTERM');
+    expect(await server.exit).toBe(0);
+    for (const pid of workers) expect(alive(pid)).toBe(false);
+    expect(existsSync(path.join(server.dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+    expect(postmasters(server.dataDir)).toHaveLength(0);
+  }, 30_000);
+});
+
+function workerPids(primaryPid: number): number[] {
+  return childPids(primaryPid).filter((pid) => commandLine(pid).includes('src/server.ts'));
+}
+
+/** PostgreSQL server processes (postmasters) running on this data directory. */
+function postmasters(dataDir: string): number[] {
+  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number).filter((pid) => {
+    const command = commandLine(pid);
+    return /\/bin\/postgres\b/.test(command) && command.includes(dataDir);
+  });
+}
+
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Pids of the pino "request completed" lines. */
+function requestLogPids(output: string): number[] {
+  return output.split('\n').filter((line) => line.includes('"request completed"')).map((line) => (JSON.parse(line) as { pid: number }).pid);
+}
+
+function get(port: number, urlPath: string): Promise<{ status: number }> {
+  return new Promise((resolve) => {
+    const request = http.get({ host: '127.0.0.1', port, path: urlPath, agent: false }, (response) => {
+      response.resume();
+      response.on('end', () => resolve({ status: response.statusCode ?? 0 }));
+    });
+    request.on('error', () => resolve({ status: 0 }));
+  });
+}
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, output: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await sleep(50);
+  }
+  throw new Error(`timed out; server output:\n${output().slice(-3000)}`);
+}
