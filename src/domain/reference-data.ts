@@ -42,7 +42,8 @@ export type SupplierCategory = keyof typeof supplierCategories;
 export const supplierCategoryCodes = Object.keys(supplierCategories) as SupplierCategory[];
 
 /** Supplier ids look like `GB-1042-ACC`: country, number, category. */
-export const supplierIdPattern = '^[A-Z]{2}-[0-9]{1,10}-[A-Z]{3}$';
+export const supplierIdItemPattern = '[A-Z]{2}-[0-9]{1,10}-[A-Z]{3}';
+export const supplierIdPattern = `^${supplierIdItemPattern}$`;
 
 /**
  * One email address: deliberately loose (a local part, `@`, a dotted domain, no spaces or

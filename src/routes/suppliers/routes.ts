@@ -1,0 +1,81 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { App } from '../../app.js';
+import type { AppContext } from '../../context.js';
+import { supplierCategoryCodes, supplierIdItemPattern, supplierIdPattern } from '../../domain/reference-data.js';
+import { requireAccess } from '../../http/auth.js';
+import { invalidId } from '../../http/errors.js';
+import {
+  EnumList, ItemParams, SiteParams, StringEnum, ValueList, WhereBuilder, apiPrefix, fetchPage, listValues, orderBySql, pageParam, pageRequest, perPageParam, orderParam,
+  setPaginationHeaders, wildcardPattern,
+} from '../../http/pagination.js';
+import { limits } from '../../limits.js';
+
+/**
+ * Suppliers: a platform-wide, read-only directory (imported by the operator CLI). Every
+ * authenticated user of any site may read it; nothing here writes.
+ */
+
+export const SupplierSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  url: Type.String(),
+  country: Type.String(),
+  category: Type.String(),
+});
+export type SupplierWire = Static<typeof SupplierSchema>;
+
+const supplierIdRegExp = new RegExp(supplierIdPattern);
+const orderColumns: Record<string, string> = { id: 'id', name: 'name', url: 'url', country: 'country', category: 'category' };
+
+export const SupplierListQuery = Type.Object({
+  include: Type.Optional(ValueList(supplierIdItemPattern, 20)),
+  page: Type.Optional(pageParam),
+  per_page: Type.Optional(perPageParam),
+  order: Type.Optional(orderParam),
+  orderby: Type.Optional(StringEnum(['id', 'name', 'url', 'country', 'category'] as const, { default: 'id' })),
+  name: Type.Optional(Type.String({ maxLength: limits.nameLengthMax })),
+  url: Type.Optional(Type.String({ maxLength: limits.stringLengthMax })),
+  countries: Type.Optional(ValueList('[A-Z]{2}', 2)),
+  categories: Type.Optional(EnumList(supplierCategoryCodes)),
+});
+
+interface SupplierRow {
+  [column: string]: unknown;
+  id: string;
+  name: string;
+  url: string;
+  country: string;
+  category: string;
+}
+
+const select = 'id, name, url, country, category';
+
+export async function supplierRoutes(app: App, context: AppContext): Promise<void> {
+  const read = requireAccess({ db: context.db, jwtSecret: context.config.secrets.jwtSecret });
+  const base = `${apiPrefix}/suppliers`;
+
+  app.get(base, { onRequest: read, schema: { params: SiteParams, querystring: SupplierListQuery, response: { 200: Type.Array(SupplierSchema) } } }, async (request, reply) => {
+    const query = request.query;
+    const page = pageRequest(query);
+    const where = new WhereBuilder()
+      .andIf(listValues('include', query.include), (w, ids) => w.and`id = ANY(${ids}::text[])`)
+      .andIf(query.name, (w, name) => w.and`name ILIKE ${wildcardPattern(name)}`)
+      .andIf(query.url, (w, url) => w.and`url ILIKE ${wildcardPattern(url)}`)
+      .andIf(listValues('countries', query.countries), (w, countries) => w.and`country = ANY(${countries}::text[])`)
+      .andIf(listValues('categories', query.categories), (w, categories) => w.and`category = ANY(${categories}::text[])`);
+    const result = await fetchPage<SupplierRow>(context.db, { select, from: 'suppliers', where, orderBy: orderBySql(orderColumns, query.orderby ?? 'id', page.order, 'id'), page });
+    setPaginationHeaders(reply, request, { baseUrl: context.config.baseUrl, total: result.total, page });
+    return result.rows.map(supplierToWire);
+  });
+
+  app.get(`${base}/:id`, { onRequest: read, schema: { params: ItemParams, response: { 200: SupplierSchema } } }, async (request) => {
+    const id = request.params.id;
+    const row = supplierIdRegExp.test(id) ? await context.db.maybeOne<SupplierRow>(`SELECT ${select} FROM suppliers WHERE id = $1`, [id]) : undefined;
+    if (!row) throw invalidId('supplier ID');
+    return supplierToWire(row);
+  });
+}
+
+function supplierToWire(row: SupplierRow): SupplierWire {
+  return { id: row.id, name: row.name, url: row.url, country: row.country.trim(), category: row.category };
+}
