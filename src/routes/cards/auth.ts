@@ -2,13 +2,14 @@ import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { apiTokenPrefix, looksLikeJwt, verifyJwt } from '../../domain/credentials.js';
 import { bearerToken } from '../../http/auth.js';
-import { forbidden, invalidId, invalidToken, notLoggedIn } from '../../http/errors.js';
+import { forbidden, invalidId, invalidParam, invalidToken, notLoggedIn } from '../../http/errors.js';
+import { findHostedSession, looksLikeHostedSessionToken } from '../../domain/hosted/sessions.js';
 
 /** Who may post card data: a hosted page acting for one site. */
 export interface CardCaptureCaller {
   siteId: number;
   userId: number;
-  via: 'cardvaultuser';
+  via: 'cardvaultuser' | 'hosted_session';
 }
 
 /**
@@ -23,6 +24,7 @@ export async function authorizeCardCapture(request: FastifyRequest, context: App
   if (!token) throw notLoggedIn();
   const refusal = forbidden('Card details can only be submitted from the hosted card pages (vaulting app, payment modal, payment request page).');
   if (token.startsWith(apiTokenPrefix)) throw refusal;
+  if (looksLikeHostedSessionToken(token)) return authorizeHostedSession(request, context, token);
   if (!looksLikeJwt(token)) throw invalidToken();
   const secret = context.config.secrets.jwtSecret;
   const claims = await verifyJwt(secret, token, 'cardvaultuser', context.now());
@@ -38,4 +40,18 @@ export async function authorizeCardCapture(request: FastifyRequest, context: App
   // Another site's path, or a user no longer in the site: never confirm the site exists.
   if (!site || site.id !== claims.siteId) throw invalidId('site');
   return { siteId: site.id, userId: claims.userId, via: 'cardvaultuser' };
+}
+
+/**
+ * A hosted page session (vaulting app, modal frame, payment request page; `hps_...`): valid only
+ * for the site in the URL and for the one channel the page was opened for.
+ */
+async function authorizeHostedSession(request: FastifyRequest, context: AppContext, token: string): Promise<CardCaptureCaller> {
+  const session = await findHostedSession(context.db, token, context.now());
+  if (!session || session.userId === null) throw invalidToken('The page session is invalid or has expired.');
+  const site = await context.db.maybeOne<{ id: number }>('SELECT id FROM sites WHERE path = $1', [(request.params as { path?: string }).path ?? '']);
+  if (!site || site.id !== session.siteId) throw invalidId('site');
+  const channels = (request.body as { channels?: unknown } | undefined)?.channels;
+  if (channels !== session.channelId) throw invalidParam('channels', 'This page may only capture cards for the channel it was opened for.');
+  return { siteId: session.siteId, userId: session.userId, via: 'hosted_session' };
 }

@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestContext, type TestContext } from '../../support/context.js';
+import type { AuthoriseRequest } from '../../../src/processor/index.js';
+
+let t: TestContext;
+beforeAll(async () => {
+  t = await createTestContext();
+});
+afterAll(async () => t.close());
+
+const returnUrl = 'https://shop.example/payments/return?tx=42';
+
+async function challenge(overrides: Partial<AuthoriseRequest> = {}) {
+  const request: AuthoriseRequest = {
+    reference: randomUUID(),
+    amount: 12_345,
+    currency: 'EUR',
+    card: { pan: '5200000000002235', expiryMonth: 12, expiryYear: 2040, cvv: '123' },
+    capture: true,
+    mode: 'test',
+    threeDs: { returnUrl, merchantName: 'Sunny <Tours>' },
+    ...overrides,
+  };
+  const outcome = await t.context.connector.authorise(request);
+  if (outcome.kind !== 'challenge') throw new Error(`expected a challenge, got ${outcome.kind}`);
+  return { request, path: new URL(outcome.challengeUrl).pathname };
+}
+
+const post = (url: string, result: string) =>
+  t.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `result=${result}` });
+
+describe('sandbox 3DS challenge page', () => {
+  it('shows the amount, merchant and card with two real buttons, under a strict CSP', async () => {
+    const { path } = await challenge();
+    const page = await t.app.inject({ url: path });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    const csp = String(page.headers['content-security-policy']);
+    expect(csp).toMatch(/default-src 'none'/);
+    expect(csp).toMatch(/form-action 'self' https:\/\/shop\.example/);
+    expect(csp).not.toMatch(/script-src/);
+    expect(page.body).not.toMatch(/<script/i);
+    expect(page.body).toMatch(/<form method="post" action="\/sandbox\/3ds\/[A-Za-z0-9_-]{32}">/);
+    expect(page.body).toMatch(/<button type="submit" name="result" value="authenticate">Authenticate<\/button>/);
+    expect(page.body).toMatch(/<button type="submit" name="result" value="fail">Fail<\/button>/);
+    expect(page.body).toContain('€123.45');
+    expect(page.body).toContain('Sunny &lt;Tours&gt;');
+    expect(page.body).toContain('Mastercard ending 2235');
+    expect(page.body).not.toContain('5200000000002235');
+  });
+
+  it('"Authenticate" approves, redirects to the return URL, and lookup answers approved', async () => {
+    const { request, path } = await challenge();
+    const reply = await post(path, 'authenticate');
+    expect(reply.statusCode).toBe(303);
+    expect(reply.headers.location).toBe(returnUrl);
+    const outcome = await t.context.connector.lookup(request.reference);
+    expect(outcome).toMatchObject({ kind: 'approved', authCode: expect.stringMatching(/^[0-9]{6}$/), message: expect.stringMatching(/challenge passed/) });
+    // A second answer changes nothing; the page says it is done.
+    expect((await post(path, 'fail')).statusCode).toBe(303);
+    expect(await t.context.connector.lookup(request.reference)).toEqual(outcome);
+    const page = await t.app.inject({ url: path });
+    expect(page.body).toMatch(/already been completed/);
+    expect(page.body).not.toMatch(/<button/);
+  });
+
+  it('"Fail" declines with 3DS authentication failed', async () => {
+    const { request, path } = await challenge();
+    expect((await post(path, 'fail')).headers.location).toBe(returnUrl);
+    expect(await t.context.connector.lookup(request.reference)).toMatchObject({ kind: 'declined', code: '100.380.401' });
+  });
+
+  it('applies the bank answer after authentication (forced decline amount)', async () => {
+    const { request, path } = await challenge({ amount: 1_053 });
+    await post(path, 'authenticate');
+    expect(await t.context.connector.lookup(request.reference)).toMatchObject({ kind: 'declined', code: '800.100.153' });
+  });
+
+  it('refuses unknown ids and bad answers, and expires after the lifetime', async () => {
+    expect((await t.app.inject({ url: `/sandbox/3ds/${'A'.repeat(32)}` })).statusCode).toBe(404);
+    const { request, path } = await challenge();
+    expect((await post(path, 'maybe')).statusCode).toBe(400);
+    await t.db.query(`UPDATE sandbox_operations SET created_at = now() - interval '31 minutes' WHERE reference = $1`, [request.reference]);
+    expect((await post(path, 'authenticate')).statusCode).toBe(410);
+    expect(await t.context.connector.lookup(request.reference)).toMatchObject({ kind: 'challenge' });
+  });
+});
