@@ -40,6 +40,8 @@ export const limits = {
   totpDriftSteps: 1,
   /** Failed-login rows examined per prune, so pruning is bounded work. */
   loginFailuresPruneBatch: 100,
+  /** Card-statement descriptor length printed by the card networks. */
+  descriptorLengthMax: 22,
   supplierImportRowsMax: 100_000,
   supplierImportBytesMax: 20 * 1024 * 1024,
   dbPoolSize: 10,

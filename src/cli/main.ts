@@ -6,9 +6,18 @@ import type { Command, CommandContext } from './command.js';
 import * as keysCommands from './commands/keys.js';
 import * as ratesCommands from './commands/rates.js';
 import * as grantCommands from './commands/grants.js';
+import * as statementCommands from './commands/statement.js';
+import * as siteCommands from './commands/sites.js';
+import * as userCommands from './commands/users.js';
+import * as tokenCommands from './commands/tokens.js';
+import * as channelAdminCommands from './commands/channels-admin.js';
+import * as supplierCommands from './commands/suppliers.js';
+import * as migrateCommands from './commands/migrate.js';
+
+const rawOutput = Symbol.for('trustfare.cli.rawOutput');
 
 // Each module exports `commands: Command[]`; add new modules here.
-const modules: { commands: Command[] }[] = [ratesCommands, grantCommands, keysCommands];
+const modules: { commands: Command[] }[] = [ratesCommands, grantCommands, statementCommands, keysCommands, siteCommands, userCommands, tokenCommands, channelAdminCommands, supplierCommands, migrateCommands];
 
 /**
  * `trustfare <words...> [--options]`: finds the longest matching command name, parses its
@@ -33,11 +42,15 @@ export async function runCli(argv: string[]): Promise<number> {
     return 2;
   }
   const config = loadConfig();
-  const database = await openDatabase(config, { poolSize: 2 });
+  // `migrate` applies (and reports) the migrations itself; every other command opens a migrated database.
+  const database = await openDatabase(config, { poolSize: 2, migrate: command.name !== 'migrate' });
   const context: CommandContext = createAppContext(config, database.db);
   try {
     const result = await command.run(context, parsed.values as Record<string, string | boolean | undefined>, parsed.positionals);
-    console.log(JSON.stringify(result, null, 2));
+    // A command returns `{ [rawOutput]: text }` to print text as is (e.g. a CSV statement).
+    const raw = typeof result === 'object' && result !== null ? (result as Record<symbol, unknown>)[rawOutput] : undefined;
+    if (typeof raw === 'string') process.stdout.write(raw);
+    else console.log(JSON.stringify(result, null, 2));
     return 0;
   } catch (error) {
     console.error(`trustfare ${command.name}: ${(error as Error).message}`);

@@ -1,0 +1,106 @@
+import type { Command } from '../command.js';
+import { required } from '../command.js';
+import { limits } from '../../limits.js';
+import { accountModes, accountTypes, channelStatuses, loadChannel, protectionTypes, settlementCurrencies, statementPeriods } from '../../domain/channels.js';
+import { findSite } from '../../domain/users/accounts.js';
+
+type Options = Record<string, string | boolean | undefined>;
+
+/** One admin-only channel field: its option, column, and how a text value becomes a column value. */
+interface AdminField {
+  option: string;
+  column: string;
+  parse(text: string): string | number | boolean | null;
+}
+
+function oneOf(option: string, values: readonly string[]) {
+  return (text: string) => {
+    if (!values.includes(text)) throw new Error(`--${option} must be one of ${values.join(', ')}`);
+    return text;
+  };
+}
+
+function flag(option: string) {
+  return (text: string) => {
+    if (text !== 'true' && text !== 'false') throw new Error(`--${option} must be true or false`);
+    return text === 'true';
+  };
+}
+
+const adminFields: AdminField[] = [
+  { option: 'account-mode', column: 'account_mode', parse: oneOf('account-mode', accountModes) },
+  { option: 'channel-status', column: 'channel_status', parse: oneOf('channel-status', channelStatuses) },
+  { option: 'account-type', column: 'account_type', parse: oneOf('account-type', accountTypes) },
+  { option: 'protection-type', column: 'protection_type', parse: oneOf('protection-type', protectionTypes) },
+  { option: 'statement-period', column: 'statement_period', parse: oneOf('statement-period', statementPeriods) },
+  { option: 'settlement-currency', column: 'settlement_currency', parse: oneOf('settlement-currency', settlementCurrencies) },
+  { option: 'cardholder-present', column: 'cardholder_present', parse: flag('cardholder-present') },
+  { option: 'server-to-server', column: 'server_to_server', parse: flag('server-to-server') },
+  {
+    option: 'payout-minimum',
+    column: 'payout_minimum',
+    parse: (text) => {
+      const value = Number(text);
+      if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value > limits.amountCentsMax) throw new Error(`--payout-minimum must be whole minor units from 0 to ${limits.amountCentsMax}`);
+      return value;
+    },
+  },
+  {
+    option: 'descriptor',
+    column: 'descriptor',
+    // Card networks print at most 22 characters; an empty value clears it (null).
+    parse: (text) => {
+      if (text.length > limits.descriptorLengthMax || /[^\x20-\x7e]/.test(text)) throw new Error(`--descriptor must be at most ${limits.descriptorLengthMax} printable ASCII characters`);
+      return text.trim() === '' ? null : text;
+    },
+  },
+  {
+    option: 'beneficiary-id',
+    column: 'beneficiary_id',
+    parse: (text) => {
+      if (text.length > limits.nameLengthMax) throw new Error(`--beneficiary-id must be at most ${limits.nameLengthMax} characters`);
+      return text;
+    },
+  },
+];
+
+const channelSet: Command = {
+  name: 'channel set',
+  summary: `set admin-only channel fields: --site P --id ID and any of ${adminFields.map((field) => `--${field.option}`).join(' ')}`,
+  options: { site: { type: 'string' }, id: { type: 'string' }, ...Object.fromEntries(adminFields.map((field) => [field.option, { type: 'string' as const }])) },
+  async run(context, options: Options) {
+    const sitePath = required(options, 'site');
+    const idText = required(options, 'id');
+    if (!/^[1-9]\d{0,14}$/.test(idText)) throw new Error('--id must be a channel id');
+    // Parse everything before touching the database: one bad value changes nothing.
+    const changes = adminFields.filter((field) => typeof options[field.option] === 'string').map((field) => ({ column: field.column, value: field.parse(options[field.option] as string) }));
+    if (changes.length === 0) throw new Error(`nothing to set: give at least one of ${adminFields.map((field) => `--${field.option}`).join(', ')}`);
+    const site = await findSite(context.db, sitePath);
+    const channel = await context.db.transaction(async (tx) => {
+      const current = await loadChannel(tx, { siteId: site.id, id: Number(idText), lock: 'update' });
+      if (!current) throw new Error(`no channel ${idText} in site ${site.path}`);
+      const sets = changes.map((change, index) => `${change.column} = $${index + 2}`);
+      await tx.query(`UPDATE channels SET ${sets.join(', ')}, modified_at = now() WHERE id = $1`, [current.id, ...changes.map((change) => change.value)]);
+      return (await loadChannel(tx, { siteId: site.id, id: current.id }))!;
+    });
+    return {
+      id: channel.id,
+      site: site.path,
+      name: channel.name,
+      currencies: channel.currency,
+      account_mode: channel.accountMode,
+      channel_status: channel.channelStatus,
+      account_type: channel.accountType,
+      protection_type: channel.protectionType,
+      statement_period: channel.statementPeriod,
+      settlement_currency: channel.settlementCurrency,
+      cardholder_present: channel.cardholderPresent,
+      server_to_server: channel.serverToServer,
+      payout_minimum: channel.payoutMinimum,
+      descriptor: channel.descriptor,
+      beneficiary_id: channel.beneficiaryId,
+    };
+  },
+};
+
+export const commands: Command[] = [channelSet];

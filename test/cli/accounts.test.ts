@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestContext, type TestContext } from '../support/context.js';
+import { totpCode, totpStep } from '../../src/domain/users/totp.js';
+import { cli } from './helpers.js';
+
+let t: TestContext;
+let url: string;
+beforeAll(async () => {
+  t = await createTestContext();
+  url = t.config.databaseUrl!;
+});
+afterAll(async () => t.close());
+
+const login = (site: string, body: Record<string, string>) => t.app.inject({ method: 'POST', url: `/${site}/site-json/jwt-auth/v1/token`, payload: body });
+
+describe('site, user, membership and token commands', () => {
+  it('creates a site and an admin who can log in and use a CLI-made API token', async () => {
+    const site = await cli(url, ['site', 'create', '--path', 'acme', '--name', 'Acme Travel']);
+    expect(site.code).toBe(0);
+    expect(site.json).toEqual({ id: expect.any(Number), path: 'acme', name: 'Acme Travel' });
+
+    const user = await cli(url, ['user', 'create', '--site', 'acme', '--username', 'ana', '--password', 'correct horse', '--email', 'ana@acme.test', '--role', 'member_admin']);
+    expect(user.code).toBe(0);
+    expect(user.json).toMatchObject({ username: 'ana', site: 'acme', role: 'member_admin', read_only: false, platform_admin: false });
+    expect(JSON.stringify(user.json)).not.toContain('correct horse');
+    const hash = await t.db.one<{ password_hash: string }>("SELECT password_hash FROM users WHERE username = 'ana'");
+    expect(hash.password_hash).toMatch(/^\$argon2id\$/);
+
+    const answer = await login('acme', { username: 'ana', password: 'correct horse' });
+    expect(answer.statusCode).toBe(200);
+    expect(answer.json().default_site).toMatchObject({ path: 'acme', name: 'Acme Travel', usertype: 'member_admin' });
+
+    const token = await cli(url, ['token', 'create', '--site', 'acme', '--username', 'ana', '--name', 'booking engine']);
+    expect(token.code).toBe(0);
+    expect(token.json.token).toMatch(/^tfat_/);
+    const list = await t.app.inject({ url: '/acme/api-tokens', headers: { authorization: `Bearer ${token.json.token}` } });
+    expect(list.json().map((record: { name: string }) => record.name)).toEqual(['booking engine']);
+  });
+
+  it('refuses bad input with a clear message and a non-zero exit, changing nothing', async () => {
+    const cases: [string[], RegExp][] = [
+      [['site', 'create', '--path', 'Bad Path', '--name', 'X'], /path must be/],
+      [['site', 'create', '--path', 'acme', '--name', 'Again'], /already exists/],
+      [['site', 'create', '--path', 'docs', '--name', 'X'], /reserved/],
+      [['site', 'create', '--name', 'X'], /--path is required/],
+      [['user', 'create', '--site', 'acme', '--username', 'bob', '--password', 'short', '--email', 'bob@acme.test', '--role', 'member'], /at least 8/],
+      [['user', 'create', '--site', 'acme', '--username', 'bob', '--password', 'long enough', '--email', 'not-an-email', '--role', 'member'], /email/],
+      [['user', 'create', '--site', 'acme', '--username', 'bob', '--password', 'long enough', '--email', 'bob@acme.test', '--role', 'owner'], /--role must be one of member_admin, member/],
+      [['user', 'create', '--site', 'nowhere', '--username', 'bob', '--password', 'long enough', '--email', 'bob@acme.test', '--role', 'member'], /no site/],
+      [['user', 'create', '--site', 'acme', '--username', 'ANA', '--password', 'long enough', '--email', 'x@acme.test', '--role', 'member'], /taken/],
+      [['token', 'create', '--site', 'acme', '--username', 'nobody', '--name', 'x'], /no user/],
+      [['site', 'create', '--path', 'x', '--name', 'y', '--bogus'], /Unknown option/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await cli(url, args);
+      expect(result.code, args.join(' ')).not.toBe(0);
+      expect(result.stderr, args.join(' ')).toMatch(message);
+    }
+    expect((await t.db.query("SELECT 1 FROM users WHERE username = 'bob'")).length).toBe(0);
+  });
+
+  it('adds memberships, read-only ones included', async () => {
+    await cli(url, ['site', 'create', '--path', 'beta', '--name', 'Beta']);
+    const added = await cli(url, ['membership', 'add', '--site', 'beta', '--username', 'ana', '--role', 'member', '--read-only']);
+    expect(added.code).toBe(0);
+    expect(added.json).toEqual({ site: 'beta', username: 'ana', role: 'member', read_only: true });
+    const answer = (await login('beta', { username: 'ana', password: 'correct horse' })).json();
+    expect(answer).toMatchObject({ usertype: 'member', read_only: true, site_count: 2 });
+  });
+
+  it('enforces the API token limit from the CLI too', async () => {
+    await cli(url, ['token', 'create', '--site', 'acme', '--username', 'ana', '--name', 'second']);
+    const third = await cli(url, ['token', 'create', '--site', 'acme', '--username', 'ana', '--name', 'third']);
+    expect(third.code).toBe(1);
+    expect(third.stderr).toMatch(/at most 2 API tokens/);
+  });
+
+  it('changes a password, which revokes refresh tokens', async () => {
+    const before = (await login('acme', { username: 'ana', password: 'correct horse' })).json();
+    const changed = await cli(url, ['user', 'password', '--username', 'ana', '--password', 'battery staple']);
+    expect(changed.code).toBe(0);
+    expect((await login('acme', { username: 'ana', password: 'correct horse' })).statusCode).toBe(401);
+    expect((await login('acme', { username: 'ana', password: 'battery staple' })).statusCode).toBe(200);
+    const refresh = await t.app.inject({ method: 'POST', url: '/acme/site-json/jwt-auth/v1/token/refresh', headers: { authorization: `Bearer ${before.refresh_token}` } });
+    expect(refresh.statusCode).toBe(401);
+  });
+
+  it('enrols and confirms two-factor authentication', async () => {
+    const enrol = await cli(url, ['user', '2fa', 'enrol', '--username', 'ana']);
+    expect(enrol.code).toBe(0);
+    expect(enrol.json.secret).toMatch(/^[A-Z2-7]{32}$/);
+    expect(enrol.json.otpauth_uri).toBe(`otpauth://totp/trustfare%3Aana?secret=${enrol.json.secret}&issuer=trustfare&algorithm=SHA1&digits=6&period=30`);
+    const wrong = await cli(url, ['user', '2fa', 'confirm', '--username', 'ana', '--code', totpCode(enrol.json.secret, totpStep(new Date()) + 10)]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/does not match/);
+    const confirm = await cli(url, ['user', '2fa', 'confirm', '--username', 'ana', '--code', totpCode(enrol.json.secret, totpStep(new Date()) - 1)]);
+    expect(confirm.code).toBe(0);
+    expect(confirm.json.two_factor_confirmed_at).toEqual(expect.any(String));
+    const withoutCode = await login('acme', { username: 'ana', password: 'battery staple' });
+    expect(withoutCode.statusCode).toBe(401);
+    const withCode = await login('acme', { username: 'ana', password: 'battery staple', otp: totpCode(enrol.json.secret, totpStep(new Date())) });
+    expect(withCode.statusCode).toBe(200);
+  });
+
+  it('creates platform admins', async () => {
+    const admin = await cli(url, ['user', 'create', '--site', 'acme', '--username', 'ops', '--password', 'operator pass', '--email', 'ops@trustfare.test', '--role', 'member_admin', '--platform-admin']);
+    expect(admin.json.platform_admin).toBe(true);
+    expect((await t.db.one<{ is_platform_admin: boolean }>("SELECT is_platform_admin FROM users WHERE username = 'ops'")).is_platform_admin).toBe(true);
+  });
+
+  it('migrate reports the applied migrations', async () => {
+    const result = await cli(url, ['migrate']);
+    expect(result.code).toBe(0);
+    expect(result.json.applied).toEqual([]);
+    expect(result.json.migrations).toContain('002_auth.sql');
+  });
+});

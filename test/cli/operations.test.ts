@@ -1,0 +1,126 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestContext, testEnv, type TestContext } from '../support/context.js';
+import { createSite, type SiteFixture } from '../support/fixtures.js';
+import { createChannel } from '../../src/domain/channels.js';
+import { cli } from './helpers.js';
+
+const run = promisify(execFile);
+let t: TestContext;
+let url: string;
+let site: SiteFixture;
+let channelId: number;
+const dir = mkdtempSync(path.join(os.tmpdir(), 'trustfare-cli-'));
+
+beforeAll(async () => {
+  t = await createTestContext();
+  url = t.config.databaseUrl!;
+  site = await createSite(t.db);
+  channelId = (await createChannel(t.db, { siteId: site.siteId, name: 'Main', currency: 'USD' })).id;
+});
+afterAll(async () => t.close());
+
+describe('channel set', () => {
+  it('sets admin-only fields that the API shows', async () => {
+    const result = await cli(url, [
+      'channel', 'set', '--site', site.path, '--id', String(channelId), '--account-mode', 'live', '--channel-status', 'full-processing',
+      '--account-type', 'protected-processing', '--settlement-currency', 'EUR', '--payout-minimum', '5000', '--descriptor', 'ACME TRAVEL',
+      '--cardholder-present', 'true', '--server-to-server', 'false', '--statement-period', 'week', '--protection-type', 'vendor-management', '--beneficiary-id', 'BEN-1',
+    ]);
+    expect(result.code).toBe(0);
+    expect(result.json).toMatchObject({ id: channelId, account_mode: 'live', channel_status: 'full-processing', account_type: 'protected-processing', settlement_currency: 'EUR', payout_minimum: 5000, descriptor: 'ACME TRAVEL', cardholder_present: true, statement_period: 'week', protection_type: 'vendor-management', beneficiary_id: 'BEN-1' });
+    const row = await t.db.one('SELECT account_mode, channel_status, payout_minimum, descriptor FROM channels WHERE id = $1', [channelId]);
+    expect(row).toEqual({ account_mode: 'live', channel_status: 'full-processing', payout_minimum: 5000, descriptor: 'ACME TRAVEL' });
+  });
+
+  it('refuses unknown enum values, bad numbers and other sites’ channels, changing nothing', async () => {
+    const other = await createSite(t.db);
+    const cases: [string[], RegExp][] = [
+      [['--account-mode', 'sleeping'], /--account-mode must be one of test, draft, live, closed, affiliate/],
+      [['--channel-status', 'nope'], /--channel-status must be one of/],
+      [['--settlement-currency', 'MXN'], /--settlement-currency must be one of/],
+      [['--payout-minimum', '12.5'], /--payout-minimum must be whole minor units/],
+      [['--cardholder-present', 'yes'], /true or false/],
+      [['--descriptor', 'X'.repeat(23)], /at most 22/],
+      [['--account-mode', 'closed', '--payout-minimum=-1'], /--payout-minimum must be whole/],
+      [[], /nothing to set/],
+    ];
+    for (const [extra, message] of cases) {
+      const result = await cli(url, ['channel', 'set', '--site', site.path, '--id', String(channelId), ...extra]);
+      expect(result.code, extra.join(' ')).toBe(1);
+      expect(result.stderr, extra.join(' ')).toMatch(message);
+    }
+    const elsewhere = await cli(url, ['channel', 'set', '--site', other.path, '--id', String(channelId), '--account-mode', 'closed']);
+    expect(elsewhere.stderr).toMatch(/no channel/);
+    expect((await t.db.one('SELECT account_mode FROM channels WHERE id = $1', [channelId])).account_mode).toBe('live');
+  });
+
+  it('clears the descriptor with an empty value', async () => {
+    const result = await cli(url, ['channel', 'set', '--site', site.path, '--id', String(channelId), '--descriptor', '']);
+    expect(result.json.descriptor).toBeNull();
+  });
+});
+
+describe('suppliers import', () => {
+  it('upserts a CSV file and reports counts and rejected rows', async () => {
+    const file = path.join(dir, 'suppliers.csv');
+    writeFileSync(file, [
+      'id,name,url,country,category',
+      'GB-1042-ACC,"Hotel Bristol, London",https://bristol.example,GB,ACC',
+      'FR-7-AIR,Air Paris,,FR,AIR',
+      'XX-1-ACC,Nowhere Inn,,XX,ACC',
+      'GB-9-FOO,Odd,,GB,FOO',
+      'GB-3-ACC,Mismatch,,FR,ACC',
+      'GB-4-TOU,Bad URL,javascript:alert(1),GB,TOU',
+      'FR-7-AIR,Air Paris again,,FR,AIR',
+      '',
+    ].join('\r\n'));
+    const first = await cli(url, ['suppliers', 'import', file]);
+    expect(first.code).toBe(0);
+    expect(first.json).toMatchObject({ rows: 7, inserted: 2, updated: 0, unchanged: 0, rejected_count: 5 });
+    expect(first.json.rejected.map((row: { row: number }) => row.row)).toEqual([3, 4, 5, 6, 7]);
+    expect(first.json.rejected[4].reason).toMatch(/duplicate of row 2/);
+    const stored = await t.db.one("SELECT name, url, country, category FROM suppliers WHERE id = 'GB-1042-ACC'");
+    expect(stored).toEqual({ name: 'Hotel Bristol, London', url: 'https://bristol.example', country: 'GB', category: 'ACC' });
+
+    const json = path.join(dir, 'suppliers.json');
+    writeFileSync(json, JSON.stringify([
+      { id: 'GB-1042-ACC', name: 'Hotel Bristol', url: 'https://bristol.example', country: 'GB', category: 'ACC' },
+      { id: 'FR-7-AIR', name: 'Air Paris', url: '', country: 'FR', category: 'AIR' },
+      { id: 'US-55-CRU', name: 'Sea Line', country: 'US', category: 'CRU' },
+      { id: 12, name: 'Number id', country: 'US', category: 'CRU' },
+    ]));
+    const second = await cli(url, ['suppliers', 'import', json]);
+    expect(second.json).toMatchObject({ rows: 4, inserted: 1, updated: 1, unchanged: 1, rejected_count: 1 });
+    expect((await t.db.one("SELECT name FROM suppliers WHERE id = 'GB-1042-ACC'")).name).toBe('Hotel Bristol');
+  });
+
+  it('refuses unreadable files with a clear message', async () => {
+    const badHeader = path.join(dir, 'bad.csv');
+    writeFileSync(badHeader, 'id,title\nGB-1-ACC,x\n');
+    expect((await cli(url, ['suppliers', 'import', badHeader])).stderr).toMatch(/header must name id,name,url,country,category; missing name, url, country, category/);
+    const badJson = path.join(dir, 'bad.json');
+    writeFileSync(badJson, '[{"id": ');
+    expect((await cli(url, ['suppliers', 'import', badJson])).stderr).toMatch(/invalid JSON/);
+    const missing = await cli(url, ['suppliers', 'import', path.join(dir, 'missing.csv')]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/ENOENT/);
+    expect((await cli(url, ['suppliers', 'import'])).stderr).toMatch(/usage: trustfare suppliers import FILE/);
+  });
+});
+
+describe('the installed binary', () => {
+  it('runs `node bin/trustfare.mjs` against DATABASE_URL and prints JSON', async () => {
+    await run(process.execPath, ['scripts/build.mjs']);
+    const env = { ...process.env, ...testEnv, DATABASE_URL: url };
+    const { stdout } = await run(process.execPath, ['bin/trustfare.mjs', 'site', 'create', '--path', 'spawned', '--name', 'Spawned Site'], { env });
+    expect(JSON.parse(stdout)).toMatchObject({ path: 'spawned', name: 'Spawned Site' });
+    const failure = await run(process.execPath, ['bin/trustfare.mjs', 'site', 'create', '--path', 'spawned', '--name', 'Again'], { env }).catch((error: { code: number; stderr: string }) => error);
+    expect((failure as { code: number }).code).toBe(1);
+    expect((failure as { stderr: string }).stderr).toContain('trustfare site create: site spawned already exists');
+  }, 60_000);
+});
