@@ -37,7 +37,8 @@ export interface DeliveryRun {
  */
 export async function deliverPendingMails(context: AppContext, options: { batchSizeMax?: number } = {}): Promise<DeliveryRun> {
   const batchSize = Math.min(Math.max(1, options.batchSizeMax ?? limits.mailBatchSizeDefault), limits.mailBatchSizeMax);
-  const rows = await claimDueMails(context, batchSize);
+  // UPDATE ... RETURNING has no order: send oldest first.
+  const rows = (await claimDueMails(context, batchSize)).sort((a, b) => a.id - b.id);
   const run: DeliveryRun = { claimed: rows.length, sent: 0, retrying: 0, failed: 0 };
   for (const row of rows) run[await deliverOne(context, row)] += 1;
   return run;

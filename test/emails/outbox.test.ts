@@ -1,0 +1,282 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestContext, type TestContext } from '../support/context.js';
+import { enqueueMailsForTransaction } from '../../src/domain/emails/outbox.js';
+import { deliverPendingMails, retryDelayMs } from '../../src/jobs/mail-delivery.js';
+import { formatMoney } from '../../src/domain/money.js';
+import { limits } from '../../src/limits.js';
+import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from './support/smtp.js';
+import { createSite, insertBooking, insertChannel, insertTransaction, type ChannelOptions } from './support/fixtures.js';
+import type { SiteFixture } from '../support/fixtures.js';
+
+let smtp: TestSmtpServer;
+let t: TestContext;
+let site: SiteFixture;
+// The worker's clock runs ahead of the database's now() by `offsetMs`, which tests move to
+// pass a retry delay without waiting.
+let offsetMs = 1000;
+
+beforeAll(async () => {
+  smtp = await startSmtpServer();
+  t = await createTestContext({ env: { SMTP_URL: smtp.url, MAIL_FROM: 'payments@trustfare.test' }, now: () => new Date(Date.now() + offsetMs) });
+  site = await createSite(t.db);
+});
+
+afterAll(async () => {
+  await t?.close();
+  await smtp?.close();
+});
+
+beforeEach(async () => {
+  // Each test looks only at what it sends itself.
+  await deliverPendingMails(t.context, { batchSizeMax: limits.mailBatchSizeMax });
+  smtp.received.length = 0;
+});
+
+/** A booking on a fresh channel and a completed transaction paying it, committed with its mails. */
+async function paidBooking(options: { channel?: ChannelOptions; booking?: { language?: string; email?: string; reference?: string }; transaction?: Partial<Parameters<typeof insertTransaction>[2]> } = {}) {
+  const channelId = await insertChannel(t.db, site, options.channel);
+  const bookingId = await insertBooking(t.db, site, { channelId, ...options.booking });
+  const transactionId = await t.db.transaction(async (tx) => {
+    const id = await insertTransaction(tx, site, {
+      channelId, type: 'purchase', status: 'complete', total: 123_456, payeeName: 'Anna', payeeSurname: 'Traveller', payeeEmail: 'payer@example.com',
+      bookings: [{ id: bookingId, total: 123_456 }], ...options.transaction,
+    });
+    await enqueueMailsForTransaction(tx, id);
+    return id;
+  });
+  return { channelId, bookingId, transactionId, bookingTrustId: `${site.siteId}-${bookingId}` };
+}
+
+async function follow(channelId: number, bookingId: number, options: Parameters<typeof insertTransaction>[2]): Promise<number> {
+  return t.db.transaction(async (tx) => {
+    const id = await insertTransaction(tx, site, { ...options, channelId });
+    await enqueueMailsForTransaction(tx, id);
+    return id;
+  });
+}
+
+async function deliver(): Promise<ReceivedMail[]> {
+  const before = smtp.received.length;
+  await deliverPendingMails(t.context, { batchSizeMax: limits.mailBatchSizeMax });
+  return smtp.received.slice(before);
+}
+
+async function outboxRows(transactionId: number) {
+  return t.db.query<{ kind: string; status: string; attempts: number; last_error: string | null; language: string }>(
+    'SELECT kind, status, attempts, last_error, language FROM email_outbox WHERE transaction_id = $1 ORDER BY id', [transactionId]);
+}
+
+describe('payment receipt', () => {
+  it('goes to the payer in the transaction language, BCC to every primary_mail address', async () => {
+    const { transactionId, bookingTrustId } = await paidBooking({
+      channel: { receiptLabel: 'Voyages Soleil', primaryMail: 'ops@tours.example, finance@tours.example', bccTransactionalMails: true },
+      booking: { reference: 'PAR-2026' },
+      transaction: { language: 'frFR' },
+    });
+    const [mail, ...others] = await deliver();
+    expect(others).toEqual([]);
+    expect(mail!.envelopeTo.sort()).toEqual(['finance@tours.example', 'ops@tours.example', 'payer@example.com']);
+    expect(mail!.headers.get('to')).toBe('payer@example.com');
+    expect(mail!.headers.has('bcc')).toBe(false);
+    expect(mail!.headers.get('from')).toBe('Voyages Soleil <payments@trustfare.test>');
+    expect(mail!.headers.get('reply-to')).toBe('ops@tours.example');
+    expect(mail!.subject).toBe(`Votre reçu de paiement de Voyages Soleil (${bookingTrustId})`);
+    expect(mail!.text).toContain('Bonjour Anna Traveller,');
+    expect(mail!.text).toContain('PAR-2026');
+    expect(mail!.text).toContain(formatMoney(123_456, 'EUR', 'fr-FR'));
+    expect(mail!.text).toContain('234,56');
+    expect(mail!.text).toContain('Visa se terminant par 1111');
+    expect(mail!.text).toContain('14 mars 2026');
+    expect(mail!.html).toContain('<html lang="fr-FR">');
+    expect(mail!.html).toContain('Reçu de paiement');
+    expect(await outboxRows(transactionId)).toEqual([{ kind: 'receipt', status: 'sent', attempts: 1, last_error: null, language: 'frFR' }]);
+  });
+
+  it('without BCC when the flag is off, to the booking email when there is no payee_email, company = site name without receipt_label', async () => {
+    const { bookingTrustId } = await paidBooking({
+      channel: { primaryMail: 'ops@tours.example', bccTransactionalMails: false },
+      booking: { email: 'lead@example.com' },
+      transaction: { payeeEmail: null, language: 'deDE' },
+    });
+    const [mail] = await deliver();
+    expect(mail!.envelopeTo).toEqual(['lead@example.com']);
+    const siteName = (await t.db.one<{ name: string }>('SELECT name FROM sites WHERE id = $1', [site.siteId])).name;
+    expect(mail!.subject).toBe(`Ihre Zahlungsbestätigung von ${siteName} (${bookingTrustId})`);
+  });
+
+  it('falls back to the booking language, then the channel language, when the transaction has none we know', async () => {
+    await paidBooking({ booking: { language: 'ptBR' }, channel: { language: 'koKO' }, transaction: { language: 'xxXX' } });
+    await paidBooking({ booking: { language: 'xxXX' }, channel: { language: 'koKO' }, transaction: { language: '' } });
+    const mails = await deliver();
+    expect(mails.map((mail) => mail.text.split('\n')[0])).toEqual(['Recibo de pagamento', '결제 영수증']);
+  });
+
+  it('shows both currencies and the rate for a forex payment', async () => {
+    await paidBooking({ transaction: { currency: 'USD', total: 13_500, language: 'enGB' }, booking: {} }).then(async ({ transactionId }) => {
+      // The booking share stays in the channel currency: 125.00 EUR paid as 135.00 USD.
+      await t.db.query('UPDATE transaction_bookings SET total = 12500 WHERE transaction_id = $1', [transactionId]);
+      await t.db.query("DELETE FROM email_outbox WHERE transaction_id = $1", [transactionId]);
+      await t.db.transaction((tx) => enqueueMailsForTransaction(tx, transactionId));
+    });
+    const [mail] = await deliver();
+    expect(mail!.text).toMatch(/Amount:\s+US\$135\.00/);
+    expect(mail!.text).toMatch(/Amount in booking currency:\s+€125\.00/);
+    expect(mail!.text).toMatch(/Exchange rate:\s+1 EUR = 1\.08 USD/);
+  });
+
+  it('is sent for captures but not for authorisations, vaults or voids', async () => {
+    const { channelId, bookingId, transactionId } = await paidBooking({ transaction: { type: 'authorize', language: 'itIT', total: 1_500_000 } });
+    await follow(channelId, bookingId, { channelId, type: 'vault', status: 'complete', total: 0 });
+    await follow(channelId, bookingId, { channelId, type: 'void', status: 'complete', total: 123_456, linkedId: transactionId });
+    expect(await deliver()).toEqual([]);
+    await follow(channelId, bookingId, { channelId, type: 'capture', status: 'complete', total: 1_500_000, linkedId: transactionId, language: 'itIT', bookings: [{ id: bookingId, total: 1_500_000 }] });
+    const [capture] = await deliver();
+    expect(capture!.subject).toMatch(/^La tua ricevuta di pagamento/);
+    expect(capture!.text).toContain('15.000,00');
+  });
+
+  it('is written once however often the payments code reports the transaction', async () => {
+    const { transactionId } = await paidBooking();
+    await t.db.transaction((tx) => enqueueMailsForTransaction(tx, transactionId));
+    await t.db.transaction((tx) => enqueueMailsForTransaction(tx, transactionId));
+    expect(await deliver()).toHaveLength(1);
+    expect(await outboxRows(transactionId)).toHaveLength(1);
+  });
+
+  it('is never written for a payment whose database transaction rolls back', async () => {
+    const channelId = await insertChannel(t.db, site, { primaryMail: 'ops@tours.example', bccTransactionalMails: true });
+    const bookingId = await insertBooking(t.db, site, { channelId });
+    let transactionId = 0;
+    await expect(t.db.transaction(async (tx) => {
+      transactionId = await insertTransaction(tx, site, { channelId, type: 'purchase', status: 'complete', total: 5000, bookings: [{ id: bookingId, total: 5000 }] });
+      expect(await enqueueMailsForTransaction(tx, transactionId)).toBe(1);
+      throw new Error('ledger did not balance');
+    })).rejects.toThrow('ledger did not balance');
+    expect(await t.db.query('SELECT id FROM email_outbox WHERE transaction_id = $1', [transactionId])).toEqual([]);
+    expect(await deliver()).toEqual([]);
+  });
+
+  it('contains the last four digits of the card and never the card number or BIN', async () => {
+    await paidBooking({ transaction: { cardBrand: 'master', lastFour: '4444', binNumber: '555555' } });
+    const [mail] = await deliver();
+    expect(mail!.text).toContain('Mastercard ending in 4444');
+    for (const secret of ['5555555555554444', '5555 5555 5555 4444', '555555']) expect(mail!.raw).not.toContain(secret);
+  });
+
+  it('escapes HTML in every value', async () => {
+    await paidBooking({ channel: { receiptLabel: 'Tours <b>&</b> "Co"' }, booking: { reference: '<script>alert(1)</script>' } });
+    const [mail] = await deliver();
+    expect(mail!.html).not.toContain('<script>');
+    expect(mail!.html).not.toContain('<b>&</b>');
+    expect(mail!.html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(mail!.html).toContain('Tours &lt;b&gt;&amp;&lt;/b&gt; &quot;Co&quot;');
+    expect(mail!.text).toContain('<script>alert(1)</script>');
+  });
+});
+
+describe('refunds and chargebacks', () => {
+  it('send the refund in the language of the original payment, with the receipt BCC rule', async () => {
+    const { channelId, bookingId, transactionId, bookingTrustId } = await paidBooking({
+      channel: { receiptLabel: 'Sakura Travel', primaryMail: 'ops@sakura.example', bccTransactionalMails: true },
+      transaction: { language: 'jaJA', currency: 'JPY', total: 50_000 },
+      booking: {},
+    });
+    await deliver();
+    // The refund request did not name a language: its row has the default enGB.
+    const refundId = await follow(channelId, bookingId, { channelId, type: 'refund', status: 'complete', total: 20_000, currency: 'JPY', linkedId: transactionId, payeeEmail: null, bookings: [{ id: bookingId, total: 20_000 }] });
+    const [mail] = await deliver();
+    expect(mail!.envelopeTo.sort()).toEqual(['ops@sakura.example', 'payer@example.com']);
+    expect(mail!.subject).toBe(`Sakura Travel からの返金（${bookingTrustId}）`);
+    expect(mail!.text).toContain(formatMoney(20_000, 'JPY', 'ja-JP'));
+    expect((await outboxRows(refundId))[0]).toMatchObject({ kind: 'refund', language: 'jaJA', status: 'sent' });
+  });
+
+  it('tell the payer in the payment language and notify chargeback_mail in the channel language', async () => {
+    const { channelId, bookingId, transactionId, bookingTrustId } = await paidBooking({
+      channel: { name: 'Moscow desk', language: 'deDE', chargebackMail: 'disputes@tours.example,risk@tours.example', primaryMail: 'ops@tours.example', bccTransactionalMails: true },
+      transaction: { language: 'ruRU' },
+    });
+    await deliver();
+    // Operators record a chargeback with linked_id and total only (no bookings, payee or language).
+    await follow(channelId, bookingId, { channelId, type: 'chargeback', status: 'complete', total: 123_456, linkedId: transactionId, payeeEmail: null, cardBrand: null, lastFour: null });
+    const mails = await deliver();
+    const payer = mails.find((mail) => mail.envelopeTo.includes('payer@example.com'))!;
+    const notice = mails.find((mail) => mail.envelopeTo.includes('disputes@tours.example'))!;
+    expect(mails).toHaveLength(2);
+    expect(payer.envelopeTo).toEqual(['payer@example.com']);
+    expect(payer.subject).toMatch(/^Платёж оспорен/);
+    expect(payer.text).toContain('Visa, оканчивающаяся на 1111');
+    expect(notice.envelopeTo.sort()).toEqual(['disputes@tours.example', 'risk@tours.example']);
+    expect(notice.subject).toBe(`Rückbuchung auf Moscow desk (${bookingTrustId})`);
+    expect(notice.text).toContain(`${site.siteId}-${transactionId}`);
+    expect(notice.text).toContain('Anna Traveller <payer@example.com>');
+  });
+});
+
+describe('failure notifications', () => {
+  it('go to primary_mail in the channel language when mail_failures is on, and nothing goes to the payer', async () => {
+    const { transactionId } = await paidBooking({
+      channel: { name: 'Canal Sud', language: 'esES', primaryMail: 'ops@tours.example, alerts@tours.example', mailFailures: true, bccTransactionalMails: true },
+      transaction: { status: 'failed', language: 'frFR', content: 'declined (stolen card)', declineCode: '800.100.159', total: 10_059 },
+    });
+    const [mail, ...others] = await deliver();
+    expect(others).toEqual([]);
+    expect(mail!.envelopeTo.sort()).toEqual(['alerts@tours.example', 'ops@tours.example']);
+    expect(mail!.subject).toMatch(/^Pago fallido en Canal Sud/);
+    expect(mail!.text).toMatch(/Motivo:\s+800\.100\.159 declined \(stolen card\)/);
+    expect((await outboxRows(transactionId)).map((row) => row.kind)).toEqual(['failure']);
+  });
+
+  it('are not sent when mail_failures is off', async () => {
+    await paidBooking({ channel: { primaryMail: 'ops@tours.example', mailFailures: false }, transaction: { status: 'failed' } });
+    expect(await deliver()).toEqual([]);
+  });
+});
+
+describe('delivery', () => {
+  it('retries after an SMTP 451 with backoff and ends sent', async () => {
+    const { transactionId } = await paidBooking();
+    smtp.refuseNext(1, 451);
+    expect(await deliver()).toEqual([]);
+    const [afterRefusal] = await outboxRows(transactionId);
+    expect(afterRefusal).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(afterRefusal!.last_error).toContain('451');
+    // Not due again until the backoff has passed.
+    expect(await deliver()).toEqual([]);
+    offsetMs += retryDelayMs(1) + 1000;
+    expect(await deliver()).toHaveLength(1);
+    expect(await outboxRows(transactionId)).toMatchObject([{ status: 'sent', attempts: 2, last_error: null }]);
+  });
+
+  it('gives up at once on a permanent 5xx refusal and keeps the error', async () => {
+    const { transactionId } = await paidBooking();
+    smtp.refuseNext(1, 550);
+    expect(await deliver()).toEqual([]);
+    const [row] = await outboxRows(transactionId);
+    expect(row).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(row!.last_error).toContain('550');
+  });
+
+  it('marks a mail failed after limits.mailAttemptsMax temporary refusals', async () => {
+    const { transactionId } = await paidBooking();
+    smtp.refuseNext(limits.mailAttemptsMax, 451);
+    for (let attempt = 1; attempt <= limits.mailAttemptsMax; attempt++) {
+      await deliver();
+      offsetMs += retryDelayMs(attempt) + 1000;
+    }
+    expect(await outboxRows(transactionId)).toMatchObject([{ status: 'failed', attempts: limits.mailAttemptsMax }]);
+    expect(await deliver()).toEqual([]);
+  });
+
+  it('sends each mail once when several workers run at the same time', async () => {
+    const ids: number[] = [];
+    for (let index = 0; index < 6; index++) ids.push((await paidBooking({ booking: { reference: `PAR-${index}` } })).transactionId);
+    const runs = await Promise.all([1, 2, 3].map(() => deliverPendingMails(t.context, { batchSizeMax: 2 })));
+    const more = await deliverPendingMails(t.context, { batchSizeMax: 10 });
+    expect(runs.reduce((sum, run) => sum + run.sent, 0) + more.sent).toBe(6);
+    const references = smtp.received.map((mail) => /PAR-\d/.exec(mail.text)?.[0]).sort();
+    expect(references).toEqual(['PAR-0', 'PAR-1', 'PAR-2', 'PAR-3', 'PAR-4', 'PAR-5']);
+    const statuses = await t.db.query<{ status: string }>('SELECT status FROM email_outbox WHERE transaction_id = ANY($1)', [ids]);
+    expect(statuses.every((row) => row.status === 'sent')).toBe(true);
+  });
+});

@@ -1,0 +1,62 @@
+import { SMTPServer } from 'smtp-server';
+import type { AddressInfo } from 'node:net';
+import { parseMail, type ParsedMail } from './mime.js';
+
+export interface ReceivedMail extends ParsedMail {
+  /** RCPT TO addresses: To and Bcc alike, as the server saw them. */
+  envelopeTo: string[];
+  envelopeFrom: string;
+  raw: string;
+}
+
+export interface TestSmtpServer {
+  url: string;
+  received: ReceivedMail[];
+  /** The next `count` messages are refused with this SMTP reply code (e.g. 451, 550). */
+  refuseNext(count: number, responseCode: number): void;
+  close(): Promise<void>;
+}
+
+/** A real SMTP server on a free local port; nodemailer talks to it as to any relay. */
+export async function startSmtpServer(): Promise<TestSmtpServer> {
+  const received: ReceivedMail[] = [];
+  let refusals = 0;
+  let refusalCode = 451;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        if (refusals > 0) {
+          refusals -= 1;
+          const error = new Error(refusalCode >= 500 ? 'Mailbox unavailable' : 'Try again later') as Error & { responseCode: number };
+          error.responseCode = refusalCode;
+          callback(error);
+          return;
+        }
+        const raw = Buffer.concat(chunks).toString('utf8');
+        received.push({
+          ...parseMail(raw),
+          raw,
+          envelopeTo: session.envelope.rcptTo.map((address) => address.address),
+          envelopeFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+        });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.server.address() as AddressInfo;
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    received,
+    refuseNext(count, responseCode) {
+      refusals = count;
+      refusalCode = responseCode;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
