@@ -1,0 +1,28 @@
+import type { Command } from '../command.js';
+import { required } from '../command.js';
+import { buildStatement, statementCsv } from '../../domain/statements/index.js';
+
+/** main.ts prints a result carrying this key as plain text instead of JSON. */
+const rawOutput = Symbol.for('trustfare.cli.rawOutput');
+
+const statement: Command = {
+  name: 'statement',
+  summary: 'ledger statement of a channel for a period (JSON or CSV)',
+  options: { site: { type: 'string' }, channel: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, format: { type: 'string' } },
+  async run(context, options) {
+    const path = required(options, 'site');
+    const channelId = Number(required(options, 'channel'));
+    if (!Number.isSafeInteger(channelId) || channelId <= 0) throw new Error('--channel must be a channel id');
+    const format = options.format ?? 'json';
+    if (format !== 'json' && format !== 'csv') throw new Error('--format must be json or csv');
+    const site = await context.db.maybeOne<{ id: number }>('SELECT id FROM sites WHERE path = $1', [path]);
+    if (!site) throw new Error(`no site with path "${path}"`);
+    const result = await context.db.transaction(
+      (tx) => buildStatement(tx, { siteId: site.id, channelId, from: required(options, 'from'), to: required(options, 'to') }),
+      { isolation: 'repeatable read' },
+    );
+    return format === 'csv' ? { [rawOutput]: statementCsv(result) } : result;
+  },
+};
+
+export const commands: Command[] = [statement];

@@ -1,0 +1,137 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { AllocationRefusal, planAllocations, type AllocationRequest, type AllocationSource, type AllocationTarget } from '../../../src/domain/allocations/plan.js';
+import { planReversal, scaleToCapture } from '../../../src/domain/allocations/reverse.js';
+import { allocationJson } from '../../../src/domain/allocations/shape.js';
+
+const source: AllocationSource = { siteId: 1, channelId: 10, channelCurrency: 'USD', accountMode: 'test', paidCurrency: 'USD', paidTotal: 10000, channelTotal: 10000 };
+const targets = new Map<number, AllocationTarget>([
+  [11, { id: 11, siteId: 1, currency: 'USD', accountMode: 'test' }],
+  [12, { id: 12, siteId: 1, currency: 'GBP', accountMode: 'test' }],
+  [13, { id: 13, siteId: 1, currency: 'USD', accountMode: 'live' }],
+  [20, { id: 20, siteId: 2, currency: 'USD', accountMode: 'test' }],
+]);
+
+function plan(requests: AllocationRequest[], options: { source?: AllocationSource; granted?: number[] } = {}) {
+  return planAllocations({ source: options.source ?? source, requests, targets, grantedSiteIds: new Set(options.granted ?? []) });
+}
+
+function refusal(requests: AllocationRequest[], options: { source?: AllocationSource; granted?: number[] } = {}): string {
+  try {
+    plan(requests, options);
+  } catch (error) {
+    expect(error).toBeInstanceOf(AllocationRefusal);
+    return (error as AllocationRefusal).params.allocations!;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('planAllocations', () => {
+  it('computes flat and percent (basis points, half-up) allocations', () => {
+    const plans = plan([
+      { channelId: 11, value: 1500, operator: 'flat' },
+      { channelId: 11, value: 1250, operator: 'percent', title: 'Agent' },
+    ]);
+    expect(plans.map((p) => [p.total, p.channelTotal, p.currency])).toEqual([[1500, 1500, 'USD'], [1250, 1250, 'USD']]);
+    expect(plans[1]!.title).toBe('Agent');
+    expect(plan([{ channelId: 11, value: 3333, operator: 'percent' }], { source: { ...source, paidTotal: 1001, channelTotal: 1001 } })[0]!.total).toBe(334);
+  });
+
+  it('computes forex allocations in the paid and in the channel currency', () => {
+    const forex: AllocationSource = { ...source, paidCurrency: 'EUR', paidTotal: 9200, channelTotal: 10000 };
+    const [inPaid, inChannel, percent] = plan([
+      { channelId: 11, value: 920, operator: 'flat' },
+      { channelId: 11, currency: 'USD', value: 2000, operator: 'flat' },
+      { channelId: 11, value: 500, operator: 'percent' },
+    ], { source: forex });
+    expect(inPaid).toMatchObject({ currency: 'EUR', total: 920, paidTotal: 920, channelTotal: 1000 });
+    expect(inChannel).toMatchObject({ currency: 'USD', total: 2000, paidTotal: 1840, channelTotal: 2000 });
+    expect(percent).toMatchObject({ currency: 'EUR', total: 460, paidTotal: 460, channelTotal: 500 });
+    expect(refusal([{ channelId: 11, currency: 'GBP', value: 1, operator: 'flat' }], { source: forex })).toMatch(/currencies must be EUR or USD/);
+  });
+
+  it('refuses the paying channel, unknown and ungranted channels, other currencies and modes', () => {
+    expect(refusal([{ channelId: 10, value: 1, operator: 'flat' }])).toMatch(/Allocation 0: an allocation cannot go to the paying channel/);
+    expect(refusal([{ channelId: 11, value: 1, operator: 'flat' }, { channelId: 99, value: 1, operator: 'flat' }])).toMatch(/Allocation 1: channel 99 does not exist or may not receive/);
+    expect(refusal([{ channelId: 20, value: 1, operator: 'flat' }])).toMatch(/channel 20 does not exist or may not receive/);
+    expect(plan([{ channelId: 20, value: 1, operator: 'flat' }], { granted: [2] })).toHaveLength(1);
+    expect(refusal([{ channelId: 12, value: 1, operator: 'flat' }])).toMatch(/channel 12 does not accept USD/);
+    expect(refusal([{ channelId: 13, value: 1, operator: 'flat' }])).toMatch(/live channel/);
+    expect(refusal([{ channelId: 11, value: 0, operator: 'flat' }])).toMatch(/positive integer/);
+    expect(refusal([{ channelId: 11, value: 10001, operator: 'percent' }])).toMatch(/basis points/);
+    expect(refusal([{ channelId: 11, value: 1, operator: 'share' as 'flat' }])).toMatch(/operator must be one of flat, percent/);
+    expect(refusal([{ channelId: 11, value: 1, operator: 'flat', statementDate: '2026-02-30' }])).toMatch(/statement_date/);
+  });
+
+  it('never lets the allocations exceed the transaction total', () => {
+    expect(refusal([{ channelId: 11, value: 6000, operator: 'flat' }, { channelId: 11, value: 4001, operator: 'flat' }])).toMatch(/add up to 10001 USD, more than the transaction total of 10000/);
+    expect(plan([{ channelId: 11, value: 6000, operator: 'flat' }, { channelId: 11, value: 4000, operator: 'percent' }])).toHaveLength(2);
+    // Two half-cent roundings up would make 4 of 3: refused rather than over-allocated.
+    expect(refusal([{ channelId: 11, value: 5000, operator: 'percent' }, { channelId: 11, value: 5000, operator: 'percent' }], { source: { ...source, paidTotal: 3, channelTotal: 3 } })).toMatch(/add up to 4/);
+  });
+
+  it('returns the spec shape', () => {
+    expect(allocationJson({ id: 7, toChannelId: 11, operator: 'flat', value: 920, currency: 'EUR', total: 920, channelCurrency: 'USD', channelTotal: 1000, reversed: false })).toEqual({
+      id: 7, value: 920, total: 920, channels: 11, currencies: 'EUR', operator: 'flat', reversed: false,
+      debit: { currencies: 'USD', total: 1000 }, credit: { currencies: 'USD', total: 1000 },
+    });
+  });
+});
+
+describe('planReversal', () => {
+  it('reverses pro rata on a partial refund and in full on the rest', () => {
+    const allocations = [
+      { id: 1, channelTotal: 3000, channelReversed: 0, total: 2760, totalReversed: 0 },
+      { id: 2, channelTotal: 1001, channelReversed: 0, total: 1001, totalReversed: 0 },
+    ];
+    const first = planReversal({ allocations, sourceChannelTotal: 10000, refundedBefore: 0, refundChannelAmount: 2500 });
+    expect(first).toEqual([
+      { allocationId: 1, channelAmount: 750, total: 690, fullyReversed: false },
+      { allocationId: 2, channelAmount: 250, total: 250, fullyReversed: false },
+    ]);
+    const after = allocations.map((a, i) => ({ ...a, channelReversed: first[i]!.channelAmount, totalReversed: first[i]!.total }));
+    const rest = planReversal({ allocations: after, sourceChannelTotal: 10000, refundedBefore: 2500, refundChannelAmount: 7500 });
+    expect(rest).toEqual([
+      { allocationId: 1, channelAmount: 2250, total: 2070, fullyReversed: true },
+      { allocationId: 2, channelAmount: 751, total: 751, fullyReversed: true },
+    ]);
+  });
+
+  it('takes back exactly the refund in whole cents and closes every allocation on the last refund (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 1_000_000 }),
+        fc.array(fc.integer({ min: 0, max: 10_000 }), { minLength: 1, maxLength: 5 }),
+        fc.array(fc.integer({ min: 1, max: 1_000_000 }), { minLength: 1, maxLength: 6 }),
+        (total, shares, refunds) => {
+          const shareSum = shares.reduce((a, b) => a + b, 0);
+          fc.pre(shareSum > 0 && shareSum <= 10_000);
+          let allocations = shares.map((share, id) => {
+            const channelTotal = Math.floor((total * share) / 10_000);
+            return { id, channelTotal, channelReversed: 0, total: channelTotal, totalReversed: 0 };
+          });
+          let refunded = 0;
+          const steps = [...refunds.map((r) => Math.min(r, total - refunded)), total];
+          for (const step of steps) {
+            const amount = Math.min(step, total - refunded);
+            const parts = planReversal({ allocations, sourceChannelTotal: total, refundedBefore: refunded, refundChannelAmount: amount });
+            const taken = parts.reduce((sum, part) => sum + part.channelAmount, 0);
+            expect(taken).toBeLessThanOrEqual(amount);
+            allocations = allocations.map((a) => {
+              const part = parts.find((p) => p.allocationId === a.id);
+              return part ? { ...a, channelReversed: a.channelReversed + part.channelAmount, totalReversed: a.totalReversed + part.total } : a;
+            });
+            refunded += amount;
+            for (const a of allocations) expect(a.channelReversed).toBeLessThanOrEqual(a.channelTotal);
+          }
+          for (const a of allocations) expect(a.channelReversed).toBe(a.channelTotal);
+        },
+      ),
+    );
+  });
+
+  it('scales planned allocations to a partial capture', () => {
+    expect(scaleToCapture({ plannedChannelTotals: [3000, 1000], authorizedChannelTotal: 10000, capturedChannelTotal: 5000 })).toEqual([1500, 500]);
+    expect(scaleToCapture({ plannedChannelTotals: [3333], authorizedChannelTotal: 10000, capturedChannelTotal: 10000 })).toEqual([3333]);
+  });
+});
