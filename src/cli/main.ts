@@ -13,11 +13,12 @@ import * as tokenCommands from './commands/tokens.js';
 import * as channelAdminCommands from './commands/channels-admin.js';
 import * as supplierCommands from './commands/suppliers.js';
 import * as migrateCommands from './commands/migrate.js';
+import * as mailCommands from './commands/mail.js';
 
 const rawOutput = Symbol.for('trustfare.cli.rawOutput');
 
 // Each module exports `commands: Command[]`; add new modules here.
-const modules: { commands: Command[] }[] = [ratesCommands, grantCommands, statementCommands, keysCommands, siteCommands, userCommands, tokenCommands, channelAdminCommands, supplierCommands, migrateCommands];
+const modules: { commands: Command[] }[] = [ratesCommands, grantCommands, statementCommands, keysCommands, siteCommands, userCommands, tokenCommands, channelAdminCommands, supplierCommands, migrateCommands, mailCommands];
 
 /**
  * `trustfare <words...> [--options]`: finds the longest matching command name, parses its

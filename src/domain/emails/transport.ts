@@ -96,21 +96,28 @@ function classifySmtpError(error: unknown): MailDeliveryError {
  * delivery replaces the same file.
  */
 export function fileMailer(directory: string): Mailer {
-  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   return {
     kind: 'file',
     async send(mail) {
-      const info = await transport.sendMail(messageOptions(mail));
+      const message = await buildRawMessage(mail);
       const file = path.join(directory, `${mail.messageId.replace(/[<>]/g, '').replace(/[^A-Za-z0-9._-]/g, '_')}.eml`);
       try {
         await mkdir(directory, { recursive: true });
-        await writeFile(`${file}.tmp`, info.message as Buffer);
+        await writeFile(`${file}.tmp`, message);
         await rename(`${file}.tmp`, file);
       } catch (error) {
         throw new MailDeliveryError(`cannot write ${file}: ${(error as Error).message}`, false);
       }
       return { deliveryId: file, rejected: [] };
     },
-    close: () => transport.close(),
+    close: () => undefined,
   };
+}
+
+const messageBuilder = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+
+/** The complete RFC 5322 message (both parts, Bcc header kept), as a .eml file holds it. */
+export async function buildRawMessage(mail: OutgoingMail): Promise<Buffer> {
+  const info = await messageBuilder.sendMail(messageOptions(mail));
+  return info.message as Buffer;
 }

@@ -1,0 +1,78 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Command } from '../command.js';
+import { required } from '../command.js';
+import { isLanguageCode, languageCodes, localeOf } from '../../i18n/catalogue.js';
+import { isMailKind, mailKinds } from '../../domain/emails/kinds.js';
+import { mailDataFor, type MailData } from '../../domain/emails/content.js';
+import { loadTransactionFacts } from '../../domain/emails/facts.js';
+import { sampleMailData } from '../../domain/emails/sample.js';
+import { renderMail, type RenderedMail } from '../../domain/emails/templates.js';
+import { buildRawMessage } from '../../domain/emails/transport.js';
+import { deliverPendingMails } from '../../jobs/mail-delivery.js';
+import { limits } from '../../limits.js';
+
+/**
+ * `trustfare mail render --kind K --language L [--transaction ID] --out FILE`: writes one email
+ * for review: `.html` or `.txt` for that part alone, anything else a complete `.eml` message.
+ * Without --transaction the template is filled with sample data. Nothing is sent or stored.
+ */
+const render: Command = {
+  name: 'mail render',
+  summary: 'render an email of any kind in any language to a file for review',
+  options: { kind: { type: 'string' }, language: { type: 'string' }, transaction: { type: 'string' }, out: { type: 'string' } },
+  async run(context, options) {
+    const kind = required(options, 'kind');
+    const language = required(options, 'language');
+    const out = path.resolve(required(options, 'out'));
+    if (!isMailKind(kind)) throw new Error(`--kind must be one of ${mailKinds.join(', ')}`);
+    if (!isLanguageCode(language)) throw new Error(`--language must be one of ${languageCodes.join(', ')}`);
+    let data: MailData;
+    if (options.transaction === undefined) {
+      data = sampleMailData(kind, language);
+    } else {
+      const id = Number(options.transaction);
+      if (!Number.isSafeInteger(id) || id < 1) throw new Error('--transaction must be a transaction id');
+      const facts = await loadTransactionFacts(context.db, id);
+      if (!facts) throw new Error(`transaction ${id} does not exist`);
+      data = mailDataFor(kind, facts, language);
+    }
+    const rendered = renderMail(data);
+    await mkdir(path.dirname(out), { recursive: true });
+    await writeFile(out, await fileContent(out, data, rendered, context.config.mailFrom));
+    return { file: out, kind, language, subject: rendered.subject };
+  },
+};
+
+async function fileContent(file: string, data: MailData, rendered: RenderedMail, mailFrom: string): Promise<string | Buffer> {
+  const extension = path.extname(file).toLowerCase();
+  if (extension === '.html' || extension === '.htm') return rendered.html;
+  if (extension === '.txt') return rendered.text;
+  return buildRawMessage({
+    from: { name: data.company, address: mailFrom },
+    to: [data.payerEmail || 'payer@example.com'],
+    bcc: [],
+    replyTo: null,
+    ...rendered,
+    messageId: `<render.${data.kind}.${data.language}@${mailFrom.split('@')[1] ?? 'localhost'}>`,
+    locale: localeOf(data.language),
+  });
+}
+
+/** `trustfare mail deliver [--batch-size N]`: one delivery run now (the server's job does this continuously). */
+const deliver: Command = {
+  name: 'mail deliver',
+  summary: 'send due emails from the outbox once and print the counts',
+  options: { 'batch-size': { type: 'string' } },
+  async run(context, options) {
+    const batchSize = options['batch-size'] === undefined ? limits.mailBatchSizeDefault : Number(options['batch-size']);
+    if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > limits.mailBatchSizeMax) throw new Error(`--batch-size must be an integer from 1 to ${limits.mailBatchSizeMax}`);
+    try {
+      return await deliverPendingMails(context, { batchSizeMax: batchSize });
+    } finally {
+      context.mailer.close();
+    }
+  },
+};
+
+export const commands: Command[] = [render, deliver];
