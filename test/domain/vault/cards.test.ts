@@ -166,8 +166,8 @@ describe('stored card data', () => {
     for (const entry of captured) {
       for (const value of values) {
         expect(value.text.includes(entry.pan), `PAN in ${value.where}`).toBe(false);
-        // CVVs as digits standing alone in text, or anywhere in binary data.
-        const hit = value.bytes ? value.bytes.includes(Buffer.from(entry.cvv)) : new RegExp(`(^|[^0-9])${entry.cvv}([^0-9]|$)`).test(value.text);
+        // CVVs standing alone in text (a value, a JSON field, a word), or anywhere in binary data.
+        const hit = value.bytes ? value.bytes.includes(Buffer.from(entry.cvv)) : new RegExp(`(^|[^A-Za-z0-9])${entry.cvv}([^A-Za-z0-9]|$)`).test(value.text);
         expect(hit, `CVV in ${value.where}`).toBe(false);
       }
     }

@@ -25,6 +25,18 @@ describe('PAN envelope encryption', () => {
     expect(openPan(k, binding, sealed)).toBe(pan);
   });
 
+  it('round-trips any PAN and opens only under its own binding (property)', () => {
+    const k = keys();
+    fc.assert(
+      fc.property(fc.stringMatching(/^[0-9]{12,19}$/), fc.integer({ min: 1, max: 2 ** 40 }), fc.integer({ min: 1, max: 2 ** 40 }), (anyPan, siteId, cardId) => {
+        const sealed = sealPan(k, { siteId, cardId }, anyPan);
+        expect(openPan(k, { siteId, cardId }, sealed)).toBe(anyPan);
+        expect(() => openPan(k, { siteId: siteId + 1, cardId }, sealed)).toThrow(CardDecryptionError);
+      }),
+      { numRuns: 50 },
+    );
+  });
+
   it('uses a fresh data key and iv per record', () => {
     const k = keys();
     const a = sealPan(k, binding, pan);
