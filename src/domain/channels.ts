@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { isCurrencyCode } from './money.js';
+import { currencySymbolOf } from './forex/symbols.js';
 import { defaultLanguage, isLanguageCode, normaliseEmailList } from './reference-data.js';
 import type { Queryable } from '../storage/db.js';
 
@@ -331,25 +332,15 @@ export interface ForexFeed {
   rates: Record<string, ForexFeedRate>;
 }
 
-// Arabic and Hebrew script ranges: a grapheme written right to left.
-const rightToLeft = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]/;
-
 /**
  * The channel's `forex_feed`: its base currency, how to show amounts in it, and the rates
- * offered for paying in other currencies. `template` places the grapheme around `$1`, the
- * formatted amount (e.g. `£$1`, `kr $1`, or `$1 X` where the symbol follows).
+ * offered for paying in other currencies (from `channelRates` in src/domain/forex).
  */
 export function channelForexFeed(currency: string, rates: Record<string, ForexFeedRate> = {}): ForexFeed {
+  // Forex integration (issue 4): the symbol table lives in src/domain/forex/symbols.ts (docs/forex.md).
   return { base: currency, symbol: currencySymbol(currency), rates };
 }
 
 export function currencySymbol(currency: string): ForexFeed['symbol'] {
-  const parts = new Intl.NumberFormat('en-GB', { style: 'currency', currency, currencyDisplay: 'narrowSymbol' }).formatToParts(1);
-  const grapheme = parts.find((part) => part.type === 'currency')?.value ?? currency;
-  const symbolIndex = parts.findIndex((part) => part.type === 'currency');
-  const numberIndex = parts.findIndex((part) => part.type === 'integer');
-  const spaced = parts.some((part) => part.type === 'literal' && part.value.trim() === '');
-  const gap = spaced ? ' ' : '';
-  const template = symbolIndex < numberIndex ? `${grapheme}${gap}$1` : `$1${gap}${grapheme}`;
-  return { grapheme, template, rtl: rightToLeft.test(grapheme) };
+  return currencySymbolOf(currency);
 }

@@ -98,3 +98,20 @@ export async function channelRates(context: Pick<AppContext, 'rates' | 'now' | '
   }
   return rates;
 }
+
+/**
+ * `channelRates` for many channels in one request (a channel list): channels sharing a currency
+ * and mode share one look-up.
+ */
+export function channelRatesLoader(context: Pick<AppContext, 'rates' | 'now' | 'db'>): (channel: ForexChannel) => Promise<Record<string, ForexFeedRate>> {
+  const loaded = new Map<string, Promise<Record<string, ForexFeedRate>>>();
+  return (channel) => {
+    const key = `${channel.currency}:${isTestMode(channel.accountMode)}`;
+    let rates = loaded.get(key);
+    if (!rates) {
+      rates = channelRates(context, channel);
+      loaded.set(key, rates);
+    }
+    return rates;
+  };
+}

@@ -5,6 +5,6 @@ export { insertQuotes, latestLoadedQuotes, loadQuote, sandboxProviderName, type 
 export { createRatesProvider, fileRatesProvider, layeredRatesProvider, sandboxRatesProvider, type QuoteRequest, type RatesProvider } from './provider.js';
 export { parseRatesFile, RatesFileError, type ParsedRatesFile, type RatesFileFormat } from './files.js';
 export {
-  channelRates, convertAtQuote, currentQuote, formatGmt, ForexRefusal, isTestMode, requireUsableQuote,
+  channelRates, channelRatesLoader, convertAtQuote, currentQuote, formatGmt, ForexRefusal, isTestMode, requireUsableQuote,
   type ForexChannel, type ForexFeedRate, type ForexRefusalReason,
 } from './forex.js';

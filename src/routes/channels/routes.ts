@@ -10,6 +10,8 @@ import { conflict, invalidId, invalidParam } from '../../http/errors.js';
 import {
   ItemParams, SiteParams, WhereBuilder, apiPrefix, fetchPage, integerIds, listValues, orderBySql, pageRequest, parseItemId, setPaginationHeaders, wildcardPattern,
 } from '../../http/pagination.js';
+// Forex integration (issue 4): forex_feed.rates come from the rates provider.
+import { channelRatesLoader, type ForexFeedRate } from '../../domain/forex/index.js';
 import { ChannelCreateBody, ChannelListQuery, ChannelSchema, ChannelUpdateBody, type ChannelWire } from './schemas.js';
 
 const DeletedSchema = Type.Object({ deleted: Type.Boolean() });
@@ -53,13 +55,17 @@ export async function channelRoutes(app: App, context: AppContext): Promise<void
       page,
     });
     setPaginationHeaders(reply, request, { baseUrl: context.config.baseUrl, total: result.total, page });
-    return result.rows.map((row) => channelToWire(channelFromRow(row), principal));
+    const ratesOf = channelRatesLoader(context);
+    return Promise.all(result.rows.map(async (row) => {
+      const channel = channelFromRow(row);
+      return channelToWire(channel, principal, await ratesOf(channel));
+    }));
   });
 
   app.get(`${base}/:id`, { onRequest: read, schema: { params: ItemParams, response: { 200: ChannelSchema } } }, async (request) => {
     const principal = principalOf(request);
     const channel = await findChannel(context, principal, request.params.id);
-    return channelToWire(channel, principal);
+    return channelToWire(channel, principal, await channelRatesLoader(context)(channel));
   });
 
   app.post(base, { onRequest: adminWrite, schema: { params: SiteParams, body: ChannelCreateBody, response: { 201: ChannelSchema } } }, async (request, reply) => {
@@ -67,7 +73,7 @@ export async function channelRoutes(app: App, context: AppContext): Promise<void
     const body = request.body;
     const fields: ChannelBodyFields = body;
     const channel = await createChannel(context.db, { siteId: principal.siteId, name: body.name.trim(), currency: body.currencies, ...channelPatch(fields) });
-    return reply.code(201).send(channelToWire(channel, principal));
+    return reply.code(201).send(channelToWire(channel, principal, await channelRatesLoader(context)(channel)));
   });
 
   app.put(`${base}/:id`, { onRequest: adminWrite, schema: { params: ItemParams, body: ChannelUpdateBody, response: { 200: ChannelSchema } } }, async (request) => {
@@ -78,7 +84,7 @@ export async function channelRoutes(app: App, context: AppContext): Promise<void
     const result = id === undefined ? undefined : await context.db.transaction((tx) => updateChannel(tx, { siteId: principal.siteId, id, patch }));
     if (!result) throw invalidId('channel ID');
     if ('param' in result) throw invalidParam(result.param, result.message);
-    return channelToWire(result, principal);
+    return channelToWire(result, principal, await channelRatesLoader(context)(result));
   });
 
   app.delete(`${base}/:id`, { onRequest: adminWrite, schema: { params: ItemParams, response: { 200: DeletedSchema } } }, async (request) => {
@@ -138,7 +144,7 @@ export function maskSecret(secret: string): string {
  * The Channel table on the wire. `channel_secret` is withheld from read-only users (it signs
  * payment requests); `vaultprovider_api_key` is always masked.
  */
-export function channelToWire(channel: ChannelRecord, principal: Pick<Principal, 'readOnly'>): ChannelWire {
+export function channelToWire(channel: ChannelRecord, principal: Pick<Principal, 'readOnly'>, rates: Record<string, ForexFeedRate> = {}): ChannelWire {
   return {
     id: channel.id,
     uuid: channel.uuid,
@@ -151,7 +157,7 @@ export function channelToWire(channel: ChannelRecord, principal: Pick<Principal,
     quote_code: channel.quoteCode ?? '',
     statement_period: channel.statementPeriod as ChannelWire['statement_period'],
     cardholder_present: channel.cardholderPresent,
-    forex_feed: channelForexFeed(channel.currency),
+    forex_feed: channelForexFeed(channel.currency, rates),
     language: channel.language,
     primary_mail: channel.primaryMail,
     mail_bcc_transactional_mails: channel.mailBccTransactionalMails,

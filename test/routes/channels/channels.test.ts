@@ -36,7 +36,8 @@ describe('channels: happy paths', () => {
       quote_code: '',
       statement_period: 'month',
       cardholder_present: false,
-      forex_feed: { base: 'GBP', symbol: { grapheme: '£', template: '£$1', rtl: false }, rates: {} },
+      // A test channel's feed carries the sandbox rates of every offered currency (docs/forex.md).
+      forex_feed: { base: 'GBP', symbol: { grapheme: '£', template: '£1', rtl: false }, rates: expect.objectContaining({ USD: expect.objectContaining({ provider: 'sandbox', rate: 1.265822784810, symbol: '$' }) }) },
       language: 'enGB',
       primary_mail: '',
       mail_bcc_transactional_mails: false,
