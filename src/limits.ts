@@ -80,6 +80,12 @@ export const limits = {
   /** Cards re-wrapped per database transaction by `keys rotate`. */
   keyRotationBatchSize: 200,
   keyRotationBatchSizeMax: 10_000,
+  cardHolderZipLengthMax: 32,
+  /** Capture tokens are about 70 characters; anything much longer is not one. */
+  captureTokenLengthMax: 200,
+  processorReferenceLengthMax: 200,
+  /** The sandbox 3DS form posts one short field. */
+  sandboxFormBytesMax: 1024,
   /** Longest holder address accepted with a card. */
   cardHolderAddressLengthMax: 500,
   // Transactional emails and their outbox (issue 6).

@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import type { Secrets } from '../../config.js';
+import { limits } from '../../limits.js';
 
 /**
  * Card cryptography. Envelope encryption: each card has its own random 256-bit data key; the
@@ -155,7 +156,7 @@ export function sealCaptureToken(keys: VaultKeys, input: { siteId: number; cardI
 
 /** The contents of a valid, unexpired capture token of this site, or null. */
 export function openCaptureToken(keys: VaultKeys, input: { siteId: number; token: string; now: Date }): CaptureTokenContents | null {
-  if (!input.token.startsWith(captureTokenPrefix) || input.token.length > 200) return null;
+  if (!input.token.startsWith(captureTokenPrefix) || input.token.length > limits.captureTokenLengthMax) return null;
   const raw = Buffer.from(input.token.slice(captureTokenPrefix.length), 'base64url');
   if (raw.length < headerBytes + ivBytes + tagBytes || raw.readUInt8(0) !== captureTokenVersion) return null;
   const header = raw.subarray(0, headerBytes);

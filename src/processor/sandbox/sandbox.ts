@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../../storage/db.js';
+import { limits } from '../../limits.js';
 import { ProcessorTimeoutError, type AuthoriseRequest, type Connector, type FollowUpRequest, type LookupOutcome, type ProcessorOutcome } from '../connector.js';
 import { decideAuthorisation } from './decide.js';
 import { judgeFollowUp, type FollowUpKind } from './follow-ups.js';
@@ -128,7 +129,7 @@ function parentUpdate(kind: FollowUpKind, processorReference: string, amount: nu
 }
 
 function assertCall(reference: string, amount: number, currency: string): void {
-  if (!reference || reference.length > 200) throw new Error('processor reference must be 1 to 200 characters');
+  if (!reference || reference.length > limits.processorReferenceLengthMax) throw new Error(`processor reference must be 1 to ${limits.processorReferenceLengthMax} characters`);
   if (!Number.isSafeInteger(amount) || amount < 0) throw new Error(`amount must be a non-negative integer of minor units, got ${amount}`);
   if (!/^[A-Z]{3}$/.test(currency)) throw new Error(`currency must be an ISO 4217 code, got ${currency}`);
 }

@@ -15,7 +15,7 @@ export const CaptureCardBody = Type.Object(
     email: Type.Optional(Type.String({ maxLength: limits.emailLengthMax, format: 'email' })),
     address: text(limits.cardHolderAddressLengthMax),
     city: text(limits.nameLengthMax),
-    zip: text(32),
+    zip: text(limits.cardHolderZipLengthMax),
     country: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$' })),
   },
   { additionalProperties: false },

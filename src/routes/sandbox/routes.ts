@@ -3,12 +3,12 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
+import { limits } from '../../limits.js';
 import { completeChallenge, findChallenge } from '../../processor/sandbox/challenges.js';
 import { challengePage, notFoundPage } from './page.js';
 
 const ChallengeParams = Type.Object({ id: Type.String({ pattern: '^[A-Za-z0-9_-]{32}$' }) });
 const ChallengeForm = Type.Object({ result: Type.Union([Type.Literal('authenticate'), Type.Literal('fail')]) }, { additionalProperties: false });
-const formBodyBytesMax = 1024;
 
 function originOf(url: string): string {
   try {
@@ -36,7 +36,7 @@ function sendPage(reply: FastifyReply, status: number, html: (nonce: string) => 
 export async function sandboxRoutes(app: App, context: AppContext): Promise<void> {
   await app.register(async (scope) => {
     // A plain HTML form posts urlencoded; parsed only in this scope, with a tiny body limit.
-    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: formBodyBytesMax }, (_request, body, done) => {
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: limits.sandboxFormBytesMax }, (_request, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
 
