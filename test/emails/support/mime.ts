@@ -41,7 +41,8 @@ function parsePart(raw: string): Part {
   const boundary = /boundary="?([^";]+)"?/i.exec(headers.get('content-type') ?? '')?.[1];
   if (type.startsWith('multipart/') && boundary) {
     const sections = body.split(`--${boundary}`).slice(1);
-    const children = sections.filter((section) => !section.startsWith('--')).map((section) => parsePart(section.replace(/^\n/, '')));
+    const children = sections.filter((section) => !section.startsWith('--')).map((section) => parsePart(section.replace(/^\n/, '').replace(/\n$/, '')));
+    // (The line break before a boundary belongs to the boundary, RFC 2046 5.1.1.)
     return { headers, type, body: '', children };
   }
   return { headers, type, body: decodeBody(body, headers.get('content-transfer-encoding') ?? '7bit'), children: [] };
@@ -58,7 +59,7 @@ function decodeBody(body: string, encoding: string): string {
     case 'quoted-printable':
       return quotedPrintable(body.replace(/=\n/g, ''));
     default:
-      return body.replace(/\n$/, '');
+      return body;
   }
 }
 

@@ -1,0 +1,126 @@
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { languageCodes, localeOf } from '../../src/i18n/catalogue.js';
+import { mailKinds } from '../../src/domain/emails/kinds.js';
+import { sampleMailData } from '../../src/domain/emails/sample.js';
+import { renderMail } from '../../src/domain/emails/templates.js';
+import { createMailer } from '../../src/domain/emails/transport.js';
+import { enqueueMailsForTransaction } from '../../src/domain/emails/outbox.js';
+import { createTestContext, testEnv, type TestContext } from '../support/context.js';
+import { cli } from '../cli/helpers.js';
+import { parseMail } from './support/mime.js';
+import { createSite, insertBooking, insertChannel, insertTransaction } from './support/fixtures.js';
+
+describe('every kind in every language', () => {
+  for (const kind of mailKinds) {
+    it.each(languageCodes)(`${kind} in %s renders both parts with every value filled in`, (language) => {
+      const mail = renderMail(sampleMailData(kind, language));
+      const english = renderMail(sampleMailData(kind, 'enGB'));
+      for (const part of [mail.subject, mail.text, mail.html]) {
+        expect(part).not.toMatch(/\{[A-Za-z]+\}/);
+        expect(part).toContain('12-3456');
+      }
+      expect(mail.html).toContain(`<html lang="${localeOf(language)}">`);
+      expect(mail.text).toContain('1111');
+      if (language !== 'enGB') {
+        expect(mail.subject).not.toBe(english.subject);
+        expect(mail.text.split('\n')[0]).not.toBe(english.text.split('\n')[0]);
+      }
+    });
+  }
+
+  it('formats amounts and dates the way each locale writes them', () => {
+    expect(renderMail(sampleMailData('receipt', 'deDE')).text).toMatch(/1\.250,00\s€/);
+    expect(renderMail(sampleMailData('receipt', 'enGB')).text).toContain('€1,250.00');
+    expect(renderMail(sampleMailData('receipt', 'jaJA')).text).toContain('2026年3月14日');
+    expect(renderMail(sampleMailData('receipt', 'enGB')).text).toContain('14 March 2026');
+  });
+});
+
+describe('file transport (the default without SMTP_URL)', () => {
+  it('writes one .eml per mail under DATA_DIR/mail, Bcc kept for review', async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trustfare-mail-'));
+    const mailer = createMailer({ dataDir, smtpUrl: undefined });
+    expect(mailer.kind).toBe('file');
+    const rendered = renderMail(sampleMailData('receipt', 'lvLV'));
+    const receipt = await mailer.send({
+      from: { name: 'Sunny Tours', address: 'payments@trustfare.test' }, to: ['anna@example.com'], bcc: ['ops@tours.example'], replyTo: null,
+      ...rendered, messageId: '<receipt.1.1@trustfare.test>', locale: 'lv-LV',
+    });
+    expect(readdirSync(path.join(dataDir, 'mail'))).toEqual(['receipt.1.1_trustfare.test.eml']);
+    expect(receipt.deliveryId).toBe(path.join(dataDir, 'mail', 'receipt.1.1_trustfare.test.eml'));
+    const mail = parseMail(readFileSync(receipt.deliveryId, 'utf8'));
+    expect(mail.headers.get('bcc')).toBe('ops@tours.example');
+    expect(mail.headers.get('content-language')).toBe('lv-LV');
+    expect(mail.subject).toBe(rendered.subject);
+    expect(mail.text).toBe(rendered.text);
+  });
+});
+
+describe('trustfare mail', () => {
+  let t: TestContext;
+  let url: string;
+  const outDir = mkdtempSync(path.join(os.tmpdir(), 'trustfare-render-'));
+  beforeAll(async () => {
+    t = await createTestContext();
+    url = t.config.databaseUrl!;
+  });
+  afterAll(async () => t.close());
+
+  it('render writes a sample mail as .eml, .html or .txt', async () => {
+    const eml = await cli(url, ['mail', 'render', '--kind', 'chargeback-notice', '--language', 'ukUK', '--out', path.join(outDir, 'notice.eml')]);
+    expect(eml.code).toBe(0);
+    expect(eml.json.subject).toBe('Чарджбек у каналі Sunny Tours EUR (12-3456)');
+    expect(parseMail(readFileSync(path.join(outDir, 'notice.eml'), 'utf8')).subject).toBe(eml.json.subject);
+    expect((await cli(url, ['mail', 'render', '--kind', 'receipt', '--language', 'zhZH', '--out', path.join(outDir, 'r.html')])).code).toBe(0);
+    expect(readFileSync(path.join(outDir, 'r.html'), 'utf8')).toMatch(/^<!DOCTYPE html>[\s\S]*付款收据/);
+    expect((await cli(url, ['mail', 'render', '--kind', 'refund', '--language', 'kkKK', '--out', path.join(outDir, 'r.txt')])).code).toBe(0);
+    expect(readFileSync(path.join(outDir, 'r.txt'), 'utf8')).toMatch(/^Қаражатты қайтару\n/);
+  });
+
+  it('render uses a real transaction when given one, in the language asked for', async () => {
+    const site = await createSite(t.db);
+    const channelId = await insertChannel(t.db, site, { receiptLabel: 'Baltic Trips' });
+    const bookingId = await insertBooking(t.db, site, { channelId, reference: 'RIX-77' });
+    const transactionId = await insertTransaction(t.db, site, { channelId, type: 'purchase', status: 'complete', total: 4200, bookings: [{ id: bookingId, total: 4200 }] });
+    const answer = await cli(url, ['mail', 'render', '--kind', 'receipt', '--language', 'lvLV', '--transaction', String(transactionId), '--out', path.join(outDir, 'real.txt')]);
+    expect(answer.code).toBe(0);
+    expect(answer.json.subject).toBe(`Jūsu maksājuma kvīts no Baltic Trips (${site.siteId}-${bookingId})`);
+    expect(readFileSync(path.join(outDir, 'real.txt'), 'utf8')).toContain('RIX-77');
+  });
+
+  it('render refuses unknown kinds, languages and transactions with a clear message', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--kind', 'invoice', '--language', 'enGB'], /--kind must be one of receipt, refund, failure, chargeback, chargeback-notice/],
+      [['--kind', 'receipt', '--language', 'nlNL'], /--language must be one of zhZH, enGB/],
+      [['--kind', 'receipt', '--language', 'enGB', '--transaction', '999999'], /transaction 999999 does not exist/],
+      [['--language', 'enGB'], /--kind is required/],
+    ];
+    for (const [args, message] of cases) {
+      const answer = await cli(url, ['mail', 'render', ...args, '--out', path.join(outDir, 'never.eml')]);
+      expect(answer.code).toBe(1);
+      expect(answer.stderr).toMatch(message);
+    }
+    expect(readdirSync(outDir)).not.toContain('never.eml');
+  });
+
+  it('deliver sends due outbox mail through the configured transport (.eml files by default)', async () => {
+    const site = await createSite(t.db);
+    const channelId = await insertChannel(t.db, site, {});
+    const bookingId = await insertBooking(t.db, site, { channelId });
+    const transactionId = await t.db.transaction(async (tx) => {
+      const id = await insertTransaction(tx, site, { channelId, type: 'purchase', status: 'complete', total: 4200, payeeEmail: 'cli@example.com', bookings: [{ id: bookingId, total: 4200 }] });
+      await enqueueMailsForTransaction(tx, id);
+      return id;
+    });
+    const answer = await cli(url, ['mail', 'deliver']);
+    expect(answer.code).toBe(0);
+    expect(answer.json).toMatchObject({ sent: 1, failed: 0 });
+    const row = await t.db.one<{ status: string; delivery_id: string }>('SELECT status, delivery_id FROM email_outbox WHERE transaction_id = $1', [transactionId]);
+    expect(row.status).toBe('sent');
+    expect(row.delivery_id.startsWith(path.join(testEnv.DATA_DIR!, 'mail'))).toBe(true);
+    expect(parseMail(readFileSync(row.delivery_id, 'utf8')).headers.get('to')).toBe('cli@example.com');
+  });
+});
