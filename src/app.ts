@@ -10,6 +10,7 @@ import { registerRoutes } from './routes/index.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
 import { registerOpenApi } from './http/openapi.js';
+import { registerIdempotency } from './http/idempotency.js';
 
 export type { AppContext } from './context.js';
 
@@ -90,6 +91,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   await registerRateLimit(app, context.config);
   registerSecurityHeaders(app, context.config);
   await registerOpenApi(app, context.config);
+  registerIdempotency(app as never, context);
   await registerRoutes(app, context);
   return app;
 }

@@ -110,4 +110,23 @@ export const limits = {
   mailErrorLengthMax: 1000,
   /** Hops followed along linked_id to find the original payment of a refund or chargeback. */
   mailLinkedDepthMax: 5,
+  // Payments core (issue 3, docs/payments.md).
+  /** Bookings one transaction may pay (bookings[] items). */
+  bookingsPerTransactionMax: 50,
+  /** A 3DS-pending transaction older than this is expired by the job. */
+  pendingExpiryMinutes: 30,
+  /** An incomplete transaction older than this is looked up at the processor by the job. */
+  reconcileAfterSeconds: 60,
+  /** An incomplete transaction the processor still knows nothing of after this long is failed. */
+  reconcileGiveUpMinutes: 60,
+  /** Rows one job run handles. */
+  jobBatchSize: 50,
+  /** How often the payments jobs run. */
+  jobIntervalMs: 10_000,
+  /** Idempotency keys are kept at least this long (decisions.md: at least 24 h). */
+  idempotencyKeyRetentionHours: 48,
+  idempotencyKeyLengthMax: 255,
+  /** How long a request waits for an in-flight request with the same key before a 409. */
+  idempotencyWaitMs: 30_000,
+  idempotencyPollMs: 25,
 } as const;

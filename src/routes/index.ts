@@ -2,6 +2,7 @@ import type { App } from '../app.js';
 import type { AppContext } from '../context.js';
 import { healthRoutes } from './health/routes.js';
 import { supplierRoutes } from './suppliers/routes.js';
+import { transactionRoutes } from './transactions/routes.js';
 import { bookingRoutes } from './bookings/routes.js';
 import { cardRoutes } from './cards/routes.js';
 import { sandboxRoutes } from './sandbox/routes.js';
@@ -24,4 +25,5 @@ export async function registerRoutes(app: App, context: AppContext): Promise<voi
   await channelRoutes(app, context);
   await bookingRoutes(app, context);
   await supplierRoutes(app, context);
+  await transactionRoutes(app, context);
 }

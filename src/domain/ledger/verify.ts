@@ -1,0 +1,94 @@
+import type { Queryable } from '../../storage/db.js';
+import { ledgerAccounts } from './postings.js';
+
+/**
+ * `trustfare ledger verify`: proves the books from the entries alone (docs/ledger.md
+ * "Invariants"). Nothing here trusts a stored balance; every figure is summed from entries.
+ */
+
+export interface LedgerProblem {
+  check: string;
+  detail: string;
+}
+
+export interface LedgerReport {
+  ok: boolean;
+  entries: number;
+  transactions: number;
+  problems: LedgerProblem[];
+}
+
+// Enough to act on; a ledger with more problems than this has one systematic cause.
+const problemsReportedMax = 100;
+
+/** Runs every check, for one site or all; `ok` is false when any problem was found. */
+export async function verifyLedger(db: Queryable, options: { siteId?: number } = {}): Promise<LedgerReport> {
+  const site = options.siteId ?? null;
+  const problems: LedgerProblem[] = [];
+  const add = (check: string, rows: Record<string, unknown>[], describe: (row: Record<string, unknown>) => string) => {
+    for (const row of rows) if (problems.length < problemsReportedMax) problems.push({ check, detail: describe(row) });
+  };
+
+  add('transaction_balanced', await db.query(
+    `SELECT transaction_id, channel_id, currency, sum(CASE WHEN direction = 'debit' THEN amount ELSE -amount END)::bigint AS difference
+       FROM ledger_entries WHERE ($1::bigint IS NULL OR site_id = $1)
+      GROUP BY transaction_id, channel_id, currency
+     HAVING sum(CASE WHEN direction = 'debit' THEN amount ELSE -amount END) <> 0
+      ORDER BY transaction_id LIMIT ${problemsReportedMax}`, [site]),
+  (row) => `transaction ${row.transaction_id}, channel ${row.channel_id} ${String(row.currency).trim()}: debits - credits = ${row.difference}`);
+
+  add('channel_currency_balanced', await db.query(
+    `SELECT channel_id, currency, sum(CASE WHEN direction = 'debit' THEN amount ELSE -amount END)::bigint AS difference
+       FROM ledger_entries WHERE ($1::bigint IS NULL OR site_id = $1)
+      GROUP BY channel_id, currency
+     HAVING sum(CASE WHEN direction = 'debit' THEN amount ELSE -amount END) <> 0 LIMIT ${problemsReportedMax}`, [site]),
+  (row) => `channel ${row.channel_id} ${String(row.currency).trim()}: debits - credits = ${row.difference}`);
+
+  // Only complete (or chargeback-locked) transactions moved money; nothing else may have entries.
+  add('no_money_without_completion', await db.query(
+    `SELECT t.id, t.status FROM transactions t
+      WHERE ($1::bigint IS NULL OR t.site_id = $1) AND t.status NOT IN ('complete', 'locked')
+        AND EXISTS (SELECT 1 FROM ledger_entries e WHERE e.transaction_id = t.id)
+      ORDER BY t.id LIMIT ${problemsReportedMax}`, [site]),
+  (row) => `transaction ${row.id} is ${row.status} but has ledger entries`);
+
+  add('completed_money_has_entries', await db.query(
+    `SELECT t.id, t.type FROM transactions t
+      WHERE ($1::bigint IS NULL OR t.site_id = $1) AND t.status IN ('complete', 'locked') AND t.total > 0 AND t.type <> 'vault'
+        AND NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.transaction_id = t.id)
+      ORDER BY t.id LIMIT ${problemsReportedMax}`, [site]),
+  (row) => `complete ${row.type} ${row.id} has no ledger entries`);
+
+  // The entries that carry a transaction's own amount must add up to it.
+  add('entries_match_total', await db.query(
+    `SELECT t.id, t.type, t.total, coalesce(sum(e.amount) FILTER (WHERE e.account = ANY($2::text[]) AND e.direction = 'credit'), 0)::bigint AS moved
+       FROM transactions t JOIN ledger_entries e ON e.transaction_id = t.id AND e.channel_id = t.channel_id
+      WHERE ($1::bigint IS NULL OR t.site_id = $1) AND t.type IN ('purchase', 'retained_purchase', 'capture', 'authorize', 'retained_authorize')
+      GROUP BY t.id
+     HAVING coalesce(sum(e.amount) FILTER (WHERE e.account = ANY($2::text[]) AND e.direction = 'credit'), 0) <> t.total
+      ORDER BY t.id LIMIT ${problemsReportedMax}`, [site, [ledgerAccounts.channelFunds, ledgerAccounts.authorizedFunds]]),
+  (row) => `${row.type} ${row.id} of ${row.total} credited ${row.moved} to the channel`);
+
+  // Bookings' stored money totals against the ledger, per channel and currency.
+  add('bookings_match_ledger', await db.query(
+    `WITH books AS (
+       SELECT channel_id, currency,
+              sum(CASE WHEN account = $2 THEN (CASE WHEN direction = 'credit' THEN amount ELSE -amount END) ELSE 0 END)::bigint AS funds,
+              sum(CASE WHEN account = $3 THEN (CASE WHEN direction = 'credit' THEN amount ELSE -amount END) ELSE 0 END)::bigint AS authorized
+         FROM ledger_entries WHERE ($1::bigint IS NULL OR site_id = $1) GROUP BY channel_id, currency),
+     stored AS (
+       SELECT channel_id, currency, sum(total_paid)::bigint AS paid, sum(total_authorized)::bigint AS authorized
+         FROM bookings WHERE ($1::bigint IS NULL OR site_id = $1) GROUP BY channel_id, currency)
+     SELECT coalesce(b.channel_id, s.channel_id) AS channel_id, coalesce(b.currency, s.currency) AS currency,
+            coalesce(b.funds, 0) AS funds, coalesce(s.paid, 0) AS paid, coalesce(b.authorized, 0) AS ledger_authorized, coalesce(s.authorized, 0) AS stored_authorized
+       FROM books b FULL JOIN stored s ON s.channel_id = b.channel_id AND s.currency = b.currency
+      WHERE coalesce(b.funds, 0) <> coalesce(s.paid, 0) OR coalesce(b.authorized, 0) <> coalesce(s.authorized, 0)
+      LIMIT ${problemsReportedMax}`, [site, ledgerAccounts.channelFunds, ledgerAccounts.authorizedFunds]),
+  (row) => `channel ${row.channel_id} ${String(row.currency).trim()}: channel_funds ${row.funds} vs bookings paid ${row.paid}; authorized_funds ${row.ledger_authorized} vs bookings authorized ${row.stored_authorized}`);
+
+  const counts = await db.one<{ entries: number; transactions: number }>(
+    `SELECT count(*)::bigint AS entries, count(DISTINCT transaction_id)::bigint AS transactions FROM ledger_entries WHERE ($1::bigint IS NULL OR site_id = $1)`,
+    [site],
+  );
+  return { ok: problems.length === 0, entries: Number(counts.entries), transactions: Number(counts.transactions), problems };
+}

@@ -1,0 +1,103 @@
+import type { AppContext } from '../../context.js';
+import { invalidParam } from '../../http/errors.js';
+import type { Queryable } from '../../storage/db.js';
+import { recordAttempt } from './bookings.js';
+import type { PaymentPlan } from './prepare.js';
+import { adjustRemaining, adjustShares, bookingShares, findTransaction, insertTransaction, type BookingShare } from './repository.js';
+import { statementDate, type StatementPeriod } from '../statements/dates.js';
+import type { Actor, TransactionRecord } from './types.js';
+
+/**
+ * Step one of every processor-backed transaction: in one short database transaction, lock the
+ * linked transaction (if any), reserve the amount this one will consume from its
+ * `total_remaining`, and insert the new row as `incomplete`. It commits before the processor is
+ * called, so a crash afterwards leaves a row reconciliation can finish, and concurrent
+ * captures, voids and refunds of one transaction are serialised by the lock on it.
+ */
+export async function insertAttempt(context: AppContext, actor: Actor, plan: PaymentPlan): Promise<TransactionRecord> {
+  const at = context.now();
+  return context.db.transaction(async (tx) => {
+    const reserved = plan.linked && plan.input.type !== 'retained_purchase' && plan.input.type !== 'retained_authorize' ? await reserveOnParent(tx, plan, at) : 0;
+    const { input, card } = plan;
+    const record = await insertTransaction(tx, {
+      siteId: actor.siteId,
+      channelId: plan.channel.id,
+      authorId: actor.userId,
+      source: actor.source,
+      type: input.type,
+      status: 'incomplete',
+      total: plan.total,
+      currency: plan.currency,
+      totalRemaining: 0,
+      reservedTotal: reserved,
+      linkedId: plan.linked?.id ?? null,
+      cardId: card?.id ?? null,
+      token: card?.token ?? null,
+      content: '',
+      psp: input.psp ?? null,
+      paymentMethod: input.paymentMethod ?? (card ? 'credit-card' : null),
+      payeeName: input.payeeName ?? null,
+      payeeSurname: input.payeeSurname ?? null,
+      payeeEmail: input.payeeEmail ?? null,
+      country: input.country ?? null,
+      ipAddress: input.ipAddress ?? null,
+      language: input.language ?? plan.channel.language,
+      statementDate: statementDate(at, plan.channel.statementPeriod as StatementPeriod),
+      cardBrand: card?.brand ?? null,
+      binNumber: card?.bin ?? null,
+      lastFour: card?.lastFour ?? null,
+      issuerCountry: card?.issuerCountry ?? null,
+      attempt3ds: input.attempt3ds ?? false,
+      redirectUrl: input.redirectUrl ?? null,
+      createdAt: at,
+      shares: plan.shares.map((share) => ({ ...share, totalRemaining: 0 })),
+    });
+    await recordAttempt(tx, { bookingIds: plan.shares.map((share) => share.bookingId), transactionId: record.id, at });
+    if (actor.idempotencyKey !== undefined) {
+      await tx.query('UPDATE idempotency_keys SET transaction_id = $3 WHERE site_id = $1 AND key = $2', [actor.siteId, actor.idempotencyKey, record.id]);
+    }
+    return record;
+  });
+}
+
+/**
+ * Locks the captured/authorised transaction and takes this request's amount out of its
+ * remaining amount (and out of each booking share), refusing what would over-commit it.
+ * Returns the amount reserved, given back if the processor declines.
+ */
+async function reserveOnParent(tx: Queryable, plan: PaymentPlan, at: Date): Promise<number> {
+  const parent = await findTransaction(tx, { siteId: plan.channel.siteId, id: plan.linked!.id, lock: true });
+  if (!parent) throw new Error(`linked transaction ${plan.linked!.id} vanished`);
+  if (parent.status === 'locked') throw invalidParam('linked_id', 'The linked transaction is locked by a chargeback.');
+  if (parent.status !== 'complete') throw invalidParam('linked_id', `The linked transaction is ${parent.status}; only complete transactions can be adjusted.`);
+  const parentShares = await bookingShares(tx, parent.id);
+  const type = plan.input.type;
+  let reserve: number;
+  if (type === 'capture' || type === 'void') {
+    if (parent.totalRemaining === 0) {
+      throw invalidParam('linked_id', type === 'void' ? 'A captured or voided authorisation cannot be voided.' : 'The authorisation has already been captured or voided.');
+    }
+    if (type === 'capture' && plan.total > parent.totalRemaining) throw invalidParam('total', `The capture exceeds the authorised amount ${parent.totalRemaining}.`);
+    if (type === 'void' && plan.total !== parent.totalRemaining) throw invalidParam('total', `A void is for the authorisation's full remaining amount, ${parent.totalRemaining}.`);
+    assertSharesWithin(plan.shares, parentShares, 'total');
+    // Capture happens once: the whole authorisation is consumed, the uncaptured rest released.
+    reserve = parent.totalRemaining;
+    await adjustShares(tx, parent.id, parentShares.map((share) => ({ bookingId: share.bookingId, delta: -share.totalRemaining })));
+  } else {
+    if (plan.total > parent.totalRemaining) throw invalidParam('total', `The refund exceeds the amount still refundable, ${parent.totalRemaining}.`);
+    assertSharesWithin(plan.shares, parentShares, 'totalRemaining');
+    reserve = plan.total;
+    await adjustShares(tx, parent.id, plan.shares.map((share) => ({ bookingId: share.bookingId, delta: -share.total })));
+  }
+  await adjustRemaining(tx, parent.id, -reserve, at);
+  return reserve;
+}
+
+function assertSharesWithin(shares: PaymentPlan['shares'], parentShares: BookingShare[], field: 'total' | 'totalRemaining'): void {
+  const byBooking = new Map(parentShares.map((share) => [share.bookingId, share]));
+  for (const share of shares) {
+    const parentShare = byBooking.get(share.bookingId);
+    if (!parentShare) throw invalidParam('bookings', `Booking ${share.bookingId} was not paid by the linked transaction.`);
+    if (share.total > parentShare[field]) throw invalidParam('bookings', `Booking ${share.bookingId}: at most ${parentShare[field]} of the linked transaction is available for it.`);
+  }
+}

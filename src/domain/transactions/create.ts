@@ -1,0 +1,79 @@
+import type { AppContext } from '../../context.js';
+import { isTestMode, openCard } from '../vault/index.js';
+import { receiptLabelOf } from '../channels.js';
+import { insertAttempt } from './attempt.js';
+import { recordChargeback } from './chargebacks.js';
+import { preparePayment, type PaymentPlan } from './prepare.js';
+import { boundedCall, type CallResult } from './processor-call.js';
+import { failRow, lockRow, settleWithOutcome } from './settle.js';
+import { capturesAtOnce, isAdminType, isFollowUpType, type Actor, type AdminTransactionType, type TransactionInput, type TransactionRecord } from './types.js';
+import { loadTransactionViews, type TransactionJson } from './view.js';
+
+/**
+ * Creates a transaction of any type and returns it as the API shows it. Used by the REST route,
+ * the hosted pages (vault app, modal, payment request) and the CLI alike.
+ *
+ * Processing discipline (docs/payments.md): (1) validate; (2) insert the row `incomplete`,
+ * reserving from the linked transaction, and commit; (3) call the processor outside any
+ * database transaction, bounded by PROCESSOR_TIMEOUT_MS; (4) settle the outcome in one database
+ * transaction. No answer leaves the row `incomplete` for the reconciliation job.
+ */
+export async function createTransaction(context: AppContext, actor: Actor, input: TransactionInput): Promise<TransactionJson> {
+  if (isAdminType(input.type)) {
+    const id = await recordChargeback(context, actor, input as TransactionInput & { type: AdminTransactionType });
+    return loadView(context, actor.siteId, id);
+  }
+  const plan = await preparePayment(context, actor, input);
+  const record = await insertAttempt(context, actor, plan);
+  const result = await callProcessor(context, plan, record);
+  if (result.kind === 'unknown') {
+    // Say so on the row; the reconciliation job asks the processor later (docs/payments.md).
+    await context.db.query(`UPDATE transactions SET content = $2 WHERE id = $1 AND status = 'incomplete'`, [record.id, `Awaiting the processor: ${result.reason}.`]);
+  } else {
+    await settleWithOutcome(context, record.id, result);
+  }
+  return loadView(context, actor.siteId, record.id);
+}
+
+async function loadView(context: AppContext, siteId: number, id: number): Promise<TransactionJson> {
+  const [view] = await loadTransactionViews(context.db, context.config, siteId, [id]);
+  if (!view) throw new Error(`transaction ${id} vanished`);
+  return view;
+}
+
+/** The path of the 3DS return route for a transaction (the processor sends the browser there). */
+export function threeDsReturnUrl(context: AppContext, uuid: string): string {
+  return `${context.config.baseUrl}/3ds/return/${uuid}`;
+}
+
+async function callProcessor(context: AppContext, plan: PaymentPlan, record: TransactionRecord): Promise<CallResult> {
+  const mode = isTestMode(plan.channel.accountMode) ? 'test' : 'live';
+  const timeoutMs = context.config.processorTimeoutMs;
+  const type = record.type;
+  if (isFollowUpType(type)) {
+    const request = { reference: record.uuid, processorReference: plan.linked!.processorReference!, amount: record.total, currency: record.currency, mode } as const;
+    const connector = context.connector;
+    const call = type === 'capture' ? () => connector.capture(request) : type === 'void' ? () => connector.void(request) : () => connector.refund(request);
+    return boundedCall(timeoutMs, record.uuid, call);
+  }
+  let card;
+  try {
+    // The PAN lives in this local only for the one call below.
+    card = await openCard(context.db, context.vault, plan.card!, plan.cvv);
+  } catch {
+    await context.db.transaction(async (tx) => failRow(tx, await lockRow(tx, record.id), { code: null, message: 'The vaulted card could not be read; vault the card again.' }, context.now()));
+    return { kind: 'unknown', reason: 'card unreadable (recorded as failed)' };
+  }
+  return boundedCall(timeoutMs, record.uuid, () =>
+    context.connector.authorise({
+      reference: record.uuid,
+      amount: record.total,
+      currency: record.currency,
+      card,
+      capture: capturesAtOnce(type),
+      mode,
+      threeDs: record.attempt3ds ? { returnUrl: threeDsReturnUrl(context, record.uuid), merchantName: plan.channel.descriptor ?? receiptLabelOf(plan.channel) } : null,
+      ...(plan.input.forcedDeclineCode !== undefined ? { forcedDeclineCode: plan.input.forcedDeclineCode } : {}),
+    }),
+  );
+}

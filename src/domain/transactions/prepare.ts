@@ -1,0 +1,160 @@
+import type { AppContext } from '../../context.js';
+import { invalidId, invalidParam, missingParams } from '../../http/errors.js';
+import { limits } from '../../limits.js';
+import { loadChannel, type ChannelRecord } from '../channels.js';
+import { assertCardAllowedInMode, assertCardUsableOnChannel, cardById, cardByVaultToken, resolvePaymentCard, type CardRecord } from '../vault/index.js';
+import { findTransaction } from './repository.js';
+import { isAuthorization, isCapturedMoney, isFollowUpType, type Actor, type TransactionInput, type TransactionRecord } from './types.js';
+
+/**
+ * Checks a create request against everything that can be checked without locks, and resolves
+ * what it names (channel, bookings, linked transaction, card). Every refusal is the spec's 400
+ * (or 404 for a linked transaction outside the site) and happens before anything is written.
+ */
+
+export interface PaymentPlan {
+  input: TransactionInput;
+  channel: ChannelRecord;
+  currency: string;
+  total: number;
+  shares: { bookingId: number; total: number }[];
+  linked: TransactionRecord | null;
+  card: CardRecord | null;
+  /** From a capture token's first use or a sandbox token; memory only. */
+  cvv: string | undefined;
+}
+
+const needsBookings = new Set(['purchase', 'authorize', 'retained_purchase', 'retained_authorize', 'capture', 'void', 'refund']);
+
+function assertRequired(input: TransactionInput): void {
+  const missing: string[] = [];
+  if (input.channelId === undefined) missing.push('channels');
+  if (input.currency === undefined) missing.push('currencies');
+  if (input.total === undefined) missing.push('total');
+  if (needsBookings.has(input.type) && input.bookings === undefined) missing.push('bookings');
+  if ((input.type === 'vault' || input.type === 'purchase' || input.type === 'authorize') && input.token === undefined) missing.push('token');
+  if (isFollowUpType(input.type) && input.linkedId === undefined) missing.push('linked_id');
+  if ((input.type === 'retained_purchase' || input.type === 'retained_authorize') && input.linkedId === undefined && input.token === undefined) missing.push('linked_id');
+  if (missing.length > 0) throw missingParams(missing);
+}
+
+function assertAmount(input: TransactionInput): void {
+  if (input.type === 'vault') {
+    if (input.total !== 0) throw invalidParam('total', 'A vault (card verification) transaction has total 0.');
+    if (input.bookings !== undefined && input.bookings.length > 0) throw invalidParam('bookings', 'A vault transaction pays no booking.');
+    return;
+  }
+  if (!input.total || input.total <= 0) throw invalidParam('total', 'The total must be a positive amount in cents.');
+  if (input.redirectUrl !== undefined && !/^https?:\/\//i.test(input.redirectUrl)) throw invalidParam('redirect_url', 'The redirect URL must be an http or https URL.');
+}
+
+async function resolveChannel(context: AppContext, actor: Actor, input: TransactionInput): Promise<ChannelRecord> {
+  const channel = await loadChannel(context.db, { siteId: actor.siteId, id: input.channelId! });
+  if (!channel) throw invalidParam('channels', 'Unknown channel.');
+  if (channel.accountMode === 'closed') throw invalidParam('channels', 'The channel is closed and takes no payments.');
+  // Paying in another currency is forex (docs/forex.md); until a rate applies, the payment
+  // currency is the channel's.
+  if (input.currency !== channel.currency) throw invalidParam('currencies', `The channel's currency is ${channel.currency}.`);
+  return channel;
+}
+
+interface BookingRow {
+  id: number;
+  channel_id: number;
+  currency: string;
+}
+
+/** bookings[]: known bookings of the site, on this channel, in its currency, adding up to total. */
+async function resolveShares(context: AppContext, actor: Actor, input: TransactionInput, channel: ChannelRecord): Promise<PaymentPlan['shares']> {
+  const items = input.bookings ?? [];
+  if (!needsBookings.has(input.type)) return [];
+  if (items.length === 0) throw invalidParam('bookings', 'Name at least one booking.');
+  if (items.length > limits.bookingsPerTransactionMax) throw invalidParam('bookings', `At most ${limits.bookingsPerTransactionMax} bookings per transaction.`);
+  const ids = items.map((item) => item.id);
+  if (new Set(ids).size !== ids.length) throw invalidParam('bookings', 'A booking appears more than once.');
+  const rows = await context.db.query<BookingRow & Record<string, unknown>>(
+    'SELECT id, channel_id, currency FROM bookings WHERE id = ANY($1::bigint[]) AND site_id = $2 AND deleted_at IS NULL',
+    [ids, actor.siteId],
+  );
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  let sum = 0;
+  for (const item of items) {
+    const booking = byId.get(item.id);
+    if (!booking) throw invalidParam('bookings', `Unknown booking ${item.id}.`);
+    if (booking.channel_id !== channel.id) throw invalidParam('bookings', `Booking ${item.id} is not on channel ${channel.id}.`);
+    if (booking.currency.trim() !== channel.currency || item.currency !== channel.currency) {
+      throw invalidParam('bookings', `Booking ${item.id}: the booking currency must be the channel currency ${channel.currency}.`);
+    }
+    sum += item.total;
+  }
+  if (sum !== input.total) throw invalidParam('bookings', `The bookings' totals add up to ${sum}, not the transaction total ${input.total}.`);
+  return items.map((item) => ({ bookingId: item.id, total: item.total }));
+}
+
+/** The linked transaction: of this site (else 404), channel and currency, and of the right type. */
+async function resolveLinked(context: AppContext, actor: Actor, input: TransactionInput, channel: ChannelRecord): Promise<TransactionRecord | null> {
+  if (input.linkedId === undefined) return null;
+  const linked = await findTransaction(context.db, { siteId: actor.siteId, id: input.linkedId });
+  if (!linked) throw invalidId('linked_id');
+  if (linked.channelId !== channel.id && isFollowUpType(input.type)) throw invalidParam('linked_id', 'The linked transaction belongs to another channel.');
+  if (linked.currency !== input.currency && isFollowUpType(input.type)) throw invalidParam('linked_id', 'The linked transaction is in another currency.');
+  const allowed: Record<string, (record: TransactionRecord) => boolean> = {
+    capture: (record) => isAuthorization(record.type),
+    void: (record) => isAuthorization(record.type),
+    refund: (record) => isCapturedMoney(record.type),
+    retained_purchase: (record) => record.type === 'vault',
+    retained_authorize: (record) => record.type === 'vault',
+  };
+  const expected: Record<string, string> = {
+    capture: 'an authorize or retained_authorize',
+    void: 'an authorize or retained_authorize',
+    refund: 'a purchase, retained_purchase or capture',
+    retained_purchase: 'a vault transaction',
+    retained_authorize: 'a vault transaction',
+  };
+  const check = allowed[input.type];
+  if (!check) throw invalidParam('linked_id', `A ${input.type} transaction takes no linked_id.`);
+  if (!check(linked)) throw invalidParam('linked_id', `The linked transaction must be ${expected[input.type]}.`);
+  return linked;
+}
+
+async function resolveCard(context: AppContext, actor: Actor, input: TransactionInput, channel: ChannelRecord, linked: TransactionRecord | null): Promise<{ card: CardRecord | null; cvv?: string }> {
+  if (isFollowUpType(input.type)) return { card: linked?.cardId ? await cardById(context.db, actor.siteId, linked.cardId) : null };
+  let resolved: { card: CardRecord; cvv?: string } | null;
+  if (input.type === 'retained_purchase' || input.type === 'retained_authorize') {
+    resolved = await retainedCard(context, actor, input, linked);
+  } else {
+    resolved = await resolvePaymentCard(context.db, context.vault, { siteId: actor.siteId, token: input.token!, channelId: channel.id });
+    if (!resolved) throw invalidParam('token', 'Unknown or expired card token.');
+  }
+  assertCardAllowedInMode(resolved.card, channel.accountMode, 'token');
+  assertCardUsableOnChannel(resolved.card, channel, 'channels');
+  return resolved;
+}
+
+/** Retained charges name the card by the vault transaction (`linked_id`) or its vault token. */
+async function retainedCard(context: AppContext, actor: Actor, input: TransactionInput, linked: TransactionRecord | null): Promise<{ card: CardRecord }> {
+  let card: CardRecord | null = null;
+  if (linked) {
+    if (linked.status !== 'complete' || linked.cardId === null) throw invalidParam('linked_id', 'The vault transaction did not complete; vault the card again.');
+    card = await cardById(context.db, actor.siteId, linked.cardId);
+  }
+  if (input.token !== undefined) {
+    const byToken = await cardByVaultToken(context.db, actor.siteId, input.token);
+    if (!byToken) throw invalidParam('token', 'Unknown vault token.');
+    if (card && card.id !== byToken.id) throw invalidParam('token', 'The token is not the card of the linked vault transaction.');
+    card = byToken;
+  }
+  if (!card) throw invalidParam('linked_id', 'The vaulted card is no longer available.');
+  return { card };
+}
+
+export async function preparePayment(context: AppContext, actor: Actor, input: TransactionInput): Promise<PaymentPlan> {
+  assertRequired(input);
+  assertAmount(input);
+  const channel = await resolveChannel(context, actor, input);
+  const shares = await resolveShares(context, actor, input, channel);
+  const linked = await resolveLinked(context, actor, input, channel);
+  const { card, cvv } = await resolveCard(context, actor, input, channel, linked);
+  return { input, channel, currency: input.currency!, total: input.total!, shares, linked, card, cvv };
+}

@@ -1,0 +1,216 @@
+import type { Queryable } from '../../storage/db.js';
+import type { TransactionStatus } from './states.js';
+import type { TransactionRecord, TransactionSource, TransactionType } from './types.js';
+
+/** Storage of transaction rows and their booking shares; no rules here, only SQL. */
+
+export const transactionColumns = `id, site_id, uuid, channel_id, author_id, source, type, status, total, currency, total_remaining, reserved_total,
+  linked_id, card_id, token, processor_reference, auth_code, content, decline_code, language, attempt_3ds, redirect_url, three_ds_status,
+  challenge_url, lookup_attempts, created_at, modified_at`;
+
+interface TransactionRow {
+  id: number;
+  site_id: number;
+  uuid: string;
+  channel_id: number;
+  author_id: number | null;
+  source: TransactionSource;
+  type: TransactionType;
+  status: TransactionStatus;
+  total: number;
+  currency: string;
+  total_remaining: number;
+  reserved_total: number;
+  linked_id: number | null;
+  card_id: number | null;
+  token: string | null;
+  processor_reference: string | null;
+  auth_code: string | null;
+  content: string;
+  decline_code: string | null;
+  language: string;
+  attempt_3ds: boolean;
+  redirect_url: string | null;
+  three_ds_status: string | null;
+  challenge_url: string | null;
+  lookup_attempts: number;
+  created_at: Date;
+  modified_at: Date;
+}
+
+export function toRecord(row: TransactionRow): TransactionRecord {
+  return {
+    id: row.id,
+    siteId: row.site_id,
+    uuid: row.uuid,
+    channelId: row.channel_id,
+    authorId: row.author_id,
+    source: row.source,
+    type: row.type,
+    status: row.status,
+    total: row.total,
+    currency: row.currency.trim(),
+    totalRemaining: row.total_remaining,
+    reservedTotal: row.reserved_total,
+    linkedId: row.linked_id,
+    cardId: row.card_id,
+    token: row.token,
+    processorReference: row.processor_reference,
+    authCode: row.auth_code,
+    content: row.content,
+    declineCode: row.decline_code,
+    language: row.language,
+    attempt3ds: row.attempt_3ds,
+    redirectUrl: row.redirect_url,
+    threeDsStatus: row.three_ds_status,
+    challengeUrl: row.challenge_url,
+    lookupAttempts: row.lookup_attempts,
+    createdAt: row.created_at,
+    modifiedAt: row.modified_at,
+  };
+}
+
+/** One row of the site, optionally locked (`FOR UPDATE`) inside the caller's transaction. */
+export async function findTransaction(db: Queryable, options: { siteId: number; id: number; lock?: boolean }): Promise<TransactionRecord | undefined> {
+  if (!Number.isSafeInteger(options.id)) return undefined;
+  const row = await db.maybeOne<TransactionRow & Record<string, unknown>>(
+    `SELECT ${transactionColumns} FROM transactions WHERE id = $1 AND site_id = $2 ${options.lock ? 'FOR UPDATE' : ''}`,
+    [options.id, options.siteId],
+  );
+  return row ? toRecord(row) : undefined;
+}
+
+/** By id without a site (jobs, which work across sites), locked, skipping rows another worker holds. */
+export async function lockTransactionForJob(tx: Queryable, id: number): Promise<TransactionRecord | undefined> {
+  const row = await tx.maybeOne<TransactionRow & Record<string, unknown>>(`SELECT ${transactionColumns} FROM transactions WHERE id = $1 FOR UPDATE SKIP LOCKED`, [id]);
+  return row ? toRecord(row) : undefined;
+}
+
+export async function findTransactionByUuid(db: Queryable, uuid: string): Promise<TransactionRecord | undefined> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(uuid)) return undefined;
+  const row = await db.maybeOne<TransactionRow & Record<string, unknown>>(`SELECT ${transactionColumns} FROM transactions WHERE uuid = $1`, [uuid]);
+  return row ? toRecord(row) : undefined;
+}
+
+export interface BookingShare {
+  bookingId: number;
+  total: number;
+  /** Of this share: still refundable / capturable / reversible. */
+  totalRemaining: number;
+}
+
+export async function bookingShares(db: Queryable, transactionId: number): Promise<BookingShare[]> {
+  const rows = await db.query<{ booking_id: number; total: number; total_remaining: number }>(
+    'SELECT booking_id, total, total_remaining FROM transaction_bookings WHERE transaction_id = $1 ORDER BY position',
+    [transactionId],
+  );
+  return rows.map((row) => ({ bookingId: row.booking_id, total: row.total, totalRemaining: row.total_remaining }));
+}
+
+/** Adds `delta` (may be negative) to the remaining amount of each named share of a transaction. */
+export async function adjustShares(tx: Queryable, transactionId: number, deltas: { bookingId: number; delta: number }[]): Promise<void> {
+  const changed = deltas.filter((item) => item.delta !== 0);
+  if (changed.length === 0) return;
+  await tx.query(
+    `UPDATE transaction_bookings tb SET total_remaining = tb.total_remaining + d.delta
+       FROM unnest($2::bigint[], $3::bigint[]) AS d(booking_id, delta)
+      WHERE tb.transaction_id = $1 AND tb.booking_id = d.booking_id`,
+    [transactionId, changed.map((item) => item.bookingId), changed.map((item) => item.delta)],
+  );
+}
+
+export interface NewTransactionRow {
+  siteId: number;
+  channelId: number;
+  authorId: number | null;
+  source: TransactionSource;
+  type: TransactionType;
+  status: TransactionStatus;
+  total: number;
+  currency: string;
+  totalRemaining: number;
+  reservedTotal: number;
+  linkedId: number | null;
+  cardId: number | null;
+  token: string | null;
+  content: string;
+  psp: string | null;
+  paymentMethod: string | null;
+  payeeName: string | null;
+  payeeSurname: string | null;
+  payeeEmail: string | null;
+  country: string | null;
+  ipAddress: string | null;
+  language: string;
+  statementDate: string;
+  cardBrand: string | null;
+  binNumber: string | null;
+  lastFour: string | null;
+  issuerCountry: string | null;
+  attempt3ds: boolean;
+  redirectUrl: string | null;
+  createdAt: Date;
+  shares: { bookingId: number; total: number; totalRemaining: number }[];
+}
+
+/** Inserts the row and its booking shares; returns the stored record. */
+export async function insertTransaction(tx: Queryable, row: NewTransactionRow): Promise<TransactionRecord> {
+  const inserted = await tx.one<TransactionRow & Record<string, unknown>>(
+    `INSERT INTO transactions (site_id, channel_id, author_id, source, type, status, total, currency, total_remaining, reserved_total, linked_id,
+                               card_id, token, content, psp, payment_method, payee_name, payee_surname, payee_email, country, ip_address,
+                               language, statement_date, card_brand, bin_number, last_four, issuer_country, attempt_3ds, redirect_url,
+                               created_at, modified_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $30)
+     RETURNING ${transactionColumns}`,
+    [
+      row.siteId, row.channelId, row.authorId, row.source, row.type, row.status, row.total, row.currency, row.totalRemaining, row.reservedTotal,
+      row.linkedId, row.cardId, row.token, row.content, row.psp, row.paymentMethod, row.payeeName, row.payeeSurname, row.payeeEmail, row.country,
+      row.ipAddress, row.language, row.statementDate, row.cardBrand, row.binNumber, row.lastFour, row.issuerCountry, row.attempt3ds, row.redirectUrl,
+      row.createdAt,
+    ],
+  );
+  if (row.shares.length > 0) {
+    await tx.query(
+      `INSERT INTO transaction_bookings (transaction_id, booking_id, total, total_remaining, position)
+       SELECT $1, booking_id, total, remaining, ordinality FROM unnest($2::bigint[], $3::bigint[], $4::bigint[]) WITH ORDINALITY AS s(booking_id, total, remaining, ordinality)`,
+      [inserted.id, row.shares.map((share) => share.bookingId), row.shares.map((share) => share.total), row.shares.map((share) => share.totalRemaining)],
+    );
+  }
+  return toRecord(inserted);
+}
+
+export interface SettlementUpdate {
+  status: TransactionStatus;
+  totalRemaining?: number;
+  reservedTotal?: number;
+  processorReference?: string | null;
+  authCode?: string | null;
+  content?: string;
+  declineCode?: string | null;
+  threeDsStatus?: string | null;
+  challengeUrl?: string | null;
+  settledAt?: Date | null;
+  at: Date;
+}
+
+/** Writes a status change (already checked against the state table by the caller). */
+export async function updateTransaction(tx: Queryable, id: number, update: SettlementUpdate): Promise<void> {
+  await tx.query(
+    `UPDATE transactions SET status = $2,
+            total_remaining = coalesce($3, total_remaining), reserved_total = coalesce($4, reserved_total),
+            processor_reference = coalesce($5, processor_reference), auth_code = coalesce($6, auth_code), content = coalesce($7, content),
+            decline_code = coalesce($8, decline_code), three_ds_status = coalesce($9, three_ds_status), challenge_url = coalesce($10, challenge_url),
+            settled_at = coalesce($11, settled_at), modified_at = $12
+      WHERE id = $1`,
+    [
+      id, update.status, update.totalRemaining ?? null, update.reservedTotal ?? null, update.processorReference ?? null, update.authCode ?? null,
+      update.content ?? null, update.declineCode ?? null, update.threeDsStatus ?? null, update.challengeUrl ?? null, update.settledAt ?? null, update.at,
+    ],
+  );
+}
+
+/** Moves `delta` into (positive) or out of (negative) a transaction's remaining amount. */
+export async function adjustRemaining(tx: Queryable, id: number, delta: number, at: Date): Promise<void> {
+  if (delta === 0) return;
+  await tx.query('UPDATE transactions SET total_remaining = total_remaining + $2, modified_at = $3 WHERE id = $1', [id, delta, at]);
+}

@@ -1,0 +1,42 @@
+import type { AppContext } from '../../context.js';
+import { boundedCall } from './processor-call.js';
+import { findTransactionByUuid } from './repository.js';
+import { settleWithOutcome } from './settle.js';
+import type { TransactionStatus } from './states.js';
+
+export interface ThreeDsReturn {
+  transactionId: number;
+  status: TransactionStatus;
+  /** The integrator's `redirect_url` with `transaction_id` and `status` appended, or null. */
+  redirectTo: string | null;
+}
+
+/**
+ * The cardholder's browser is back from the 3DS challenge page: ask the processor what
+ * happened (the browser's word is never trusted), settle a pending transaction, and say where
+ * to send the browser. Undefined for an unknown uuid.
+ */
+export async function completeThreeDsReturn(context: AppContext, uuid: string): Promise<ThreeDsReturn | undefined> {
+  const record = await findTransactionByUuid(context.db, uuid);
+  if (!record) return undefined;
+  let status = record.status;
+  if (status === 'pending') {
+    const result = await boundedCall(context.config.processorTimeoutMs, uuid, () => context.connector.lookup(uuid));
+    if (result.kind === 'approved' || result.kind === 'declined') status = await settleWithOutcome(context, record.id, result);
+  }
+  return { transactionId: record.id, status, redirectTo: record.redirectUrl ? appendOutcome(record.redirectUrl, record.id, status) : null };
+}
+
+/** Only http(s) targets (checked again here: the stored URL is never trusted blindly). */
+export function appendOutcome(redirectUrl: string, transactionId: number, status: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(redirectUrl);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+  url.searchParams.set('transaction_id', String(transactionId));
+  url.searchParams.set('status', status);
+  return url.toString();
+}

@@ -1,0 +1,120 @@
+import type { TransactionStatus } from './states.js';
+
+export const transactionTypes = [
+  'authorize', 'capture', 'chargeback', 'chargeback-reversal', 'chargeback-override', 'purchase', 'refund',
+  'retained_authorize', 'retained_purchase', 'vault', 'void',
+] as const;
+export type TransactionType = (typeof transactionTypes)[number];
+
+/** Types recorded by platform operators only (CLI); never by a site's users. */
+export const adminTransactionTypes = ['chargeback', 'chargeback-reversal', 'chargeback-override'] as const satisfies readonly TransactionType[];
+export type AdminTransactionType = (typeof adminTransactionTypes)[number];
+
+/** Types that put a card through the processor's authorise call. */
+export const cardTypes = ['vault', 'purchase', 'authorize', 'retained_purchase', 'retained_authorize'] as const satisfies readonly TransactionType[];
+export type CardTransactionType = (typeof cardTypes)[number];
+
+/** Types acting on an earlier transaction at the processor, reserving part of its remaining amount. */
+export const followUpTypes = ['capture', 'void', 'refund'] as const satisfies readonly TransactionType[];
+export type FollowUpTransactionType = (typeof followUpTypes)[number];
+
+export function isAdminType(type: TransactionType): type is AdminTransactionType {
+  return (adminTransactionTypes as readonly string[]).includes(type);
+}
+export function isCardType(type: TransactionType): type is CardTransactionType {
+  return (cardTypes as readonly string[]).includes(type);
+}
+export function isFollowUpType(type: TransactionType): type is FollowUpTransactionType {
+  return (followUpTypes as readonly string[]).includes(type);
+}
+export function capturesAtOnce(type: TransactionType): boolean {
+  return type === 'purchase' || type === 'retained_purchase';
+}
+export function isAuthorization(type: TransactionType): boolean {
+  return type === 'authorize' || type === 'retained_authorize';
+}
+/** Transactions whose money sits in the channel's funds and can be refunded or charged back. */
+export function isCapturedMoney(type: TransactionType): boolean {
+  return type === 'purchase' || type === 'retained_purchase' || type === 'capture';
+}
+
+export const paymentMethods = ['bank-transfer', 'credit-card'] as const;
+export type PaymentMethod = (typeof paymentMethods)[number];
+
+/** Where a transaction came from (recorded, not shown on the wire). */
+export type TransactionSource = 'api' | 'modal' | 'vault_app' | 'payment_request' | 'cli';
+
+/** Who asks for a transaction: the REST route, a hosted page (on a user's behalf) or the CLI. */
+export interface Actor {
+  siteId: number;
+  /** Null for platform operators working through the CLI. */
+  userId: number | null;
+  source: TransactionSource;
+  /** Platform admins alone may record the chargeback types. */
+  isPlatformAdmin: boolean;
+  /** The request's Idempotency-Key, linked to the new row in the same database transaction. */
+  idempotencyKey?: string;
+}
+
+export interface BookingShareInput {
+  id: number;
+  currency: string;
+  total: number;
+}
+
+/** A create request in domain words (the route maps the wire names once). */
+export interface TransactionInput {
+  type: TransactionType;
+  channelId?: number;
+  currency?: string;
+  total?: number;
+  bookings?: BookingShareInput[];
+  linkedId?: number;
+  /** Capture token, permanent vault token or (test channels) sandbox token. */
+  token?: string;
+  language?: string;
+  payeeName?: string;
+  payeeSurname?: string;
+  payeeEmail?: string;
+  country?: string;
+  psp?: string;
+  paymentMethod?: PaymentMethod;
+  ipAddress?: string;
+  attempt3ds?: boolean;
+  redirectUrl?: string;
+  /** Accepted now, applied by the allocations work (docs/payments.md). */
+  allocations?: unknown[];
+  /** Vaulting app `fail_code` (test channels only). */
+  forcedDeclineCode?: string;
+}
+
+/** A transactions row, camelCase. */
+export interface TransactionRecord {
+  id: number;
+  siteId: number;
+  uuid: string;
+  channelId: number;
+  authorId: number | null;
+  source: TransactionSource;
+  type: TransactionType;
+  status: TransactionStatus;
+  total: number;
+  currency: string;
+  totalRemaining: number;
+  reservedTotal: number;
+  linkedId: number | null;
+  cardId: number | null;
+  token: string | null;
+  processorReference: string | null;
+  authCode: string | null;
+  content: string;
+  declineCode: string | null;
+  language: string;
+  attempt3ds: boolean;
+  redirectUrl: string | null;
+  threeDsStatus: string | null;
+  challengeUrl: string | null;
+  lookupAttempts: number;
+  createdAt: Date;
+  modifiedAt: Date;
+}

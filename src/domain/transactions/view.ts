@@ -1,0 +1,245 @@
+import type { Config } from '../../config.js';
+import type { Queryable } from '../../storage/db.js';
+import { formatGmt } from '../forex/forex.js';
+import { bookingTitle } from '../bookings.js';
+import { transactionHash } from './hash.js';
+
+/**
+ * The Transaction object as the API returns it (spec "Transaction", every field including the
+ * deprecated ones). Loaded in batches: four queries for any number of transactions.
+ */
+
+export interface TransactionBookingJson {
+  id: number;
+  total: number;
+  reference: string;
+  country: string;
+  channels: string;
+  currencies: string;
+}
+
+export interface ThreeDsResponseJson {
+  /** not_attempted, frictionless, challenge, authenticated or failed. */
+  status: string;
+  /** While `pending`: the page where the cardholder completes the challenge. */
+  challenge_url: string | null;
+}
+
+export interface TransactionJson {
+  id: number;
+  uuid: string;
+  trust_id: string;
+  author: number | null;
+  author_id: number | null;
+  authorname: string;
+  status: string;
+  created: string;
+  modified: string;
+  title: string;
+  total_remaining: number;
+  card_type: string | null;
+  card_types: string | null;
+  statement_date: string | null;
+  last_four_digits: string | null;
+  forex: unknown[];
+  forex_id: number | null;
+  forex_rate: string | null;
+  payment_ids: number[];
+  adjustments: number[];
+  content: string;
+  language: string;
+  channels: number;
+  currencies: string;
+  total: number;
+  transaction_type: string;
+  transaction_types: string;
+  allocations: unknown[];
+  bookings: TransactionBookingJson[];
+  psp: string | null;
+  payment_methods: string | null;
+  payee_name: string | null;
+  payee_surname: string | null;
+  payee_email: string | null;
+  countries: string | null;
+  issuer_countries: string | null;
+  token: string | null;
+  ip_address: string | null;
+  bin_number: string | null;
+  attempt_3ds: boolean;
+  redirect_url: string | null;
+  linked_id: number | null;
+  auth_code: string | null;
+  hash: string;
+  '3ds_response': ThreeDsResponseJson | null;
+  api_urls: { self: string; collection: string };
+  statement_batches: unknown[];
+  _links: { self: { href: string }[]; collection: { href: string }[]; challenge?: { href: string }[] };
+}
+
+interface ViewRow {
+  id: number;
+  site_id: number;
+  uuid: string;
+  channel_id: number;
+  author_id: number | null;
+  author_name: string | null;
+  type: string;
+  status: string;
+  total: number;
+  currency: string;
+  total_remaining: number;
+  linked_id: number | null;
+  token: string | null;
+  auth_code: string | null;
+  content: string;
+  psp: string | null;
+  payment_method: string | null;
+  payee_name: string | null;
+  payee_surname: string | null;
+  payee_email: string | null;
+  country: string | null;
+  ip_address: string | null;
+  language: string;
+  statement_date: string | null;
+  card_brand: string | null;
+  bin_number: string | null;
+  last_four: string | null;
+  issuer_country: string | null;
+  attempt_3ds: boolean;
+  redirect_url: string | null;
+  three_ds_status: string | null;
+  challenge_url: string | null;
+  created_at: Date;
+  modified_at: Date;
+  channel_secret: string;
+  site_path: string;
+}
+
+interface BookingRow {
+  transaction_id: number;
+  total: number;
+  id: number;
+  site_id: number;
+  reference: string;
+  country: string;
+  channel_id: number;
+  currency: string;
+  surname: string;
+  email: string;
+}
+
+const adjustingTypes = ['capture', 'void', 'refund', 'chargeback', 'chargeback-reversal', 'chargeback-override'];
+
+/** The wire objects of `ids` (of one site), in the order of `ids`; unknown ids are skipped. */
+export async function loadTransactionViews(db: Queryable, config: Config, siteId: number, ids: number[]): Promise<TransactionJson[]> {
+  if (ids.length === 0) return [];
+  const [rows, bookings, entries, adjustments] = await Promise.all([
+    db.query<ViewRow & Record<string, unknown>>(
+      `SELECT t.*, u.display_name AS author_name, c.channel_secret, s.path AS site_path
+         FROM transactions t JOIN channels c ON c.id = t.channel_id JOIN sites s ON s.id = t.site_id LEFT JOIN users u ON u.id = t.author_id
+        WHERE t.site_id = $1 AND t.id = ANY($2::bigint[])`,
+      [siteId, ids],
+    ),
+    db.query<BookingRow & Record<string, unknown>>(
+      `SELECT tb.transaction_id, tb.total, b.id, b.site_id, b.reference, b.country, b.channel_id, b.currency, b.surname, b.email
+         FROM transaction_bookings tb JOIN bookings b ON b.id = tb.booking_id
+        WHERE tb.transaction_id = ANY($1::bigint[]) ORDER BY tb.transaction_id, tb.position`,
+      [ids],
+    ),
+    db.query<{ transaction_id: number; id: number }>('SELECT transaction_id, id FROM ledger_entries WHERE transaction_id = ANY($1::bigint[]) ORDER BY id', [ids]),
+    db.query<{ linked_id: number; id: number }>('SELECT linked_id, id FROM transactions WHERE linked_id = ANY($1::bigint[]) AND type = ANY($2::text[]) ORDER BY id', [ids, adjustingTypes]),
+  ]);
+  const group = <T extends { [key: string]: unknown }>(items: T[], key: keyof T) => {
+    const map = new Map<number, T[]>();
+    for (const item of items) map.set(item[key] as number, [...(map.get(item[key] as number) ?? []), item]);
+    return map;
+  };
+  const bookingsOf = group(bookings, 'transaction_id');
+  const entriesOf = group(entries, 'transaction_id');
+  const adjustmentsOf = group(adjustments, 'linked_id');
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return ids.flatMap((id) => {
+    const row = byId.get(id);
+    if (!row) return [];
+    return [
+      toJson(row, config, {
+        bookings: bookingsOf.get(id) ?? [],
+        paymentIds: (entriesOf.get(id) ?? []).map((entry) => entry.id),
+        adjustments: (adjustmentsOf.get(id) ?? []).map((item) => item.id),
+      }),
+    ];
+  });
+}
+
+function toJson(row: ViewRow, config: Config, related: { bookings: BookingRow[]; paymentIds: number[]; adjustments: number[] }): TransactionJson {
+  const created = formatGmt(row.created_at);
+  const currency = row.currency.trim();
+  const self = `${config.baseUrl}/${row.site_path}/site-json/vendor/v2/transactions/${row.id}`;
+  const collection = `${config.baseUrl}/${row.site_path}/site-json/vendor/v2/transactions`;
+  const first = related.bookings[0];
+  const title = `${first ? bookingTitle({ siteId: first.site_id, id: first.id, surname: first.surname, email: first.email }) : `${row.site_id}-${row.id}`} | ${row.type}`;
+  const hashKey = row.channel_secret || config.secrets.signingSecret.toString('base64');
+  const pendingChallenge = row.status === 'pending' && row.challenge_url ? row.challenge_url : null;
+  return {
+    id: row.id,
+    uuid: row.uuid,
+    trust_id: `${row.site_id}-${row.id}`,
+    author: row.author_id,
+    author_id: row.author_id,
+    authorname: row.author_name ?? 'operator',
+    status: row.status,
+    created,
+    modified: formatGmt(row.modified_at),
+    title,
+    total_remaining: row.total_remaining,
+    card_type: row.card_brand,
+    card_types: row.card_brand,
+    statement_date: row.statement_date,
+    last_four_digits: row.last_four,
+    forex: [],
+    forex_id: null,
+    forex_rate: null,
+    payment_ids: related.paymentIds,
+    adjustments: related.adjustments,
+    content: row.content,
+    language: row.language,
+    channels: row.channel_id,
+    currencies: currency,
+    total: row.total,
+    transaction_type: row.type,
+    transaction_types: row.type,
+    allocations: [],
+    bookings: related.bookings.map((booking) => ({
+      id: booking.id,
+      total: booking.total,
+      reference: booking.reference,
+      country: booking.country.trim(),
+      channels: String(booking.channel_id),
+      currencies: booking.currency.trim(),
+    })),
+    psp: row.psp,
+    payment_methods: row.payment_method,
+    payee_name: row.payee_name,
+    payee_surname: row.payee_surname,
+    payee_email: row.payee_email,
+    countries: row.country?.trim() ?? null,
+    issuer_countries: row.issuer_country?.trim() ?? null,
+    token: row.token,
+    ip_address: row.ip_address,
+    bin_number: row.bin_number,
+    attempt_3ds: row.attempt_3ds,
+    redirect_url: row.redirect_url,
+    linked_id: row.linked_id,
+    auth_code: row.auth_code,
+    hash: transactionHash({ id: row.id, status: row.status, total: row.total, created }, hashKey),
+    '3ds_response': row.attempt_3ds ? { status: row.three_ds_status ?? 'not_attempted', challenge_url: pendingChallenge } : null,
+    api_urls: { self, collection },
+    statement_batches: [],
+    _links: {
+      self: [{ href: self }],
+      collection: [{ href: collection }],
+      ...(pendingChallenge ? { challenge: [{ href: pendingChallenge }] } : {}),
+    },
+  };
+}
+

@@ -1,0 +1,159 @@
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { AppContext } from '../context.js';
+import { limits } from '../limits.js';
+import type { Queryable } from '../storage/db.js';
+import { ApiError, conflict, invalidParam } from './errors.js';
+
+/**
+ * `Idempotency-Key` on every site-scoped POST (decisions.md; docs/payments.md "Idempotency").
+ * The first request with a key claims it (one INSERT, so two processes cannot both win) and runs;
+ * its response (any status) is stored when sent. A retry with the same key and the same request
+ * gets the stored response with `Idempotent-Replayed: true`; the same key with another request
+ * is 409 `rest_idempotency_conflict`; a retry while the first is still running waits for it (up
+ * to limits.idempotencyWaitMs), then gets 409. Keys are per site and kept
+ * limits.idempotencyKeyRetentionHours.
+ */
+
+export interface IdempotencyClaim {
+  siteId: number;
+  key: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set when this request claimed an Idempotency-Key; its response will be stored. */
+    idempotency: IdempotencyClaim | null;
+  }
+}
+
+// Response headers worth replaying; the rest (dates, request ids, rate limits) are per response.
+const replayedHeaders = ['content-type', 'location', 'link', 'x-site-total', 'x-site-totalpages'];
+
+interface KeyRow {
+  request_hash: string;
+  status: 'in_flight' | 'done';
+  response_status: number | null;
+  response_headers: Record<string, string> | null;
+  response_body: string | null;
+  transaction_id: number | null;
+  created_at: Date;
+}
+
+/** Registers the hooks; call before any route is registered (it extends every POST route). */
+export function registerIdempotency(app: { addHook: (...args: never[]) => unknown; decorateRequest: (name: string, value: unknown) => unknown }, context: AppContext): void {
+  app.decorateRequest('idempotency', null);
+  const preHandler = (request: FastifyRequest, reply: FastifyReply) => claimOrReplay(context, request, reply);
+  (app.addHook as (name: 'onRoute', hook: (route: RouteOptions) => void) => void)('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!methods.includes('POST')) return;
+    const existing = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
+    // Last, so authentication (requireAccess) has run and the site is known.
+    route.preHandler = [...existing, preHandler] as RouteOptions['preHandler'];
+  });
+  (app.addHook as (name: 'onSend', hook: (request: FastifyRequest, reply: FastifyReply, payload: unknown) => Promise<unknown>) => void)('onSend', async (request, reply, payload) => {
+    if (request.idempotency) await storeResponse(context.db, request.idempotency, reply, payload);
+    return payload;
+  });
+}
+
+export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['idempotency-key'];
+  if (header === undefined) return undefined;
+  const key = Array.isArray(header) ? header[0] ?? '' : header;
+  if (key.length === 0 || key.length > limits.idempotencyKeyLengthMax || !/^[\x21-\x7e]+$/.test(key)) {
+    throw invalidParam('Idempotency-Key', `The Idempotency-Key header must be 1 to ${limits.idempotencyKeyLengthMax} visible ASCII characters.`);
+  }
+  return key;
+}
+
+/** sha256 of method, path and the body with its keys sorted: what "the same request" means. */
+export function requestFingerprint(method: string, url: string, body: unknown): string {
+  return createHash('sha256').update(`${method} ${url}\n${canonicalJson(body)}`).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (value === undefined) return '';
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>).filter(([, item]) => item !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([name, item]) => `${JSON.stringify(name)}:${canonicalJson(item)}`).join(',')}}`;
+}
+
+async function claimOrReplay(context: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const key = idempotencyKeyOf(request);
+  const principal = request.principal;
+  // Only site-scoped requests have a scope for keys; the token endpoints ignore the header.
+  if (key === undefined || !principal) return;
+  const hash = requestFingerprint(request.method, request.url, request.body);
+  const deadline = Date.now() + limits.idempotencyWaitMs;
+  for (;;) {
+    const claimed = await context.db.query(
+      `INSERT INTO idempotency_keys (site_id, key, request_hash, status, created_at) VALUES ($1, $2, $3, 'in_flight', $4)
+       ON CONFLICT (site_id, key) DO NOTHING RETURNING key`,
+      [principal.siteId, key, hash, context.now()],
+    );
+    if (claimed.length === 1) {
+      request.idempotency = { siteId: principal.siteId, key };
+      return;
+    }
+    const row = await findKey(context.db, principal.siteId, key);
+    if (!row) continue; // purged between the two statements: claim again
+    if (row.request_hash !== hash) {
+      throw conflict('rest_idempotency_conflict', 'This Idempotency-Key was already used with a different request.');
+    }
+    if (row.status === 'done') {
+      replay(reply, row);
+      return;
+    }
+    if (Date.now() >= deadline || context.now().getTime() - row.created_at.getTime() > limits.idempotencyWaitMs + context.config.processorTimeoutMs) {
+      throw inFlight(row);
+    }
+    await sleep(limits.idempotencyPollMs);
+  }
+}
+
+function inFlight(row: KeyRow): ApiError {
+  const data = row.transaction_id === null ? {} : { transaction_id: row.transaction_id };
+  return conflict('rest_idempotency_conflict', 'A request with this Idempotency-Key is still being processed (or did not finish); read the transaction or retry later.', data);
+}
+
+async function findKey(db: Queryable, siteId: number, key: string): Promise<KeyRow | undefined> {
+  return db.maybeOne<KeyRow & Record<string, unknown>>(
+    'SELECT request_hash, status, response_status, response_headers, response_body, transaction_id, created_at FROM idempotency_keys WHERE site_id = $1 AND key = $2',
+    [siteId, key],
+  );
+}
+
+function replay(reply: FastifyReply, row: KeyRow): void {
+  for (const [name, value] of Object.entries(row.response_headers ?? {})) reply.header(name, value);
+  reply.header('Idempotent-Replayed', 'true');
+  void reply.code(row.response_status ?? 200).send(row.response_body ?? '');
+}
+
+async function storeResponse(db: Queryable, claim: IdempotencyClaim, reply: FastifyReply, payload: unknown): Promise<void> {
+  const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
+  const headers: Record<string, string> = {};
+  for (const name of replayedHeaders) {
+    const value = reply.getHeader(name);
+    if (value !== undefined) headers[name] = String(value);
+  }
+  await db.query(
+    `UPDATE idempotency_keys SET status = 'done', response_status = $3, response_headers = $4, response_body = $5, completed_at = now()
+      WHERE site_id = $1 AND key = $2 AND status = 'in_flight'`,
+    [claim.siteId, claim.key, reply.statusCode, JSON.stringify(headers), body],
+  );
+}
+
+/** Deletes keys older than the retention, a bounded batch at a time (the purge job). */
+export async function purgeIdempotencyKeys(db: Queryable, options: { now: Date; batchSize: number }): Promise<number> {
+  const cutoff = new Date(options.now.getTime() - limits.idempotencyKeyRetentionHours * 3600_000);
+  const rows = await db.query(
+    `DELETE FROM idempotency_keys WHERE (site_id, key) IN (
+       SELECT site_id, key FROM idempotency_keys WHERE created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+     RETURNING key`,
+    [cutoff, options.batchSize],
+  );
+  return rows.length;
+}

@@ -1,0 +1,115 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifySchema } from 'fastify';
+import type { App } from '../../app.js';
+import type { AppContext } from '../../context.js';
+import {
+  completeThreeDsReturn, createTransaction, listTransactionIds, loadTransactionViews, type TransactionInput, type TransactionType,
+} from '../../domain/transactions/index.js';
+import { principalOf, requireAccess } from '../../http/auth.js';
+import { invalidId } from '../../http/errors.js';
+import {
+  ItemParams, SiteParams, apiPrefix, integerIds, isoCalendarDate, isoInstant, listValues, pageRequest, parseItemId, setPaginationHeaders,
+} from '../../http/pagination.js';
+import { TransactionCreateBody, TransactionListQuery, TransactionSchema, type TransactionCreateBodyWire } from './schemas.js';
+
+/** Wire names → domain input, once, here. RO fields in the body are ignored. */
+function toInput(body: TransactionCreateBodyWire, ip: string): TransactionInput {
+  return {
+    type: body.transaction_types as TransactionType,
+    channelId: body.channels,
+    currency: body.currencies,
+    total: body.total,
+    bookings: body.bookings?.map((item) => ({ id: item.id, currency: item.currencies, total: item.total })),
+    linkedId: body.linked_id,
+    token: body.token,
+    language: body.language,
+    payeeName: body.payee_name,
+    payeeSurname: body.payee_surname,
+    payeeEmail: body.payee_email,
+    country: body.countries,
+    psp: body.psp,
+    paymentMethod: body.payment_methods,
+    ipAddress: body.ip_address ?? ip,
+    attempt3ds: body.attempt_3ds,
+    redirectUrl: body.redirect_url,
+    allocations: body.allocations,
+  };
+}
+
+export async function transactionRoutes(app: App, context: AppContext): Promise<void> {
+  const auth = { db: context.db, jwtSecret: context.config.secrets.jwtSecret };
+  const access = requireAccess(auth);
+  const base = `${apiPrefix}/transactions`;
+
+  // Schemas typed loosely here: the full Transaction schema is too deep for inference, and the
+  // body is mapped to the domain input (typed) right away.
+  const createSchema: FastifySchema = { params: SiteParams, body: TransactionCreateBody, response: { 201: TransactionSchema } };
+  app.post(base, { onRequest: access, schema: createSchema }, async (request, reply) => {
+    const principal = principalOf(request);
+    const actor = {
+      siteId: principal.siteId,
+      userId: principal.userId,
+      source: 'api' as const,
+      isPlatformAdmin: principal.isPlatformAdmin,
+      ...(request.idempotency ? { idempotencyKey: request.idempotency.key } : {}),
+    };
+    const transaction = await createTransaction(context, actor, toInput(request.body as TransactionCreateBodyWire, request.ip));
+    return reply.code(201).header('location', transaction._links.self[0]!.href).send(transaction);
+  });
+
+  const listSchema: FastifySchema = { params: SiteParams, querystring: TransactionListQuery, response: { 200: Type.Array(TransactionSchema) } };
+  app.get(base, { onRequest: access, schema: listSchema }, async (request, reply) => {
+    const principal = principalOf(request);
+    const query = request.query as Static<typeof TransactionListQuery>;
+    const page = pageRequest(query);
+    const { ids, total } = await listTransactionIds(context.db, {
+      siteId: principal.siteId,
+      page,
+      orderby: query.orderby ?? 'id',
+      filters: {
+        include: integerIds('include', query.include),
+        exclude: integerIds('exclude', query.exclude),
+        after: isoInstant('after', query.after),
+        before: isoInstant('before', query.before),
+        status: listValues('status', query.status as string[] | undefined),
+        channels: integerIds('channels', query.channels),
+        channelsExclude: integerIds('channels_exclude', query.channels_exclude),
+        binNumber: listValues('bin_number', query.bin_number as string[] | undefined),
+        countries: listValues('countries', query.countries as string[] | undefined),
+        currencies: listValues('currencies', query.currencies as string[] | undefined),
+        currenciesExclude: listValues('currencies_exclude', query.currencies_exclude as string[] | undefined),
+        lastFourDigits: listValues('last_four_digits', query.last_four_digits as string[] | undefined),
+        paymentMethods: listValues('payment_methods', query.payment_methods as string[] | undefined),
+        transactionTypes: listValues('transaction_types', query.transaction_types as string[] | undefined),
+        payeeSurname: query.payee_surname,
+        payeeEmail: query.payee_email,
+        reference: listValues('reference', query.reference as string[] | undefined),
+        statementDateAfter: isoCalendarDate('statement_date_after', query.statement_date_after),
+        statementDateBefore: isoCalendarDate('statement_date_before', query.statement_date_before),
+      },
+    });
+    setPaginationHeaders(reply, request, { baseUrl: context.config.baseUrl, total, page });
+    return loadTransactionViews(context.db, context.config, principal.siteId, ids);
+  });
+
+  const itemSchema: FastifySchema = { params: ItemParams, response: { 200: TransactionSchema } };
+  app.get(`${base}/:id`, { onRequest: access, schema: itemSchema }, async (request) => {
+    const principal = principalOf(request);
+    const id = parseItemId((request.params as { id: string }).id);
+    const [transaction] = id === undefined ? [] : await loadTransactionViews(context.db, context.config, principal.siteId, [id]);
+    if (!transaction) throw invalidId('transaction ID');
+    return transaction;
+  });
+
+  // The cardholder's browser returns here from the 3DS challenge (no credentials: the uuid is
+  // unguessable and the outcome comes from the processor, never from the browser).
+  app.get('/3ds/return/:uuid', { schema: { params: Type.Object({ uuid: Type.String({ maxLength: 64 }) }) } }, async (request, reply) => {
+    const result = await completeThreeDsReturn(context, request.params.uuid);
+    if (!result) throw invalidId('transaction');
+    if (result.redirectTo) return reply.redirect(result.redirectTo, 303);
+    const finished = result.status === 'complete' ? 'The payment is complete.' : result.status === 'pending' ? 'The payment is still being authenticated.' : 'The payment was not completed.';
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Payment</title></head><body><p>${finished}</p><p>You can close this window.</p></body></html>`);
+  });
+}

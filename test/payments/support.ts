@@ -1,0 +1,88 @@
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { createAppContext, type ContextOverrides } from '../../src/context.js';
+import { createChannel } from '../../src/domain/channels.js';
+import { createDb } from '../../src/storage/db.js';
+import { createTestDatabase, testEnv, type TestContext } from '../support/context.js';
+import { createSite, type SiteFixture } from '../support/fixtures.js';
+
+/**
+ * Shared set-up of the payments tests: a context with a pool large enough for concurrent
+ * requests and a short processor timeout (the no-answer card), a site, a test channel, bookings,
+ * and helpers that speak the wire format.
+ */
+export async function paymentsContext(options: ContextOverrides & { poolSize?: number; env?: Record<string, string>; logStream?: import('pino').DestinationStream } = {}): Promise<TestContext> {
+  const { url } = await createTestDatabase();
+  const db = createDb(url, options.poolSize ?? 12);
+  const config = loadConfig({ ...testEnv, DATABASE_URL: url, PROCESSOR_TIMEOUT_MS: '400', SANDBOX_NO_ANSWER_MS: '1500', ...options.env });
+  const context = createAppContext(config, db, options);
+  const app = await buildApp({ context, ...(options.logStream ? { logStream: options.logStream } : { logger: false }) });
+  await app.ready();
+  return {
+    app,
+    db,
+    context,
+    config,
+    async close() {
+      await app.close();
+      await db.close();
+    },
+  };
+}
+
+export interface Shop {
+  site: SiteFixture;
+  channelId: number;
+  currency: string;
+  base: string;
+}
+
+export async function createShop(t: TestContext, options: { currency?: string; accountMode?: 'test' | 'live'; role?: 'member_admin' | 'member'; platformAdmin?: boolean } = {}): Promise<Shop> {
+  const site = await createSite(t.db, { role: options.role ?? 'member_admin', platformAdmin: options.platformAdmin ?? false });
+  const currency = options.currency ?? 'USD';
+  const channel = await createChannel(t.db, { siteId: site.siteId, name: 'Main', currency });
+  if (options.accountMode === 'live') await t.db.query(`UPDATE channels SET account_mode = 'live' WHERE id = $1`, [channel.id]);
+  return { site, channelId: channel.id, currency, base: `/${site.path}/site-json/vendor/v2` };
+}
+
+export async function addChannel(t: TestContext, shop: Shop, options: { currency?: string; accountMode?: string; accountType?: string } = {}): Promise<number> {
+  const channel = await createChannel(t.db, { siteId: shop.site.siteId, name: 'Other', currency: options.currency ?? shop.currency });
+  if (options.accountMode) await t.db.query('UPDATE channels SET account_mode = $2 WHERE id = $1', [channel.id, options.accountMode]);
+  if (options.accountType) await t.db.query('UPDATE channels SET account_type = $2 WHERE id = $1', [channel.id, options.accountType]);
+  return channel.id;
+}
+
+export async function createBooking(t: TestContext, shop: Shop, options: { total?: number; channelId?: number; reference?: string; dateEnd?: string } = {}): Promise<number> {
+  const row = await t.db.one<{ id: number }>(
+    `INSERT INTO bookings (site_id, channel_id, author_id, firstname, surname, email, date_end, total, currency, country, reference)
+     VALUES ($1, $2, $3, 'Ada', 'Lovelace', 'ada@example.com', $4, $5, (SELECT currency FROM channels WHERE id = $2), 'GB', $6) RETURNING id`,
+    [shop.site.siteId, options.channelId ?? shop.channelId, shop.site.userId, options.dateEnd ?? '2099-12-31', options.total ?? 10_000, options.reference ?? 'REF-1'],
+  );
+  return row.id;
+}
+
+export type Body = Record<string, unknown>;
+
+export function post(t: TestContext, shop: Shop, body: Body, headers: Record<string, string> = {}) {
+  return t.app.inject({ method: 'POST', url: `${shop.base}/transactions`, headers: { ...shop.site.headers, ...headers }, payload: body });
+}
+
+export function get(t: TestContext, shop: Shop, path: string) {
+  return t.app.inject({ method: 'GET', url: `${shop.base}${path}`, headers: shop.site.headers });
+}
+
+/** A purchase body paying one booking in full with a sandbox token. */
+export function purchaseBody(shop: Shop, bookingId: number, total: number, extra: Body = {}): Body {
+  return { transaction_types: 'purchase', channels: shop.channelId, currencies: shop.currency, total, token: 'tok_visa', bookings: [{ id: bookingId, currencies: shop.currency, total }], ...extra };
+}
+
+export async function bookingRow(t: TestContext, id: number) {
+  return t.db.one<{ status: string; total_paid: number; total_authorized: number; transaction_ids: number[]; locked_transactions: number }>(
+    'SELECT status, total_paid, total_authorized, transaction_ids, locked_transactions FROM bookings WHERE id = $1',
+    [id],
+  );
+}
+
+export async function entriesOf(t: TestContext, transactionId: number) {
+  return t.db.query<{ account: string; direction: string; amount: number }>('SELECT account, direction, amount FROM ledger_entries WHERE transaction_id = $1 ORDER BY id', [transactionId]);
+}
