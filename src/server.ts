@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { limits } from './limits.js';
 import { createAppContext } from './context.js';
 import { openDatabase } from './storage/database.js';
-import { isClusterWorker, runClusterPrimary, runsAsClusterPrimary } from './cluster.js';
+import { isClusterWorker, runClusterPrimary, runsAsClusterPrimary, takeOverShutdownSignals } from './cluster.js';
 
 /** Starts one server process: configuration, database, app, listen, graceful shutdown. */
 async function main(): Promise<void> {
@@ -28,6 +28,7 @@ async function main(): Promise<void> {
     await database.close();
     process.exit(0);
   };
+  takeOverShutdownSignals();
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 }
