@@ -10,8 +10,6 @@ export interface Tenant {
   headers: { authorization: string };
   channelId: number;
   currency: string;
-  /** The vault transaction of `tok_visa`: `linked_id` of every retained purchase. */
-  vaultTransactionId: number;
 }
 
 export interface ApiAnswer {
@@ -48,13 +46,17 @@ export async function createTenant(db: Db, baseUrl: string): Promise<Tenant> {
   const apiPrefix = `/${site.path}/site-json/vendor/v2`;
   const currency = 'USD';
   const channel = await callOk(baseUrl, 'POST', `${apiPrefix}/channels`, { headers: site.headers, body: { name: 'Bench channel', currencies: currency } });
-  const channelId = Number(channel.json.id);
-  const vault = await callOk(baseUrl, 'POST', `${apiPrefix}/transactions`, {
-    headers: site.headers,
-    body: { transaction_types: 'vault', channels: channelId, currencies: currency, total: 0, token: 'tok_visa' },
+  return { siteId: site.siteId, path: site.path, apiPrefix, headers: site.headers, channelId: Number(channel.json.id), currency };
+}
+
+/** Vaults the sandbox card `tok_visa` on the bench channel; returns the vault transaction id. */
+export async function vaultTestCard(baseUrl: string, tenant: Tenant): Promise<number> {
+  const vault = await callOk(baseUrl, 'POST', `${tenant.apiPrefix}/transactions`, {
+    headers: tenant.headers,
+    body: { transaction_types: 'vault', channels: tenant.channelId, currencies: tenant.currency, total: 0, token: 'tok_visa' },
   });
   if (vault.json.status !== 'complete') throw new Error(`the bench vault transaction is ${vault.json.status}: ${vault.text.slice(0, 500)}`);
-  return { siteId: site.siteId, path: site.path, apiPrefix, headers: site.headers, channelId, currency, vaultTransactionId: Number(vault.json.id) };
+  return Number(vault.json.id);
 }
 
 /** The body of POST bookings used by the bench (a realistic booking, about 300 bytes). */
@@ -77,14 +79,14 @@ export function bookingInput(tenant: Tenant): Record<string, unknown> {
 }
 
 /** Pays a whole booking with the vaulted card (the total does not end in a forced-decline code). */
-export function retainedPurchaseInput(tenant: Tenant, bookingId: number): Record<string, unknown> {
+export function retainedPurchaseInput(tenant: Tenant, options: { bookingId: number; vaultTransactionId: number }): Record<string, unknown> {
   return {
     transaction_types: 'retained_purchase',
     channels: tenant.channelId,
     currencies: tenant.currency,
     total: bookingTotalCents,
-    linked_id: tenant.vaultTransactionId,
-    bookings: [{ id: bookingId, currencies: tenant.currency, total: bookingTotalCents }],
+    linked_id: options.vaultTransactionId,
+    bookings: [{ id: options.bookingId, currencies: tenant.currency, total: bookingTotalCents }],
   };
 }
 
