@@ -101,9 +101,12 @@ function impliedRate(transaction: TransactionRow, bookingTotal: number, bookingC
   return Number((paid / booked).toPrecision(6));
 }
 
+/** The gateway's code and message; the payments code often writes the code into content already. */
 function failureReason(transaction: TransactionRow): string | null {
-  const parts = [transaction.decline_code, transaction.content].map((part) => part?.trim() ?? '').filter(Boolean);
-  return parts.length > 0 ? [...new Set(parts)].join(' ') : null;
+  const code = transaction.decline_code?.trim() ?? '';
+  const content = transaction.content.trim();
+  if (code && !content.startsWith(code)) return content ? `${code} ${content}` : code;
+  return content || null;
 }
 
 function nonEmpty(value: string | null | undefined): string | undefined {
