@@ -5,14 +5,18 @@ import { currencySymbolOf } from './symbols.js';
 import { isOffered, offeredCurrencies } from './offered.js';
 import type { RateQuote } from './quotes.js';
 
-export type ForexRefusalReason = 'not_offered' | 'no_rate' | 'expired';
+export type ForexRefusalReason = 'not_offered' | 'no_rate' | 'expired' | 'wrong_total';
 
-/** An expected refusal of a forex payment, always naming the currency; routes map it to a 400. */
+/**
+ * An expected refusal of a forex payment, always naming the currency; the route maps it to a
+ * 400 on `param` (`currencies`, or `total` when the total is not the converted booking total).
+ */
 export class ForexRefusal extends Error {
   constructor(
     readonly reason: ForexRefusalReason,
     readonly currency: string,
     message: string,
+    readonly param: 'currencies' | 'total' = reason === 'wrong_total' ? 'total' : 'currencies',
   ) {
     super(message);
     this.name = 'ForexRefusal';

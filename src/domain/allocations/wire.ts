@@ -1,0 +1,38 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { limits } from '../../limits.js';
+import { allocationOperators, type AllocationRequest } from './plan.js';
+
+/**
+ * The spec's "Allocation input item" as a schema (the transactions route validates bodies with
+ * it) and its mapping to domain words. `operator` defaults to `flat`; `currencies` to the
+ * transaction currency.
+ */
+export const AllocationInputSchema = Type.Object(
+  {
+    title: Type.Optional(Type.String({ maxLength: limits.nameLengthMax })),
+    reference: Type.Optional(Type.String({ maxLength: limits.nameLengthMax })),
+    description: Type.Optional(Type.String({ maxLength: limits.stringLengthMax })),
+    channels: Type.Integer({ minimum: 1 }),
+    currencies: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$' })),
+    total: Type.Integer({ minimum: 1, maximum: limits.amountCentsMax }),
+    operator: Type.Optional(Type.Union(allocationOperators.map((operator) => Type.Literal(operator)))),
+    statement_date: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$' })),
+  },
+  { additionalProperties: false },
+);
+export type AllocationInputWire = Static<typeof AllocationInputSchema>;
+
+export const AllocationInputListSchema = Type.Array(AllocationInputSchema, { maxItems: limits.allocationsPerTransactionMax });
+
+export function allocationRequestOf(item: AllocationInputWire): AllocationRequest {
+  return {
+    channelId: item.channels,
+    ...(item.currencies !== undefined ? { currency: item.currencies } : {}),
+    value: item.total,
+    operator: item.operator ?? 'flat',
+    ...(item.title !== undefined ? { title: item.title } : {}),
+    ...(item.reference !== undefined ? { reference: item.reference } : {}),
+    ...(item.description !== undefined ? { description: item.description } : {}),
+    ...(item.statement_date !== undefined ? { statementDate: item.statement_date } : {}),
+  };
+}
