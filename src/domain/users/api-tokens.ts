@@ -56,12 +56,25 @@ export interface CreatedApiToken {
   expires_at: string | null;
 }
 
+export interface NewApiToken {
+  siteId: number;
+  userId: number;
+  name: string;
+  expiresAt?: string | null | undefined;
+  now: Date;
+}
+
 /**
  * Creates a token for the user in the site. At most `apiTokensPerUserMax` per user and site,
  * expired ones included (the spec: delete one first). `expiresAt` is a `Y-m-d` date from today
  * (GMT) on; the token works until 23:59:59 GMT that day.
  */
-export async function createApiToken(db: Db, input: { siteId: number; userId: number; name: string; expiresAt?: string | null | undefined; now: Date }): Promise<CreatedApiToken> {
+export async function createApiToken(db: Db, input: NewApiToken): Promise<CreatedApiToken> {
+  return db.transaction((tx) => insertApiToken(tx, input));
+}
+
+/** createApiToken inside the caller's transaction (the seed creates a site, user and token at once). */
+export async function insertApiToken(tx: Queryable, input: NewApiToken): Promise<CreatedApiToken> {
   const name = input.name.trim();
   if (!name || name.length > limits.nameLengthMax) throw new AccountError('invalid', `name must be 1-${limits.nameLengthMax} characters`, 'name');
   const expiresAt = input.expiresAt ?? null;
@@ -69,21 +82,19 @@ export async function createApiToken(db: Db, input: { siteId: number; userId: nu
     const problem = expiryProblem(expiresAt, input.now);
     if (problem) throw new AccountError('invalid', problem, 'expires_at');
   }
+  // The membership row lock serialises concurrent creations, so the count below is exact.
+  const member = await tx.maybeOne('SELECT 1 FROM memberships WHERE site_id = $1 AND user_id = $2 FOR UPDATE', [input.siteId, input.userId]);
+  if (!member) throw new AccountError('not_found', 'the user is not a member of this site', 'username');
+  const { count } = await tx.one<{ count: number }>('SELECT count(*)::int AS count FROM api_tokens WHERE site_id = $1 AND user_id = $2', [input.siteId, input.userId]);
+  if (count >= limits.apiTokensPerUserMax) {
+    throw new AccountError('limit', `A user may hold at most ${limits.apiTokensPerUserMax} API tokens (expired ones count). Delete one before creating another.`, 'name');
+  }
   const { token, hash } = generateApiToken();
-  return db.transaction(async (tx) => {
-    // The membership row lock serialises concurrent creations, so the count below is exact.
-    const member = await tx.maybeOne('SELECT 1 FROM memberships WHERE site_id = $1 AND user_id = $2 FOR UPDATE', [input.siteId, input.userId]);
-    if (!member) throw new AccountError('not_found', 'the user is not a member of this site', 'username');
-    const { count } = await tx.one<{ count: number }>('SELECT count(*)::int AS count FROM api_tokens WHERE site_id = $1 AND user_id = $2', [input.siteId, input.userId]);
-    if (count >= limits.apiTokensPerUserMax) {
-      throw new AccountError('limit', `A user may hold at most ${limits.apiTokensPerUserMax} API tokens (expired ones count). Delete one before creating another.`, 'name');
-    }
-    const row = await tx.one<{ id: number }>(
-      'INSERT INTO api_tokens (site_id, user_id, name, token_hash, expires_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id',
-      [input.siteId, input.userId, name, hash, expiresAt, input.now],
-    );
-    return { id: row.id, token, expires_at: expiresAt };
-  });
+  const row = await tx.one<{ id: number }>(
+    'INSERT INTO api_tokens (site_id, user_id, name, token_hash, expires_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id',
+    [input.siteId, input.userId, name, hash, expiresAt, input.now],
+  );
+  return { id: row.id, token, expires_at: expiresAt };
 }
 
 function expiryProblem(date: string, now: Date): string | null {

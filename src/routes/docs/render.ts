@@ -48,7 +48,7 @@ export function renderDocs(document: Json): string {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escapeHtml(info.title ?? 'API')} API reference</title><style>${docsStylesheet}</style></head>
 <body><div class="layout"><nav><strong>${escapeHtml(info.title ?? 'API')}</strong> <span class="muted">${escapeHtml(info.version ?? '')}</span>${nav}</nav>
-<main><h1>${escapeHtml(info.title ?? 'API')} API reference</h1><p>${escapeHtml(info.description ?? '')}</p>
+<main><h1>${escapeHtml(info.title ?? 'API')} API reference</h1><p>${prose(info.description ?? '')}</p>
 <p>Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI ${escapeHtml(document.openapi ?? '')}).</p>${body}</main></div></body></html>`;
 }
 
@@ -64,14 +64,23 @@ function groupOperations(document: Json): Map<string, Operation[]> {
       groups.get(group)!.push({ method, path, operation });
     }
   }
-  return groups;
+  return new Map([...groups].sort(([a], [b]) => groupOrder(a) - groupOrder(b) || a.localeCompare(b)));
 }
 
 /** Resources are named by the first segment after the API prefix, e.g. `channels`. */
 function groupOf(path: string): string {
   const match = /\/site-json\/[^/]+\/v\d+\/([^/]+)/.exec(path);
-  const segment = match?.[1] ?? path.split('/').filter((part) => part && !part.startsWith('{'))[0] ?? 'Service';
-  return segment.charAt(0).toUpperCase() + segment.slice(1).replace(/[-_]/g, ' ');
+  if (!match) return serviceGroup;
+  return match[1]!.charAt(0).toUpperCase() + match[1]!.slice(1).replace(/[-_]/g, ' ');
+}
+
+const serviceGroup = 'Service';
+// Credentials first (every other call needs one), the service's own probes last.
+const groupOrder = (group: string) => (group === 'Authentication' ? 0 : group === 'API tokens' ? 1 : group === serviceGroup ? 3 : 2);
+
+/** Escapes, then shows `backticked` words as code. */
+function prose(text: unknown): string {
+  return escapeHtml(text).replace(/`([^`]+)`/g, '<code>$1</code>');
 }
 
 function shortPath(path: string): string {
@@ -98,7 +107,7 @@ function renderOperation(document: Json, op: Operation): string {
   });
   return `<section class="op" id="${anchor(op)}">
 <div class="sig"><span class="method ${op.method}">${op.method.toUpperCase()}</span>${escapeHtml(op.path)}</div>
-<p>${escapeHtml(operation.summary ?? '')}</p>${operation.description ? `<p>${escapeHtml(operation.description)}</p>` : ''}
+<p>${prose(operation.summary ?? '')}</p>${operation.description ? `<p>${prose(operation.description)}</p>` : ''}
 <p class="lock">${security && security.length > 0 ? 'Requires <code>Authorization: Bearer &lt;token&gt;</code>.' : 'No credential needed.'}</p>
 ${parameters.length > 0 ? `<h4>Parameters</h4>${table(['name', 'in', 'required', 'schema'], parameters)}` : ''}
 ${requestSchema ? `<h4>Request body <span class="muted">application/json</span></h4>${describeSchema(document, requestSchema, 0)}` : ''}

@@ -1,0 +1,139 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, testEnv } from '../support/context.js';
+
+const run = promisify(execFile);
+const root = path.resolve(import.meta.dirname, '../..');
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trustfare-server-'));
+const children: ChildProcess[] = [];
+
+interface Started {
+  child: ChildProcess;
+  baseUrl: string;
+  output: () => string;
+  exited: Promise<{ code: number | null; stderr: string }>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `node dist/server.js` with only the given environment (no inherited DATABASE_URL or NODE_ENV). */
+async function start(env: Record<string, string>): Promise<Started> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['dist/server.js'], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', HOST: '127.0.0.1', PORT: String(port), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => child.on('exit', (code) => resolve({ code, stderr })));
+  return { child, baseUrl: `http://127.0.0.1:${port}`, output: () => stdout, exited };
+}
+
+/** Polls /readyz (bounded); fails early if the process exits. */
+async function waitUntilReady(server: Started, options: { banner: boolean } = { banner: true }): Promise<void> {
+  let exitedEarly = false;
+  void server.exited.then(() => (exitedEarly = true));
+  for (let attempt = 0; attempt < 600 && !exitedEarly; attempt++) {
+    const ready = await fetch(`${server.baseUrl}/readyz`).then((response) => response.ok, () => false);
+    if (ready && (!options.banner || server.output().includes('trustfare is running'))) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`server did not become ready: ${(await Promise.race([server.exited, Promise.resolve({ stderr: 'still running' })])).stderr}`);
+}
+
+beforeAll(async () => {
+  await run(process.execPath, ['scripts/build.mjs'], { cwd: root });
+}, 120_000);
+
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('development start on the embedded database', () => {
+  let apiToken = '';
+
+  it('seeds an empty database once, prints a banner whose curl line works, and stops cleanly', async () => {
+    const server = await start({ NODE_ENV: 'development', DATA_DIR: dataDir });
+    await waitUntilReady(server);
+    const banner = server.output();
+    expect(banner).toContain(`trustfare is running at ${server.baseUrl}`);
+    expect(banner).toMatch(/site\s+demo/);
+    expect(banner).toMatch(/password\s+\S{16}/);
+    apiToken = /API token\s+(tfat_\S+)/.exec(banner)![1]!;
+    const curl = banner.split('\n').map((line) => line.trim()).find((line) => line.startsWith('curl '))!;
+    expect(curl).toContain(apiToken);
+
+    const { stdout } = await run('sh', ['-c', `${curl} --silent --show-error --fail`]);
+    const channels = JSON.parse(stdout);
+    expect(channels).toHaveLength(1);
+    expect(channels[0]).toMatchObject({ name: 'Demo test channel', currencies: 'USD', account_mode: 'test' });
+
+    const password = /password\s+(\S+)/.exec(banner)![1]!;
+    const login = await fetch(`${server.baseUrl}/demo/site-json/jwt-auth/v1/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'demo', password }) });
+    expect(login.status).toBe(200);
+    expect((await login.json()).default_site).toMatchObject({ path: 'demo', usertype: 'member_admin', channel_count: 1 });
+
+    server.child.kill('SIGTERM');
+    expect((await server.exited).code).toBe(0);
+    // The embedded PostgreSQL was stopped too: its pid file is gone.
+    expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+  }, 180_000);
+
+  it('reuses the data on the next start without seeding again', async () => {
+    const server = await start({ NODE_ENV: 'development', DATA_DIR: dataDir });
+    await waitUntilReady(server);
+    const banner = server.output();
+    expect(banner).toContain('Using the existing data');
+    expect(banner).toContain('/demo/site-json/jwt-auth/v1/token');
+    expect(banner).not.toMatch(/tfat_/);
+    const response = await fetch(`${server.baseUrl}/demo/site-json/vendor/v2/channels`, { headers: { authorization: `Bearer ${apiToken}` } });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toHaveLength(1);
+    server.child.kill('SIGTERM');
+    expect((await server.exited).code).toBe(0);
+  }, 180_000);
+});
+
+describe('production', () => {
+  it('refuses to start without real secrets: message on stderr, exit code 1', async () => {
+    const server = await start({ NODE_ENV: 'production', DATA_DIR: path.join(dataDir, 'production') });
+    const { code, stderr } = await server.exited;
+    expect(code).toBe(1);
+    expect(stderr).toContain('NODE_ENV=production requires JWT_SECRET, CARD_KEYS, CARD_FINGERPRINT_KEY, SIGNING_SECRET');
+    expect(existsSync(path.join(dataDir, 'production', 'dev-secrets.json'))).toBe(false);
+  }, 60_000);
+
+  it('never seeds, even on an empty database', async () => {
+    const { db, url } = await createTestDatabase();
+    try {
+      const secrets = Object.fromEntries(['JWT_SECRET', 'CARD_KEYS', 'CARD_FINGERPRINT_KEY', 'SIGNING_SECRET'].map((name) => [name, testEnv[name]!]));
+      const server = await start({ NODE_ENV: 'production', DATABASE_URL: url, DATA_DIR: path.join(dataDir, 'production'), ...secrets });
+      await waitUntilReady(server, { banner: false });
+      expect(server.output()).not.toContain('trustfare is running');
+      expect((await db.query('SELECT 1 FROM sites')).length).toBe(0);
+      server.child.kill('SIGTERM');
+      expect((await server.exited).code).toBe(0);
+    } finally {
+      await db.close();
+    }
+  }, 60_000);
+});
