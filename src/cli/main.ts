@@ -14,11 +14,13 @@ import * as channelAdminCommands from './commands/channels-admin.js';
 import * as supplierCommands from './commands/suppliers.js';
 import * as migrateCommands from './commands/migrate.js';
 import * as mailCommands from './commands/mail.js';
+import * as chargebackCommands from './commands/chargeback.js';
+import * as ledgerCommands from './commands/ledger.js';
 
 const rawOutput = Symbol.for('trustfare.cli.rawOutput');
 
 // Each module exports `commands: Command[]`; add new modules here.
-const modules: { commands: Command[] }[] = [ratesCommands, grantCommands, statementCommands, keysCommands, siteCommands, userCommands, tokenCommands, channelAdminCommands, supplierCommands, migrateCommands, mailCommands];
+const modules: { commands: Command[] }[] = [ratesCommands, grantCommands, statementCommands, keysCommands, siteCommands, userCommands, tokenCommands, channelAdminCommands, supplierCommands, migrateCommands, mailCommands, chargebackCommands, ledgerCommands];
 
 /**
  * `trustfare <words...> [--options]`: finds the longest matching command name, parses its

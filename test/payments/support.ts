@@ -77,10 +77,11 @@ export function purchaseBody(shop: Shop, bookingId: number, total: number, extra
 }
 
 export async function bookingRow(t: TestContext, id: number) {
-  return t.db.one<{ status: string; total_paid: number; total_authorized: number; transaction_ids: number[]; locked_transactions: number }>(
+  const row = await t.db.one<{ status: string; total_paid: number; total_authorized: number; transaction_ids: string[]; locked_transactions: number }>(
     'SELECT status, total_paid, total_authorized, transaction_ids, locked_transactions FROM bookings WHERE id = $1',
     [id],
   );
+  return { ...row, transaction_ids: row.transaction_ids.map(Number) };
 }
 
 export async function entriesOf(t: TestContext, transactionId: number) {

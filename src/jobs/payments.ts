@@ -1,0 +1,136 @@
+import type { AppContext } from '../context.js';
+import type { Queryable } from '../storage/db.js';
+import { purgeIdempotencyKeys } from '../http/idempotency.js';
+import { limits } from '../limits.js';
+import { boundedCall, type CallResult } from '../domain/transactions/processor-call.js';
+import { lockTransactionForJob } from '../domain/transactions/repository.js';
+import { completeRow, expireRow, failRow } from '../domain/transactions/settle.js';
+import type { TransactionRecord } from '../domain/transactions/types.js';
+
+/**
+ * The payments jobs (docs/payments.md "Jobs"). Each handles one bounded batch: candidates are
+ * read without locks, the processor is asked outside any database transaction, and each row is
+ * then settled in its own transaction that locks it with `FOR UPDATE SKIP LOCKED` and re-checks
+ * its status, so two processes running the same job never settle a row twice.
+ */
+
+export interface JobOptions {
+  batchSize?: number;
+}
+
+export interface SettlementRun {
+  examined: number;
+  completed: number;
+  failed: number;
+  expired: number;
+  /** Still unknown at the processor; looked up again next run. */
+  unresolved: number;
+}
+
+const emptyRun = (): SettlementRun => ({ examined: 0, completed: 0, failed: 0, expired: 0, unresolved: 0 });
+
+function batchSizeOf(options: JobOptions): number {
+  return Math.min(Math.max(1, options.batchSize ?? limits.jobBatchSize), limits.jobBatchSize * 10);
+}
+
+async function candidates(context: AppContext, status: 'pending' | 'incomplete', olderThan: Date, batchSize: number): Promise<number[]> {
+  const rows = await context.db.query<{ id: number }>(
+    'SELECT id FROM transactions WHERE status = $1 AND created_at < $2 ORDER BY created_at, id LIMIT $3',
+    [status, olderThan, batchSize],
+  );
+  return rows.map((row) => row.id);
+}
+
+async function lookup(context: AppContext, id: number): Promise<CallResult | undefined> {
+  const row = await context.db.maybeOne<{ uuid: string }>('SELECT uuid FROM transactions WHERE id = $1', [id]);
+  if (!row) return undefined;
+  return boundedCall(context.config.processorTimeoutMs, row.uuid, () => context.connector.lookup(row.uuid));
+}
+
+/** Applies `decide` to the row if it is still in `status` and no other worker holds it. */
+async function settleIfStill(
+  context: AppContext,
+  id: number,
+  status: 'pending' | 'incomplete',
+  decide: (tx: Queryable, row: TransactionRecord, at: Date) => Promise<Exclude<keyof SettlementRun, 'examined'>>,
+  run: SettlementRun,
+): Promise<void> {
+  const at = context.now();
+  const outcome = await context.db.transaction(async (tx) => {
+    const row = await lockTransactionForJob(tx, id);
+    if (!row || row.status !== status) return null;
+    return decide(tx, row, at);
+  });
+  if (outcome) run[outcome] += 1;
+}
+
+/**
+ * 3DS-pending transactions older than limits.pendingExpiryMinutes: the processor is asked first
+ * (a cardholder who authenticated but never came back to us still paid), the rest expire.
+ */
+export async function expirePendingTransactions(context: AppContext, options: JobOptions = {}): Promise<SettlementRun> {
+  const run = emptyRun();
+  const cutoff = new Date(context.now().getTime() - limits.pendingExpiryMinutes * 60_000);
+  for (const id of await candidates(context, 'pending', cutoff, batchSizeOf(options))) {
+    run.examined += 1;
+    const result = await lookup(context, id);
+    if (!result) continue;
+    await settleIfStill(context, id, 'pending', async (tx, row, at) => {
+      if (result.kind === 'approved') {
+        await completeRow(tx, row, { processorReference: result.processorReference, authCode: result.authCode, message: result.message }, at);
+        return 'completed';
+      }
+      if (result.kind === 'declined') {
+        await failRow(tx, row, { code: result.code, message: result.message, processorReference: result.processorReference }, at);
+        return 'failed';
+      }
+      await expireRow(tx, row, at);
+      return 'expired';
+    }, run);
+  }
+  return run;
+}
+
+/**
+ * `incomplete` transactions older than limits.reconcileAfterSeconds (their request gave up
+ * waiting long ago): the processor's record decides. Approved → complete with its entries;
+ * declined → failed; a challenge nobody was shown → failed; no record at all → failed once
+ * limits.reconcileGiveUpMinutes have passed (the processor never received the call, so no money
+ * moved), otherwise asked again next run.
+ */
+export async function reconcileIncompleteTransactions(context: AppContext, options: JobOptions = {}): Promise<SettlementRun> {
+  const run = emptyRun();
+  const cutoff = new Date(context.now().getTime() - limits.reconcileAfterSeconds * 1000);
+  for (const id of await candidates(context, 'incomplete', cutoff, batchSizeOf(options))) {
+    run.examined += 1;
+    const result = await lookup(context, id);
+    if (!result) continue;
+    await settleIfStill(context, id, 'incomplete', async (tx, row, at) => {
+      switch (result.kind) {
+        case 'approved':
+          await completeRow(tx, row, { processorReference: result.processorReference, authCode: result.authCode, message: result.message }, at);
+          return 'completed';
+        case 'declined':
+          await failRow(tx, row, { code: result.code, message: result.message, processorReference: result.processorReference }, at);
+          return 'failed';
+        case 'challenge':
+          await failRow(tx, row, { code: null, message: 'The 3-D Secure challenge was never presented to the cardholder.', processorReference: result.processorReference }, at);
+          return 'failed';
+        case 'unknown': {
+          const giveUpAt = row.createdAt.getTime() + limits.reconcileGiveUpMinutes * 60_000;
+          if (at.getTime() >= giveUpAt) {
+            await failRow(tx, row, { code: null, message: 'No answer from the payment processor; no money was taken.' }, at);
+            return 'failed';
+          }
+          await tx.query('UPDATE transactions SET lookup_attempts = lookup_attempts + 1 WHERE id = $1', [row.id]);
+          return 'unresolved';
+        }
+      }
+    }, run);
+  }
+  return run;
+}
+
+export async function purgeExpiredIdempotencyKeys(context: AppContext, options: JobOptions = {}): Promise<{ purged: number }> {
+  return { purged: await purgeIdempotencyKeys(context.db, { now: context.now(), batchSize: batchSizeOf(options) }) };
+}
