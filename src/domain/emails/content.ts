@@ -81,24 +81,29 @@ function payerNameOf(transaction: TransactionRow, original: TransactionRow, book
 
 /**
  * Bookings are paid in the channel currency; when the payer's currency differs, the mail shows
- * both amounts and the rate (the recorded forex_rate, else the one the two amounts imply).
+ * both amounts and the rate: the forex terms recorded on the transaction (docs/forex.md), else
+ * the booking shares and the rate they imply.
  */
 function forexOf(transaction: TransactionRow, bookings: BookingRow[]): Pick<MailData, 'bookingAmount' | 'exchangeRate'> {
-  const bookingCurrency = bookings[0]?.currency;
-  if (!bookingCurrency || bookingCurrency === transaction.currency) return { bookingAmount: null, exchangeRate: null };
-  const bookingTotal = bookings.filter((booking) => booking.currency === bookingCurrency).reduce((sum, booking) => sum + booking.share, 0);
+  const booked = transaction.channel_currency && transaction.channel_total !== null
+    ? { total: transaction.channel_total, currency: transaction.channel_currency }
+    : bookingSide(bookings);
+  if (!booked || booked.currency === transaction.currency) return { bookingAmount: null, exchangeRate: null };
   const recorded = transaction.forex_rate === null ? Number.NaN : Number(transaction.forex_rate);
-  return {
-    bookingAmount: { total: bookingTotal, currency: bookingCurrency },
-    exchangeRate: Number.isFinite(recorded) && recorded > 0 ? recorded : impliedRate(transaction, bookingTotal, bookingCurrency),
-  };
+  return { bookingAmount: booked, exchangeRate: Number.isFinite(recorded) && recorded > 0 ? recorded : impliedRate(transaction, booked) };
 }
 
-function impliedRate(transaction: TransactionRow, bookingTotal: number, bookingCurrency: string): number | null {
-  if (bookingTotal <= 0 || transaction.total <= 0) return null;
+function bookingSide(bookings: BookingRow[]): Money | null {
+  const currency = bookings[0]?.currency;
+  if (!currency) return null;
+  return { total: bookings.filter((booking) => booking.currency === currency).reduce((sum, booking) => sum + booking.share, 0), currency };
+}
+
+function impliedRate(transaction: TransactionRow, booked: Money): number | null {
+  if (booked.total <= 0 || transaction.total <= 0) return null;
   const paid = transaction.total / 10 ** minorUnitDigits(transaction.currency);
-  const booked = bookingTotal / 10 ** minorUnitDigits(bookingCurrency);
-  return Number((paid / booked).toPrecision(6));
+  const bookedUnits = booked.total / 10 ** minorUnitDigits(booked.currency);
+  return Number((paid / bookedUnits).toPrecision(6));
 }
 
 /** The gateway's code and message; the payments code often writes the code into content already. */

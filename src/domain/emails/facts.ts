@@ -21,8 +21,10 @@ export interface TransactionRow {
   decline_code: string | null;
   created_at: Date;
   settled_at: Date | null;
-  /** Present once the forex work adds it to transactions (read through to_jsonb, so optional). */
+  /** Forex columns (migration 007): paid-currency units per channel-currency unit, and the channel side. */
   forex_rate: string | null;
+  channel_currency: string | null;
+  channel_total: number | null;
 }
 
 export interface BookingRow {
@@ -61,7 +63,8 @@ export interface TransactionFacts {
 }
 
 const transactionColumns = `id, site_id, channel_id, type, status, total, currency::text AS currency, language, linked_id, payee_name, payee_surname,
-  payee_email, card_brand, last_four, content, decline_code, created_at, settled_at, to_jsonb(t) ->> 'forex_rate' AS forex_rate`;
+  payee_email, card_brand, last_four, content, decline_code, created_at, settled_at, forex_rate::text AS forex_rate, channel_currency::text AS channel_currency,
+  channel_total`;
 
 /** Undefined when no such transaction exists. */
 export async function loadTransactionFacts(q: Queryable, transactionId: number): Promise<TransactionFacts | undefined> {

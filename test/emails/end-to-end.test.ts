@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestContext, type TestContext } from '../support/context.js';
+import { createSite, type SiteFixture } from '../support/fixtures.js';
+import { backgroundJobs } from '../../src/jobs/index.js';
+import { recordChargeback } from '../../src/domain/transactions/chargebacks.js';
+import { convert } from '../../src/domain/money.js';
+import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from './support/smtp.js';
+
+// Through the REST API with sandbox tokens on test channels: the payments code writes the
+// outbox rows, the worker delivers them to a real SMTP server.
+let smtp: TestSmtpServer;
+let t: TestContext;
+let site: SiteFixture;
+let base: string;
+
+beforeAll(async () => {
+  smtp = await startSmtpServer();
+  t = await createTestContext({ env: { SMTP_URL: smtp.url, MAIL_FROM: 'payments@trustfare.test' }, now: () => new Date(Date.now() + 1000) });
+  site = await createSite(t.db);
+  base = `/${site.path}/site-json/vendor/v2`;
+});
+
+afterAll(async () => {
+  await t?.close();
+  await smtp?.close();
+});
+
+beforeEach(() => {
+  smtp.received.length = 0;
+});
+
+async function api(method: 'POST' | 'PUT', path: string, payload: Record<string, unknown>) {
+  const response = await t.app.inject({ method, url: `${base}${path}`, headers: site.headers, payload });
+  expect(response.statusCode, response.body).toBeLessThan(300);
+  return response.json();
+}
+
+async function channel(settings: Record<string, unknown>): Promise<number> {
+  return (await api('POST', '/channels', { name: 'Alpine Tours', currencies: 'EUR', ...settings })).id;
+}
+
+async function booking(channelId: number, extra: Record<string, unknown> = {}): Promise<number> {
+  return (await api('POST', '/bookings', {
+    firstname: 'Lena', surname: 'Berg', email: 'lena@example.com', date: '2030-08-01', total: 80_000, currencies: 'EUR', countries: 'AT', channels: channelId, reference: 'ALP-9', ...extra,
+  })).id;
+}
+
+function purchase(channelId: number, bookingId: number, total: number, extra: Record<string, unknown> = {}) {
+  return api('POST', '/transactions', { transaction_types: 'purchase', channels: channelId, currencies: 'EUR', total, token: 'tok_visa', bookings: [{ id: bookingId, currencies: 'EUR', total }], ...extra });
+}
+
+/** One run of the background job the server schedules (proves it is registered). */
+async function deliver(): Promise<ReceivedMail[]> {
+  const job = backgroundJobs.find((candidate) => candidate.name === 'mail-delivery')!;
+  await job.run(t.context);
+  return [...smtp.received];
+}
+
+describe('mails from real payments', () => {
+  it('purchase: receipt in the request language to payee_email, BCC to primary_mail', async () => {
+    const channelId = await channel({ language: 'deDE', primary_mail: 'ops@alpine.example,finance@alpine.example', mail_bcc_transactional_mails: true, receipt_label: 'Alpine Tours GmbH' });
+    const bookingId = await booking(channelId);
+    const payment = await purchase(channelId, bookingId, 80_000, { language: 'itIT', payee_email: 'payer@example.com', payee_name: 'Marco', payee_surname: 'Rossi' });
+    expect(payment.status).toBe('complete');
+    const [mail, ...others] = await deliver();
+    expect(others).toEqual([]);
+    expect(mail!.envelopeTo.sort()).toEqual(['finance@alpine.example', 'ops@alpine.example', 'payer@example.com']);
+    expect(mail!.subject).toBe(`La tua ricevuta di pagamento da Alpine Tours GmbH (${site.siteId}-${bookingId})`);
+    expect(mail!.text).toContain('Gentile Marco Rossi,');
+    expect(mail!.text).toContain(`${payment.trust_id}`);
+    expect(mail!.text).toContain('Visa che termina con 1111');
+    expect(mail!.raw).not.toContain('4111111111111111');
+  });
+
+  it('forex purchase: the receipt shows the paid amount, the booking amount and the recorded rate', async () => {
+    const channelId = (await api('POST', '/channels', { name: 'Dollar Desk', currencies: 'USD', language: 'enGB' })).id;
+    const bookingId = (await api('POST', '/bookings', {
+      firstname: 'Lena', surname: 'Berg', email: 'lena@example.com', date: '2030-08-01', total: 20_000, currencies: 'USD', countries: 'US', channels: channelId,
+    })).id;
+    // Reading the channel quotes the sandbox rate of the day (forex_feed).
+    const feed = (await t.app.inject({ url: `${base}/channels/${channelId}`, headers: site.headers })).json().forex_feed;
+    expect(feed.rates.EUR).toBeDefined();
+    const { rate } = await t.db.one<{ rate: string }>("SELECT rate::text AS rate FROM rate_quotes WHERE base = 'USD' AND currency = 'EUR' ORDER BY id DESC LIMIT 1");
+    const paid = convert({ amount: 20_000, from: 'USD', to: 'EUR', rate });
+    const payment = await api('POST', '/transactions', {
+      transaction_types: 'purchase', channels: channelId, currencies: 'EUR', total: paid, token: 'tok_visa', bookings: [{ id: bookingId, currencies: 'USD', total: 20_000 }],
+    });
+    expect(payment.status).toBe('complete');
+    expect(payment.forex_rate).not.toBeNull();
+    const [mail] = await deliver();
+    expect(mail!.text).toMatch(new RegExp(`Amount:\\s+€${(paid / 100).toFixed(2).replace('.', '\\.')}`));
+    expect(mail!.text).toMatch(/Amount in booking currency:\s+US\$200\.00/);
+    const shownRate = new Intl.NumberFormat('en-GB', { maximumFractionDigits: 8 }).format(Number(payment.forex_rate));
+    expect(mail!.text).toMatch(new RegExp(`Exchange rate:\\s+1 USD = ${shownRate.replace('.', '\\.')} EUR`));
+  });
+
+  it('declined purchase: failure notice to primary_mail in the channel language, nothing to the payer', async () => {
+    const channelId = await channel({ name: 'Fjord Trips', language: 'lvLV', primary_mail: 'alerts@fjord.example', mail_failures: true, mail_bcc_transactional_mails: true });
+    const bookingId = await booking(channelId, { total: 10_051 });
+    const payment = await purchase(channelId, bookingId, 10_051, { language: 'frFR' });
+    expect(payment.status).toBe('failed');
+    const [mail, ...others] = await deliver();
+    expect(others).toEqual([]);
+    expect(mail!.envelopeTo).toEqual(['alerts@fjord.example']);
+    expect(mail!.subject).toBe(`Neizdevies maksājums kanālā Fjord Trips (${site.siteId}-${bookingId})`);
+    expect(mail!.text).toContain('800.100.151');
+  });
+
+  it('declined purchase on a channel without mail_failures sends nothing', async () => {
+    const channelId = await channel({ primary_mail: 'alerts@fjord.example', mail_failures: false });
+    const bookingId = await booking(channelId, { total: 10_052 });
+    expect((await purchase(channelId, bookingId, 10_052)).status).toBe('failed');
+    expect(await deliver()).toEqual([]);
+  });
+
+  it('refund and chargeback keep the language of the original payment; chargeback_mail gets the notice', async () => {
+    const channelId = await channel({ language: 'esES', chargeback_mail: 'disputes@alpine.example', primary_mail: 'ops@alpine.example' });
+    const bookingId = await booking(channelId, { email: 'booker@example.com' });
+    const payment = await purchase(channelId, bookingId, 80_000, { language: 'koKO' });
+    const refund = await api('POST', '/transactions', {
+      transaction_types: 'refund', channels: channelId, currencies: 'EUR', total: 30_000, linked_id: payment.id, bookings: [{ id: bookingId, currencies: 'EUR', total: 30_000 }],
+    });
+    expect(refund.status).toBe('complete');
+    await recordChargeback(t.context, { siteId: site.siteId, userId: null, source: 'cli', isPlatformAdmin: true }, { type: 'chargeback', linkedId: payment.id, total: 50_000 });
+    const mails = await deliver();
+    const toPayer = mails.filter((mail) => mail.envelopeTo.includes('booker@example.com'));
+    expect(toPayer.map((mail) => mail.text.split('\n')[0])).toEqual(['결제 영수증', '환불', '결제 이의 제기']);
+    const notice = mails.find((mail) => mail.envelopeTo.includes('disputes@alpine.example'))!;
+    expect(notice.envelopeTo).toEqual(['disputes@alpine.example']);
+    expect(notice.subject).toBe(`Contracargo en Alpine Tours (${site.siteId}-${bookingId})`);
+    expect(mails).toHaveLength(4);
+  });
+});
