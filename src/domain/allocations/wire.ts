@@ -36,3 +36,19 @@ export function allocationRequestOf(item: AllocationInputWire): AllocationReques
     ...(item.statement_date !== undefined ? { statementDate: item.statement_date } : {}),
   };
 }
+
+/** The spec's "Allocation as returned". */
+export const AllocationOutputSchema = Type.Object({
+  id: Type.Integer(),
+  value: Type.Integer(),
+  total: Type.Integer(),
+  channels: Type.Integer(),
+  currencies: Type.String(),
+  operator: Type.String(),
+  reversed: Type.Boolean(),
+  debit: Type.Object({ currencies: Type.String(), total: Type.Integer() }),
+  credit: Type.Object({ currencies: Type.String(), total: Type.Integer() }),
+});
+
+/** One item of a transaction's `forex` (docs/forex.md). */
+export const ForexItemSchema = Type.Object({ currencies: Type.String(), total: Type.Integer(), rate: Type.Number(), quote_id: Type.Integer() });

@@ -32,6 +32,9 @@ export interface Posting {
   direction: Direction;
   /** Minor units, > 0. */
   amount: number;
+  /** Forex (issue 4): the same amount in the currency the cardholder paid (docs/forex.md). */
+  paidCurrency?: string;
+  paidAmount?: number;
 }
 
 export class UnbalancedPostingsError extends Error {}
@@ -75,9 +78,10 @@ export async function appendEntries(tx: Queryable, options: { siteId: number; tr
   if (postings.length === 0) return [];
   assertBalanced(postings);
   const rows = await tx.query<{ id: number; channel_id: number; currency: string; direction: Direction; amount: number }>(
-    `INSERT INTO ledger_entries (site_id, transaction_id, channel_id, currency, account, direction, amount, created_at)
-     SELECT $1, $2, channel_id, currency, account, direction, amount, $3
-       FROM unnest($4::bigint[], $5::text[], $6::text[], $7::text[], $8::bigint[]) AS p(channel_id, currency, account, direction, amount)
+    `INSERT INTO ledger_entries (site_id, transaction_id, channel_id, currency, account, direction, amount, created_at, paid_currency, paid_amount)
+     SELECT $1, $2, channel_id, currency, account, direction, amount, $3, paid_currency, paid_amount
+       FROM unnest($4::bigint[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[], $10::bigint[])
+         AS p(channel_id, currency, account, direction, amount, paid_currency, paid_amount)
      RETURNING id, channel_id, currency, direction, amount`,
     [
       options.siteId,
@@ -88,6 +92,8 @@ export async function appendEntries(tx: Queryable, options: { siteId: number; tr
       postings.map((p) => p.account),
       postings.map((p) => p.direction),
       postings.map((p) => p.amount),
+      postings.map((p) => p.paidCurrency ?? null),
+      postings.map((p) => p.paidAmount ?? null),
     ],
   );
   const readBack = rows.map((row) => ({ channelId: row.channel_id, currency: row.currency.trim(), direction: row.direction, amount: row.amount }));

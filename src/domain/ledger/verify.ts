@@ -1,5 +1,6 @@
 import type { Queryable } from '../../storage/db.js';
 import { ledgerAccounts } from './postings.js';
+import { allocationClearingAccount } from '../allocations/store.js';
 
 /**
  * `trustfare ledger verify`: proves the books from the entries alone (docs/ledger.md
@@ -60,12 +61,13 @@ export async function verifyLedger(db: Queryable, options: { siteId?: number } =
   (row) => `complete ${row.type} ${row.id} has no ledger entries`);
 
   // The entries that carry a transaction's own amount must add up to it.
+  // Forex (issue 4): the ledger moves the channel-currency amount (channel_total) of a forex transaction.
   add('entries_match_total', await db.query(
-    `SELECT t.id, t.type, t.total, coalesce(sum(e.amount) FILTER (WHERE e.account = ANY($2::text[]) AND e.direction = 'credit'), 0)::bigint AS moved
+    `SELECT t.id, t.type, coalesce(t.channel_total, t.total) AS total, coalesce(sum(e.amount) FILTER (WHERE e.account = ANY($2::text[]) AND e.direction = 'credit'), 0)::bigint AS moved
        FROM transactions t JOIN ledger_entries e ON e.transaction_id = t.id AND e.channel_id = t.channel_id
       WHERE ($1::bigint IS NULL OR t.site_id = $1) AND t.type IN ('purchase', 'retained_purchase', 'capture', 'authorize', 'retained_authorize')
       GROUP BY t.id
-     HAVING coalesce(sum(e.amount) FILTER (WHERE e.account = ANY($2::text[]) AND e.direction = 'credit'), 0) <> t.total
+     HAVING coalesce(sum(e.amount) FILTER (WHERE e.account = ANY($2::text[]) AND e.direction = 'credit'), 0) <> coalesce(t.channel_total, t.total)
       ORDER BY t.id LIMIT ${problemsReportedMax}`, [site, [ledgerAccounts.channelFunds, ledgerAccounts.authorizedFunds]]),
   (row) => `${row.type} ${row.id} of ${row.total} credited ${row.moved} to the channel`);
 
@@ -73,7 +75,9 @@ export async function verifyLedger(db: Queryable, options: { siteId?: number } =
   add('bookings_match_ledger', await db.query(
     `WITH books AS (
        SELECT channel_id, currency,
-              sum(CASE WHEN account = $2 THEN (CASE WHEN direction = 'credit' THEN amount ELSE -amount END) ELSE 0 END)::bigint AS funds,
+              -- Allocations (issue 4) move channel_funds between channels against allocation_clearing;
+              -- adding that account back leaves what the channel's own bookings paid.
+              sum(CASE WHEN account IN ($2, '${allocationClearingAccount}') THEN (CASE WHEN direction = 'credit' THEN amount ELSE -amount END) ELSE 0 END)::bigint AS funds,
               sum(CASE WHEN account = $3 THEN (CASE WHEN direction = 'credit' THEN amount ELSE -amount END) ELSE 0 END)::bigint AS authorized
          FROM ledger_entries WHERE ($1::bigint IS NULL OR site_id = $1) GROUP BY channel_id, currency),
      stored AS (

@@ -4,6 +4,7 @@ import { limits } from '../../limits.js';
 import { loadChannel, type ChannelRecord } from '../channels.js';
 import { assertCardAllowedInMode, assertCardUsableOnChannel, cardById, cardByVaultToken, resolvePaymentCard, type CardRecord } from '../vault/index.js';
 import { findTransaction } from './repository.js';
+import { prepareForexAndAllocations, type ForexAndAllocations } from './forex-allocations.js';
 import { isAuthorization, isCapturedMoney, isFollowUpType, type Actor, type TransactionInput, type TransactionRecord } from './types.js';
 
 /**
@@ -22,6 +23,8 @@ export interface PaymentPlan {
   card: CardRecord | null;
   /** From a capture token's first use or a sandbox token; memory only. */
   cvv: string | undefined;
+  /** Forex terms and validated allocations (issue 4; forex-allocations.ts). */
+  extras: ForexAndAllocations;
 }
 
 const needsBookings = new Set(['purchase', 'authorize', 'retained_purchase', 'retained_authorize', 'capture', 'void', 'refund']);
@@ -52,9 +55,9 @@ async function resolveChannel(context: AppContext, actor: Actor, input: Transact
   const channel = await loadChannel(context.db, { siteId: actor.siteId, id: input.channelId! });
   if (!channel) throw invalidParam('channels', 'Unknown channel.');
   if (channel.accountMode === 'closed') throw invalidParam('channels', 'The channel is closed and takes no payments.');
-  // Paying in another currency is forex (docs/forex.md); until a rate applies, the payment
-  // currency is the channel's.
-  if (input.currency !== channel.currency) throw invalidParam('currencies', `The channel's currency is ${channel.currency}.`);
+  // Paying in another currency is forex (docs/forex.md), checked with the bookings in
+  // prepareForexAndAllocations; a vault (no money) is in the channel currency.
+  if (input.type === 'vault' && input.currency !== channel.currency) throw invalidParam('currencies', `The channel's currency is ${channel.currency}.`);
   return channel;
 }
 
@@ -77,7 +80,6 @@ async function resolveShares(context: AppContext, actor: Actor, input: Transacti
     [ids, actor.siteId],
   );
   const byId = new Map(rows.map((row) => [row.id, row]));
-  let sum = 0;
   for (const item of items) {
     const booking = byId.get(item.id);
     if (!booking) throw invalidParam('bookings', `Unknown booking ${item.id}.`);
@@ -85,9 +87,8 @@ async function resolveShares(context: AppContext, actor: Actor, input: Transacti
     if (booking.currency.trim() !== channel.currency || item.currency !== channel.currency) {
       throw invalidParam('bookings', `Booking ${item.id}: the booking currency must be the channel currency ${channel.currency}.`);
     }
-    sum += item.total;
   }
-  if (sum !== input.total) throw invalidParam('bookings', `The bookings' totals add up to ${sum}, not the transaction total ${input.total}.`);
+  // The sum is checked against total (or its forex conversion) in prepareForexAndAllocations.
   return items.map((item) => ({ bookingId: item.id, total: item.total }));
 }
 
@@ -155,6 +156,7 @@ export async function preparePayment(context: AppContext, actor: Actor, input: T
   const channel = await resolveChannel(context, actor, input);
   const shares = await resolveShares(context, actor, input, channel);
   const linked = await resolveLinked(context, actor, input, channel);
+  const extras = await prepareForexAndAllocations(context, actor, { input, channel, shares, linked });
   const { card, cvv } = await resolveCard(context, actor, input, channel, linked);
-  return { input, channel, currency: input.currency!, total: input.total!, shares, linked, card, cvv };
+  return { input, channel, currency: input.currency!, total: input.total!, shares, linked, card, cvv, extras };
 }

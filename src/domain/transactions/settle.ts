@@ -4,7 +4,8 @@ import type { ProcessorOutcome } from '../../processor/connector.js';
 import { enqueueMailsForTransaction } from '../emails/outbox.js';
 import { appendEntries } from '../ledger/postings.js';
 import { applyBookingDeltas } from './bookings.js';
-import { completionBookingDeltas, completionPostings, keepsRemaining } from './effects.js';
+import { completionBookingDeltas, keepsRemaining } from './effects.js';
+import { completionPostingsWithAllocations } from './forex-allocations.js';
 import { adjustRemaining, adjustShares, bookingShares, findTransaction, toRecord, transactionColumns, updateTransaction } from './repository.js';
 import { nextStatus, type TransactionStatus } from './states.js';
 import type { TransactionRecord } from './types.js';
@@ -68,7 +69,8 @@ export async function completeRow(tx: Queryable, row: TransactionRecord, answer:
   const releasesAuthorization = row.type === 'capture' || row.type === 'void';
   const authorization = releasesAuthorization ? await findTransaction(tx, { siteId: row.siteId, id: row.linkedId! }) : undefined;
   const authorizationShares = authorization ? await bookingShares(tx, authorization.id) : [];
-  const postings = completionPostings({ type: row.type, channelId: row.channelId, currency: row.currency, total: row.total, authorizationTotal: authorization?.total });
+  // Channel-currency amounts (forex) and allocation movements: forex-allocations.ts (issue 4).
+  const postings = await completionPostingsWithAllocations(tx, row, authorization);
   await appendEntries(tx, { siteId: row.siteId, transactionId: row.id, at }, postings);
   await applyBookingDeltas(tx, completionBookingDeltas({ type: row.type, shares, authorizationShares }), at);
   const remaining = keepsRemaining(row.type) ? row.total : 0;

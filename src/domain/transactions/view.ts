@@ -1,6 +1,9 @@
 import type { Config } from '../../config.js';
 import type { Queryable } from '../../storage/db.js';
 import { formatGmt } from '../forex/forex.js';
+import { forexJson } from '../forex/payments.js';
+import { formatDecimal, parseDecimal } from '../money.js';
+import { loadAllocationJson, type AllocationJson } from '../allocations/index.js';
 import { bookingTitle } from '../bookings.js';
 import { transactionHash } from './hash.js';
 
@@ -41,7 +44,7 @@ export interface TransactionJson {
   card_types: string | null;
   statement_date: string | null;
   last_four_digits: string | null;
-  forex: unknown[];
+  forex: ReturnType<typeof forexJson>['forex'];
   forex_id: number | null;
   forex_rate: string | null;
   payment_ids: number[];
@@ -53,7 +56,7 @@ export interface TransactionJson {
   total: number;
   transaction_type: string;
   transaction_types: string;
-  allocations: unknown[];
+  allocations: AllocationJson[];
   bookings: TransactionBookingJson[];
   psp: string | null;
   payment_methods: string | null;
@@ -113,6 +116,10 @@ interface ViewRow {
   modified_at: Date;
   channel_secret: string;
   site_path: string;
+  forex_quote_id: number | null;
+  forex_rate: string | null;
+  channel_currency: string | null;
+  channel_total: number | null;
 }
 
 interface BookingRow {
@@ -133,7 +140,7 @@ const adjustingTypes = ['capture', 'void', 'refund', 'chargeback', 'chargeback-r
 /** The wire objects of `ids` (of one site), in the order of `ids`; unknown ids are skipped. */
 export async function loadTransactionViews(db: Queryable, config: Config, siteId: number, ids: number[]): Promise<TransactionJson[]> {
   if (ids.length === 0) return [];
-  const [rows, bookings, entries, adjustments] = await Promise.all([
+  const [rows, bookings, entries, adjustments, allocations] = await Promise.all([
     db.query<ViewRow & Record<string, unknown>>(
       `SELECT t.*, u.display_name AS author_name, c.channel_secret, s.path AS site_path
          FROM transactions t JOIN channels c ON c.id = t.channel_id JOIN sites s ON s.id = t.site_id LEFT JOIN users u ON u.id = t.author_id
@@ -148,6 +155,8 @@ export async function loadTransactionViews(db: Queryable, config: Config, siteId
     ),
     db.query<{ transaction_id: number; id: number }>('SELECT transaction_id, id FROM ledger_entries WHERE transaction_id = ANY($1::bigint[]) ORDER BY id', [ids]),
     db.query<{ linked_id: number; id: number }>('SELECT linked_id, id FROM transactions WHERE linked_id = ANY($1::bigint[]) AND type = ANY($2::text[]) ORDER BY id', [ids, adjustingTypes]),
+    // Allocations (issue 4): arrays in every response (docs/allocations.md).
+    loadAllocationJson(db, ids),
   ]);
   const group = <T extends { [key: string]: unknown }>(items: T[], key: keyof T) => {
     const map = new Map<number, T[]>();
@@ -166,12 +175,13 @@ export async function loadTransactionViews(db: Queryable, config: Config, siteId
         bookings: bookingsOf.get(id) ?? [],
         paymentIds: (entriesOf.get(id) ?? []).map((entry) => entry.id),
         adjustments: (adjustmentsOf.get(id) ?? []).map((item) => item.id),
+        allocations: allocations.get(id) ?? [],
       }),
     ];
   });
 }
 
-function toJson(row: ViewRow, config: Config, related: { bookings: BookingRow[]; paymentIds: number[]; adjustments: number[] }): TransactionJson {
+function toJson(row: ViewRow, config: Config, related: { bookings: BookingRow[]; paymentIds: number[]; adjustments: number[]; allocations: AllocationJson[] }): TransactionJson {
   const created = formatGmt(row.created_at);
   const currency = row.currency.trim();
   const self = `${config.baseUrl}/${row.site_path}/site-json/vendor/v2/transactions/${row.id}`;
@@ -196,9 +206,13 @@ function toJson(row: ViewRow, config: Config, related: { bookings: BookingRow[];
     card_types: row.card_brand,
     statement_date: row.statement_date,
     last_four_digits: row.last_four,
-    forex: [],
-    forex_id: null,
-    forex_rate: null,
+    // Forex (issue 4, docs/forex.md).
+    ...forexJson({
+      forexQuoteId: row.forex_quote_id,
+      forexRate: row.forex_rate === null ? null : formatDecimal(parseDecimal(row.forex_rate)),
+      channelCurrency: row.channel_currency?.trim() ?? null,
+      channelTotal: row.channel_total,
+    }),
     payment_ids: related.paymentIds,
     adjustments: related.adjustments,
     content: row.content,
@@ -208,7 +222,7 @@ function toJson(row: ViewRow, config: Config, related: { bookings: BookingRow[];
     total: row.total,
     transaction_type: row.type,
     transaction_types: row.type,
-    allocations: [],
+    allocations: related.allocations,
     bookings: related.bookings.map((booking) => ({
       id: booking.id,
       total: booking.total,

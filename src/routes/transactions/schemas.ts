@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { AllocationInputListSchema, AllocationOutputSchema, ForexItemSchema } from '../../domain/allocations/index.js';
 import { currencyCodes } from '../../domain/money.js';
 import { countryCodes, emailPattern, languageCodes } from '../../domain/reference-data.js';
 import { paymentMethods, transactionStatuses, transactionTypes } from '../../domain/transactions/index.js';
@@ -44,7 +45,8 @@ export const TransactionCreateBody = Type.Object(
     ip_address: Type.Optional(Type.String({ anyOf: [{ format: 'ipv4' }, { format: 'ipv6' }], maxLength: 45 } as Parameters<typeof Type.String>[0])),
     attempt_3ds: Type.Optional(Type.Boolean()),
     redirect_url: Type.Optional(Type.String({ minLength: 1, maxLength: limits.redirectUrlLengthMax })),
-    allocations: Type.Optional(Type.Array(Type.Unknown(), { maxItems: limits.bookingsPerTransactionMax })),
+    // Issue 4: the spec's "Allocation input item" (docs/allocations.md).
+    allocations: Type.Optional(AllocationInputListSchema),
     ...readOnlyFields,
   },
   { additionalProperties: false },
@@ -69,7 +71,7 @@ export const TransactionSchema = Type.Object({
   card_types: nullable(Type.String()),
   statement_date: nullable(Type.String()),
   last_four_digits: nullable(Type.String()),
-  forex: Type.Array(Type.Unknown()),
+  forex: Type.Array(ForexItemSchema),
   forex_id: nullable(Type.Integer()),
   forex_rate: nullable(Type.String()),
   payment_ids: Type.Array(Type.Integer()),
@@ -81,7 +83,7 @@ export const TransactionSchema = Type.Object({
   total: Type.Integer(),
   transaction_type: Type.String(),
   transaction_types: Type.String(),
-  allocations: Type.Array(Type.Unknown()),
+  allocations: Type.Array(AllocationOutputSchema),
   bookings: Type.Array(Type.Object({ id: Type.Integer(), total: Type.Integer(), reference: Type.String(), country: Type.String(), channels: Type.String(), currencies: Type.String() })),
   psp: nullable(Type.String()),
   payment_methods: nullable(Type.String()),

@@ -1,0 +1,122 @@
+import { Value } from '@sinclair/typebox/value';
+import type { AppContext } from '../../context.js';
+import { invalidParam } from '../../http/errors.js';
+import type { Queryable } from '../../storage/db.js';
+import {
+  AllocationInputListSchema, AllocationRefusal, allocationPostingsOnCompletion, allocationRequestOf, insertPlannedAllocations, loadAllocationFacts,
+  planAllocations, type AllocationInputWire, type AllocationPlan,
+} from '../allocations/index.js';
+import { ForexRefusal, forexTermsFor, loadStoredForex, recordForexTerms, type ForexTerms } from '../forex/index.js';
+import type { ChannelRecord } from '../channels.js';
+import type { Posting } from '../ledger/postings.js';
+import { completionPostings } from './effects.js';
+import { isFollowUpType, type Actor, type TransactionInput, type TransactionRecord } from './types.js';
+
+/**
+ * Issue 4 integration: the forex and allocation steps of the payments core, kept in one file so
+ * the core's create/settle path calls them at three points (prepare, insert, complete).
+ * docs/forex.md and docs/allocations.md describe the rules.
+ */
+
+/** Types that may carry `allocations` (an authorisation's are applied by its capture). */
+const allocatingTypes = new Set(['purchase', 'retained_purchase', 'authorize', 'retained_authorize', 'capture']);
+
+export interface ForexAndAllocations {
+  forex: ForexTerms | null;
+  allocations: AllocationPlan[];
+}
+
+/** Prepare step: the forex terms (validating `total`) and the validated allocations, or a 400. */
+export async function prepareForexAndAllocations(
+  context: AppContext,
+  actor: Actor,
+  options: { input: TransactionInput; channel: ChannelRecord; shares: { total: number }[]; linked: TransactionRecord | null },
+): Promise<ForexAndAllocations> {
+  const { input, channel, linked } = options;
+  if (input.type === 'vault') {
+    if (input.allocations !== undefined && input.allocations.length > 0) throw invalidParam('allocations', 'A vault transaction moves no money to allocate.');
+    return { forex: null, allocations: [] };
+  }
+  const channelAmount = options.shares.reduce((sum, share) => sum + share.total, 0);
+  let forex: ForexTerms | null;
+  try {
+    const linkedForex = linked && isFollowUpType(input.type) ? { id: linked.id, currency: linked.currency, forex: await loadStoredForex(context.db, linked.id) } : null;
+    forex = await forexTermsFor(context, context.db, { channel, currency: input.currency!, total: input.total!, channelAmount, linked: linkedForex });
+  } catch (error) {
+    if (error instanceof ForexRefusal) throw invalidParam(error.param, error.message);
+    throw error;
+  }
+  if (!forex && channelAmount !== input.total) throw invalidParam('bookings', `The bookings' totals add up to ${channelAmount}, not the transaction total ${input.total}.`);
+  return { forex, allocations: await planRequested(context, actor, { input, channel, forex }) };
+}
+
+async function planRequested(context: AppContext, actor: Actor, options: { input: TransactionInput; channel: ChannelRecord; forex: ForexTerms | null }): Promise<AllocationPlan[]> {
+  const { input, channel, forex } = options;
+  const items = input.allocations ?? [];
+  if (items.length === 0) return [];
+  if (!allocatingTypes.has(input.type)) {
+    throw invalidParam('allocations', `A ${input.type} takes no allocations; refunds and voids reverse the linked transaction's allocations pro rata.`);
+  }
+  if (!Value.Check(AllocationInputListSchema, items)) throw invalidParam('allocations', 'Each allocation needs channels and total (integers), and optional title, reference, description, currencies, operator (flat or percent) and statement_date.');
+  const requests = (items as AllocationInputWire[]).map(allocationRequestOf);
+  const facts = await loadAllocationFacts(context.db, { siteId: actor.siteId, requests });
+  try {
+    return planAllocations({
+      source: {
+        siteId: actor.siteId,
+        channelId: channel.id,
+        channelCurrency: channel.currency,
+        accountMode: channel.accountMode,
+        paidCurrency: input.currency!,
+        paidTotal: input.total!,
+        channelTotal: forex?.channelTotal ?? input.total!,
+      },
+      requests,
+      targets: facts.targets,
+      grantedSiteIds: facts.grantedSiteIds,
+    });
+  } catch (error) {
+    if (error instanceof AllocationRefusal) throw invalidParam('allocations', error.message);
+    throw error;
+  }
+}
+
+/** Insert step: stores the forex terms and the planned allocations with the new row. */
+export async function recordForexAndAllocations(tx: Queryable, options: { record: TransactionRecord; channel: ChannelRecord; plan: ForexAndAllocations }): Promise<void> {
+  const { record, channel, plan } = options;
+  await recordForexTerms(tx, record.id, plan.forex);
+  await insertPlannedAllocations(tx, {
+    siteId: record.siteId,
+    transactionId: record.id,
+    fromChannelId: record.channelId,
+    paidCurrency: record.currency,
+    channelCurrency: channel.currency,
+    plans: plan.allocations,
+  });
+}
+
+/**
+ * Complete step: the transaction's own postings in the channel currency (with the paid amount on
+ * each entry of a forex transaction) followed by its allocation movements.
+ */
+export async function completionPostingsWithAllocations(tx: Queryable, row: TransactionRecord, authorization: TransactionRecord | undefined): Promise<Posting[]> {
+  const own = await loadStoredForex(tx, row.id);
+  const authorizationForex = authorization ? await loadStoredForex(tx, authorization.id) : null;
+  const channelTotal = own.channelTotal ?? row.total;
+  const authorizationTotal = authorization ? (authorizationForex?.channelTotal ?? authorization.total) : undefined;
+  const base = completionPostings({
+    type: row.type,
+    channelId: row.channelId,
+    currency: own.channelCurrency ?? row.currency,
+    total: channelTotal,
+    ...(authorizationTotal !== undefined ? { authorizationTotal } : {}),
+  });
+  const withPaid = own.forexRate === null ? base : base.map((posting, index) => {
+    // Capture postings release the authorisation first (its amounts), then move this capture's.
+    const releasesAuthorization = row.type === 'capture' && index < 2 || row.type === 'void';
+    const paidAmount = releasesAuthorization && authorization ? authorization.total : row.total;
+    return { ...posting, paidCurrency: row.currency, paidAmount };
+  });
+  const allocations = await allocationPostingsOnCompletion(tx, { id: row.id, siteId: row.siteId, type: row.type, channelId: row.channelId, linkedId: row.linkedId, channelTotal });
+  return [...withPaid, ...allocations];
+}
