@@ -44,9 +44,17 @@ export async function runCli(argv: string[]): Promise<number> {
     console.error(`trustfare ${command.name}: ${(error as Error).message}`);
     return 2;
   }
-  const config = loadConfig();
-  // `migrate` applies (and reports) the migrations itself; every other command opens a migrated database.
-  const database = await openDatabase(config, { poolSize: 2, migrate: command.name !== 'migrate' });
+  let config: ReturnType<typeof loadConfig>;
+  let database: Awaited<ReturnType<typeof openDatabase>>;
+  try {
+    config = loadConfig();
+    // `migrate` applies (and reports) the migrations itself; every other command opens a migrated database.
+    database = await openDatabase(config, { poolSize: 2, migrate: command.name !== 'migrate' });
+  } catch (error) {
+    // Configuration and connection problems get the same one-line answer as command failures.
+    console.error(`trustfare ${command.name}: ${(error as Error).message}`);
+    return 1;
+  }
   const context: CommandContext = createAppContext(config, database.db);
   try {
     const result = await command.run(context, parsed.values as Record<string, string | boolean | undefined>, parsed.positionals);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { totpCode, totpStep } from '../../src/domain/users/totp.js';
 import { cli } from './helpers.js';
+import { runCli } from '../../src/cli/main.js';
 
 let t: TestContext;
 let url: string;
@@ -113,5 +114,23 @@ describe('site, user, membership and token commands', () => {
     expect(result.code).toBe(0);
     expect(result.json.applied).toEqual([]);
     expect(result.json.migrations).toContain('002_auth.sql');
+  });
+});
+
+describe('configuration problems', () => {
+  it('exits 1 with one clear line when production secrets are missing', async () => {
+    const saved = { ...process.env };
+    const errors: string[] = [];
+    const original = console.error;
+    console.error = (...parts: unknown[]) => void errors.push(parts.join(' '));
+    try {
+      process.env = { PATH: saved.PATH, NODE_ENV: 'production', DATABASE_URL: url };
+      expect(await runCli(['site', 'create', '--path', 'prod', '--name', 'Prod'])).toBe(1);
+    } finally {
+      console.error = original;
+      process.env = saved;
+    }
+    expect(errors.join('\n')).toMatch(/^trustfare site create: NODE_ENV=production requires JWT_SECRET/);
+    expect((await t.db.query("SELECT 1 FROM sites WHERE path = 'prod'")).length).toBe(0);
   });
 });

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import { createApiToken, deleteAllApiTokens, deleteApiToken, listApiTokens } from '../../domain/users/api-tokens.js';
@@ -7,7 +8,6 @@ import { ApiError, invalidId, invalidParam } from '../../http/errors.js';
 import { errorResponseSchema } from '../../http/openapi.js';
 import { sitePathParams } from '../auth/schemas.js';
 import { apiTokenRecordSchema, createApiTokenBody, createdApiTokenSchema, messageSchema, tokenIdParams } from './schemas.js';
-import { Type } from '@sinclair/typebox';
 
 const tags = ['API tokens'];
 
