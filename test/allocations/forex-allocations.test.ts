@@ -225,3 +225,28 @@ describe('allocation rules through the API', () => {
     expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
   });
 });
+
+describe('statement command and statement_date filters', () => {
+  it('prints a CSV statement whose opening and closing lines reconcile, and filters transactions by statement_date', async () => {
+    const { commands } = await import('../../src/cli/commands/statement.js');
+    const run = commands[0]!.run;
+    const options = { site: shop.site.path, channel: String(second), from: '2026-11-01', to: '2026-11-30', format: 'csv' };
+    const result = (await run(t.context, options, [])) as Record<symbol, string>;
+    const csv = result[Symbol.for('trustfare.cli.rawOutput')]!;
+    const lines = csv.trim().split('\n');
+    expect(lines[0]).toBe('id,created,transaction_id,transaction_types,statement_date,account,currencies,direction,amount,balance,paid_currencies,paid_amount');
+    const closing = lines.find((line) => line.includes(',closing,') && line.includes(',channel_funds,'))!;
+    expect(Number(closing.split(',')[8])).toBe(await funds(second));
+    const json = (await run(t.context, { ...options, format: 'json' }, [])) as { entries: unknown[]; closing_balance: number };
+    expect(lines.length).toBe(1 + json.entries.length + 2 * 2); // header, entries, opening and closing of two accounts
+    await expect(run(t.context, { ...options, to: '2026-10-01' }, [])).rejects.toThrow(/--to must not be before --from/);
+    await expect(run(t.context, { ...options, channel: String(shop.channelId + 100000) }, [])).rejects.toThrow(/not a channel of this site/);
+
+    const after = await get(t, shop, '/transactions?statement_date_after=2026-12-01&statement_date_before=2026-12-01&per_page=100');
+    expect(after.statusCode).toBe(200);
+    expect(after.json().length).toBeGreaterThan(0);
+    for (const item of after.json()) expect(item.statement_date).toBe('2026-12-01');
+    const none = await get(t, shop, '/transactions?statement_date_after=2027-01-01');
+    expect(none.json()).toEqual([]);
+  });
+});

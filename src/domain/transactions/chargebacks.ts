@@ -2,6 +2,7 @@ import type { AppContext } from '../../context.js';
 import { forbidden, invalidId, invalidParam, missingParams } from '../../http/errors.js';
 import type { Queryable } from '../../storage/db.js';
 import { loadChannel } from '../channels.js';
+import { loadStoredForex } from '../forex/payments.js';
 import { enqueueMailsForTransaction } from '../emails/outbox.js';
 import { appendEntries } from '../ledger/postings.js';
 import { applyBookingDeltas } from './bookings.js';
@@ -37,6 +38,9 @@ async function chargeBack(tx: Queryable, actor: Actor, target: TransactionRecord
   if (!isCapturedMoney(parent.type)) throw invalidParam('linked_id', 'Only purchases, retained purchases and captures can be charged back.');
   if (!canTransition(parent.status, 'chargeback')) throw invalidParam('linked_id', `A ${parent.status} transaction cannot be charged back.`);
   if (total > parent.totalRemaining) throw invalidParam('total', `The chargeback exceeds the amount not yet refunded or charged back, ${parent.totalRemaining}.`);
+  // Forex (issue 4): booking shares and the ledger are in the channel currency, the chargeback
+  // in the paid one; until chargebacks convert at the original rate they are refused (docs/forex.md).
+  if ((await loadStoredForex(tx, parent.id)).forexRate !== null) throw invalidParam('linked_id', 'Chargebacks of forex transactions are not supported yet; record a refund instead.');
   const parentShares = await bookingShares(tx, parent.id);
   const taken = fill(parentShares, total);
   await adjustShares(tx, parent.id, taken.map((share) => ({ bookingId: share.bookingId, delta: -share.total })));

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import type { TestContext } from '../support/context.js';
+import { addChannel, createBooking, createShop, paymentsContext, post } from '../payments/support.js';
+import { convert } from '../../src/domain/money.js';
+import { sandboxRate } from '../../src/domain/forex/index.js';
+import { verifyLedger } from '../../src/domain/ledger/verify.js';
+import { buildStatement } from '../../src/domain/statements/index.js';
+
+let t: TestContext;
+const clock = new Date('2026-11-21T10:00:00Z');
+beforeAll(async () => {
+  t = await paymentsContext({ now: () => clock });
+});
+afterAll(async () => t.close());
+
+const eurRate = sandboxRate({ base: 'USD', currency: 'EUR' })!;
+const paid = (amount: number, forex: boolean) => (forex ? convert({ amount, from: 'USD', to: 'EUR', rate: eurRate }) : amount);
+
+const allocationArb = fc.record({ target: fc.constantFrom(0, 1), percent: fc.boolean(), share: fc.integer({ min: 1, max: 4500 }) });
+const paymentArb = fc.record({
+  total: fc.integer({ min: 1, max: 50_000 }),
+  forex: fc.boolean(),
+  allocations: fc.array(allocationArb, { maxLength: 2 }),
+  refunds: fc.array(fc.integer({ min: 1, max: 100 }), { maxLength: 3 }),
+});
+
+async function balances(channelIds: number[], account: string): Promise<number[]> {
+  const rows = await t.db.query<{ channel_id: number; balance: number }>(
+    `SELECT channel_id, sum(CASE WHEN direction = 'credit' THEN amount ELSE -amount END)::bigint AS balance
+       FROM ledger_entries WHERE channel_id = ANY($1::bigint[]) AND account = $2 GROUP BY channel_id`,
+    [channelIds, account],
+  );
+  const byId = new Map(rows.map((row) => [row.channel_id, Number(row.balance)]));
+  return channelIds.map((id) => byId.get(id) ?? 0);
+}
+
+describe('conservation across channels (property)', () => {
+  it('keeps every balance equal to the sum of its entries and creates or loses nothing', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(paymentArb, { minLength: 1, maxLength: 3 }), async (payments) => {
+        const shop = await createShop(t);
+        const targets = [await addChannel(t, shop), await addChannel(t, shop)];
+        const channels = [shop.channelId, ...targets];
+        let expectedHeld = 0;
+        for (const payment of payments) {
+          const booking = await createBooking(t, shop, { total: payment.total });
+          const total = paid(payment.total, payment.forex);
+          // Flat allocations in the paid currency take share/10000 of the total; percent ones share basis points.
+          const allocations = payment.allocations.map((a) => ({ channels: targets[a.target]!, operator: a.percent ? 'percent' : 'flat', total: a.percent ? a.share : Math.max(1, Math.floor((total * a.share) / 10_000)) }));
+          const response = await post(t, shop, {
+            transaction_types: 'purchase', channels: shop.channelId, currencies: payment.forex ? 'EUR' : 'USD', total, token: 'tok_visa',
+            bookings: [{ id: booking, currencies: 'USD', total: payment.total }], ...(allocations.length > 0 ? { allocations } : {}),
+          });
+          if (response.statusCode === 400) {
+            // Rounding can push tiny totals over: refused as a whole, nothing moves.
+            expect(response.json().data.params.allocations).toMatch(/add up to/);
+            continue;
+          }
+          expect(response.statusCode).toBe(201);
+          const purchase = response.json();
+          if (purchase.status !== 'complete') continue; // a forced decline (total ending 51..61) moves nothing
+          expectedHeld += payment.total;
+          let consumed = 0;
+          for (const percent of payment.refunds) {
+            const amount = Math.max(1, Math.floor(((payment.total - consumed) * percent) / 100));
+            if (consumed + amount > payment.total) break;
+            const refundTotal = paid(consumed + amount, payment.forex) - paid(consumed, payment.forex);
+            if (refundTotal === 0) continue;
+            const refund = await post(t, shop, {
+              transaction_types: 'refund', channels: shop.channelId, currencies: payment.forex ? 'EUR' : 'USD', total: refundTotal, linked_id: purchase.id,
+              bookings: [{ id: booking, currencies: 'USD', total: amount }],
+            });
+            expect(refund.statusCode).toBe(201);
+            if (refund.json().status !== 'complete') continue;
+            consumed += amount;
+            expectedHeld -= amount;
+          }
+        }
+        const held = await balances(channels, 'channel_funds');
+        const clearing = await balances(channels, 'allocation_clearing');
+        // Nothing created or lost: the channels together hold what was paid net of refunds.
+        expect(held.reduce((a, b) => a + b, 0)).toBe(expectedHeld);
+        expect(clearing.reduce((a, b) => a + b, 0)).toBe(0);
+        for (const balance of held) expect(balance).toBeGreaterThanOrEqual(0);
+        // Each target holds exactly its unreversed allocations.
+        for (const [index, target] of targets.entries()) {
+          const row = await t.db.one<{ open: number }>(
+            'SELECT coalesce(sum(channel_total - channel_reversed), 0)::bigint AS open FROM allocations WHERE to_channel_id = $1 AND applied AND reverses_id IS NULL',
+            [target],
+          );
+          expect(held[index + 1]).toBe(Number(row.open));
+        }
+        // Each channel's statement balance is the sum of its entries.
+        for (const [index, channelId] of channels.entries()) {
+          const statement = await buildStatement(t.db, { siteId: shop.site.siteId, channelId, from: '2026-11-21', to: '2026-11-21' });
+          expect(statement.closing_balance).toBe(held[index]);
+        }
+        expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
+      }),
+      { numRuns: 25 },
+    );
+  }, 180_000);
+});
