@@ -49,7 +49,7 @@ export const supplierIdPattern = `^${supplierIdItemPattern}$`;
  * One email address: deliberately loose (a local part, `@`, a dotted domain, no spaces or
  * commas), since the only real check is delivery; lengths are bounded separately.
  */
-export const emailPattern = '[^\\s@,]+@[^\\s@,.]+(\\.[^\\s@,.]+)+';
+export const emailPattern = '[^\\s@,\\u0000]+@[^\\s@,.\\u0000]+(\\.[^\\s@,.\\u0000]+)+';
 
 /** Zero or more addresses separated by commas (spaces around commas allowed). */
 export const emailListPattern = `^\\s*(${emailPattern}(\\s*,\\s*${emailPattern})*)?\\s*$`;

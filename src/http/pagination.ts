@@ -30,6 +30,15 @@ export function CodeEnum(values: readonly string[]): TString {
   return Type.String({ enum: [...values] } as Parameters<typeof Type.String>[0]);
 }
 
+/**
+ * Free text. NUL characters are refused at the edge: PostgreSQL text cannot hold them, so they
+ * would otherwise surface as a database error. `nonBlank` also requires a visible character.
+ */
+export function Text(options: { maxLength: number; minLength?: number; nonBlank?: boolean }): TString {
+  const pattern = options.nonBlank ? '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$' : '^[^\\u0000]*$';
+  return Type.String({ maxLength: options.maxLength, ...(options.minLength !== undefined ? { minLength: options.minLength } : {}), pattern });
+}
+
 const integerIdPattern = '^[0-9]{1,15}(,[0-9]{1,15})*,?$';
 
 /** Comma-separated positive integer ids, as one value or repeated (`include=1,2&include=3`). */

@@ -2,11 +2,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import { bookingStatuses } from '../../domain/booking-status.js';
 import { currencyCodes } from '../../domain/money.js';
 import { countryCodes, emailPattern, languageCodes, supplierIdPattern } from '../../domain/reference-data.js';
-import { CodeEnum, EnumList, IntegerIdList, StringEnum, ValueList, isoDateTimeParam, listQueryProperties } from '../../http/pagination.js';
+import { CodeEnum, EnumList, IntegerIdList, StringEnum, Text, ValueList, isoDateTimeParam, listQueryProperties } from '../../http/pagination.js';
 import { limits } from '../../limits.js';
 
 const dateText = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' });
-const personName = Type.String({ minLength: 1, maxLength: limits.nameLengthMax, pattern: '\\S' });
+const personName = Text({ minLength: 1, maxLength: limits.nameLengthMax, nonBlank: true });
 
 const LinkSchema = Type.Object({ href: Type.String() });
 const SelfLinkSchema = Type.Object({ href: Type.String(), payment_request: Type.Optional(Type.String()) });
@@ -75,10 +75,10 @@ const required = {
 };
 
 const optional = {
-  content: Type.Optional(Type.String({ maxLength: limits.contentLengthMax })),
+  content: Type.Optional(Text({ maxLength: limits.contentLengthMax })),
   date_start: Type.Optional(Type.Union([dateText, Type.Null()])),
   pax: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: limits.paxMax }), Type.Null()])),
-  reference: Type.Optional(Type.String({ maxLength: limits.nameLengthMax })),
+  reference: Type.Optional(Text({ maxLength: limits.nameLengthMax })),
   language: Type.Optional(CodeEnum(languageCodes)),
   suppliers: Type.Optional(Type.Array(Type.String({ pattern: supplierIdPattern }), { maxItems: limits.bookingSuppliersMax })),
   payment_request_url: Type.Optional(Type.Boolean()),
@@ -116,10 +116,10 @@ export const BookingListQuery = Type.Object({
   status: Type.Optional(EnumList(bookingStatuses)),
   channels: Type.Optional(IntegerIdList),
   countries: Type.Optional(ValueList('[A-Z]{2}', 2)),
-  surname: Type.Optional(Type.String({ maxLength: limits.nameLengthMax })),
-  email: Type.Optional(Type.String({ maxLength: limits.emailLengthMax })),
+  surname: Type.Optional(Text({ maxLength: limits.nameLengthMax })),
+  email: Type.Optional(Text({ maxLength: limits.emailLengthMax })),
   date_before: Type.Optional(isoDateTimeParam),
   date_after: Type.Optional(isoDateTimeParam),
-  reference: Type.Optional(Type.String({ maxLength: limits.nameLengthMax })),
+  reference: Type.Optional(Text({ maxLength: limits.nameLengthMax })),
 });
 export type BookingListQuery = Static<typeof BookingListQuery>;

@@ -2,10 +2,10 @@ import { Type, type Static } from '@sinclair/typebox';
 import { accountModes, accountTypes, channelStatuses, protectionTypes, selfServiceAccountModes, statementPeriods } from '../../domain/channels.js';
 import { currencyCodes } from '../../domain/money.js';
 import { emailListPattern, languageCodes } from '../../domain/reference-data.js';
-import { CodeEnum, EnumList, StringEnum, ValueList, listQueryProperties } from '../../http/pagination.js';
+import { CodeEnum, EnumList, StringEnum, Text, ValueList, listQueryProperties } from '../../http/pagination.js';
 import { limits } from '../../limits.js';
 
-const text = (maxLength: number = limits.stringLengthMax) => Type.String({ maxLength });
+const text = (maxLength: number = limits.stringLengthMax) => Text({ maxLength });
 const emailList = Type.String({ pattern: emailListPattern, maxLength: limits.emailListLengthMax });
 
 export const ForexRateSchema = Type.Object({
@@ -78,7 +78,7 @@ const readOnlyFields = {
 };
 
 const writableFields = {
-  name: Type.String({ minLength: 1, maxLength: limits.nameLengthMax, pattern: '\\S' }),
+  name: Text({ minLength: 1, maxLength: limits.nameLengthMax, nonBlank: true }),
   currencies: CodeEnum(currencyCodes),
   account_mode: StringEnum(selfServiceAccountModes),
   language: CodeEnum(languageCodes),
@@ -86,7 +86,7 @@ const writableFields = {
   mail_bcc_transactional_mails: Type.Boolean(),
   mail_failures: Type.Boolean(),
   // null (or an empty string) restores the default, the site name.
-  receipt_label: Type.Union([Type.String({ maxLength: limits.nameLengthMax }), Type.Null()]),
+  receipt_label: Type.Union([text(limits.nameLengthMax), Type.Null()]),
   external_id: text(limits.nameLengthMax),
   chargeback_mail: emailList,
   vaultprovider_id: text(limits.nameLengthMax),

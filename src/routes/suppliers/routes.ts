@@ -5,7 +5,7 @@ import { supplierCategoryCodes, supplierIdItemPattern, supplierIdPattern } from 
 import { requireAccess } from '../../http/auth.js';
 import { invalidId } from '../../http/errors.js';
 import {
-  EnumList, ItemParams, SiteParams, StringEnum, ValueList, WhereBuilder, apiPrefix, fetchPage, listValues, orderBySql, pageParam, pageRequest, perPageParam, orderParam,
+  EnumList, ItemParams, SiteParams, StringEnum, Text, ValueList, WhereBuilder, apiPrefix, fetchPage, listValues, orderBySql, pageParam, pageRequest, perPageParam, orderParam,
   setPaginationHeaders, wildcardPattern,
 } from '../../http/pagination.js';
 import { limits } from '../../limits.js';
@@ -33,8 +33,8 @@ export const SupplierListQuery = Type.Object({
   per_page: Type.Optional(perPageParam),
   order: Type.Optional(orderParam),
   orderby: Type.Optional(StringEnum(['id', 'name', 'url', 'country', 'category'] as const, { default: 'id' })),
-  name: Type.Optional(Type.String({ maxLength: limits.nameLengthMax })),
-  url: Type.Optional(Type.String({ maxLength: limits.stringLengthMax })),
+  name: Type.Optional(Text({ maxLength: limits.nameLengthMax })),
+  url: Type.Optional(Text({ maxLength: limits.stringLengthMax })),
   countries: Type.Optional(ValueList('[A-Z]{2}', 2)),
   categories: Type.Optional(EnumList(supplierCategoryCodes)),
 });
