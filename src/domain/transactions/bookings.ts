@@ -5,7 +5,10 @@ import type { BookingDelta } from './effects.js';
 /**
  * Booking side of payments, always inside the caller's database transaction: rows are locked in
  * id order (one order everywhere, so concurrent payments never deadlock on bookings), totals
- * change, and the status is re-derived through the one booking status table.
+ * change, and the status is re-derived through the one booking status table. The lock is
+ * FOR NO KEY UPDATE: a concurrent insert of a transaction share holds FOR KEY SHARE on the
+ * booking (its foreign key) and then locks the booking itself; FOR UPDATE would queue behind
+ * that share and deadlock on the upgrade.
  */
 
 interface LockedBooking {
@@ -22,7 +25,7 @@ async function lockBookings(tx: Queryable, ids: number[]): Promise<LockedBooking
   if (ids.length === 0) return [];
   return tx.query<LockedBooking & Record<string, unknown>>(
     `SELECT id, status, total, total_paid, total_authorized, locked_transactions, date_end
-       FROM bookings WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`,
+       FROM bookings WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE`,
     [[...new Set(ids)]],
   );
 }

@@ -70,11 +70,11 @@ export function toRecord(row: TransactionRow): TransactionRecord {
   };
 }
 
-/** One row of the site, optionally locked (`FOR UPDATE`) inside the caller's transaction. */
+/** One row of the site, optionally locked (`FOR NO KEY UPDATE`: children and entries referencing it can still be inserted) inside the caller's transaction. */
 export async function findTransaction(db: Queryable, options: { siteId: number; id: number; lock?: boolean }): Promise<TransactionRecord | undefined> {
   if (!Number.isSafeInteger(options.id)) return undefined;
   const row = await db.maybeOne<TransactionRow & Record<string, unknown>>(
-    `SELECT ${transactionColumns} FROM transactions WHERE id = $1 AND site_id = $2 ${options.lock ? 'FOR UPDATE' : ''}`,
+    `SELECT ${transactionColumns} FROM transactions WHERE id = $1 AND site_id = $2 ${options.lock ? 'FOR NO KEY UPDATE' : ''}`,
     [options.id, options.siteId],
   );
   return row ? toRecord(row) : undefined;
@@ -82,7 +82,7 @@ export async function findTransaction(db: Queryable, options: { siteId: number; 
 
 /** By id without a site (jobs, which work across sites), locked, skipping rows another worker holds. */
 export async function lockTransactionForJob(tx: Queryable, id: number): Promise<TransactionRecord | undefined> {
-  const row = await tx.maybeOne<TransactionRow & Record<string, unknown>>(`SELECT ${transactionColumns} FROM transactions WHERE id = $1 FOR UPDATE SKIP LOCKED`, [id]);
+  const row = await tx.maybeOne<TransactionRow & Record<string, unknown>>(`SELECT ${transactionColumns} FROM transactions WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED`, [id]);
   return row ? toRecord(row) : undefined;
 }
 

@@ -44,7 +44,7 @@ export async function expireRow(tx: Queryable, row: TransactionRecord, at: Date)
 }
 
 export async function lockRow(tx: Queryable, id: number): Promise<TransactionRecord> {
-  const row = await tx.maybeOne(`SELECT ${transactionColumns} FROM transactions WHERE id = $1 FOR UPDATE`, [id]);
+  const row = await tx.maybeOne(`SELECT ${transactionColumns} FROM transactions WHERE id = $1 FOR NO KEY UPDATE`, [id]);
   if (!row) throw new Error(`transaction ${id} does not exist`);
   return toRecord(row as never);
 }

@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestContext } from '../support/context.js';
+import { requestFingerprint } from '../../src/http/idempotency.js';
+import { createBooking, createShop, paymentsContext, post, purchaseBody, type Shop } from '../payments/support.js';
+
+let t: TestContext;
+let shop: Shop;
+beforeAll(async () => {
+  t = await paymentsContext();
+  shop = await createShop(t);
+});
+afterAll(async () => t.close());
+
+describe('Idempotency-Key', () => {
+  it('replays the stored response for the same key and body', async () => {
+    const booking = await createBooking(t, shop, { total: 1000 });
+    const first = await post(t, shop, purchaseBody(shop, booking, 1000), { 'idempotency-key': 'k-replay' });
+    const second = await post(t, shop, purchaseBody(shop, booking, 1000), { 'idempotency-key': 'k-replay' });
+    expect(first.statusCode).toBe(201);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    expect(second.statusCode).toBe(201);
+    expect(second.headers['idempotent-replayed']).toBe('true');
+    expect(second.json()).toEqual(first.json());
+    expect(second.headers.location).toBe(first.headers.location);
+    const count = await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM transactions WHERE $1 IN (SELECT booking_id FROM transaction_bookings WHERE transaction_id = transactions.id)', [booking]);
+    expect(count.count).toBe(1);
+  });
+
+  it('refuses the same key with a different body (409) and leaves the first result alone', async () => {
+    const booking = await createBooking(t, shop, { total: 1000 });
+    await post(t, shop, purchaseBody(shop, booking, 400), { 'idempotency-key': 'k-conflict' });
+    const other = await post(t, shop, purchaseBody(shop, booking, 500), { 'idempotency-key': 'k-conflict' });
+    expect(other.statusCode).toBe(409);
+    expect(other.json()).toMatchObject({ code: 'rest_idempotency_conflict', data: { status: 409 } });
+  });
+
+  it('scopes keys per site', async () => {
+    const other = await createShop(t);
+    const mine = await post(t, shop, purchaseBody(shop, await createBooking(t, shop, { total: 300 }), 300), { 'idempotency-key': 'shared-key' });
+    const theirs = await post(t, other, purchaseBody(other, await createBooking(t, other, { total: 300 }), 300), { 'idempotency-key': 'shared-key' });
+    expect(theirs.statusCode).toBe(201);
+    expect(theirs.headers['idempotent-replayed']).toBeUndefined();
+    expect(theirs.json().id).not.toBe(mine.json().id);
+  });
+
+  it('replays error responses too, and applies to every POST resource (bookings)', async () => {
+    const bad = purchaseBody(shop, await createBooking(t, shop, { total: 300 }), 300, { linked_id: 999_999 });
+    const first = await post(t, shop, bad, { 'idempotency-key': 'k-error' });
+    const again = await post(t, shop, bad, { 'idempotency-key': 'k-error' });
+    expect(again.statusCode).toBe(first.statusCode);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    const booking = { firstname: 'Ada', surname: 'Lovelace', email: 'ada@example.com', date: '2099-01-01', total: 100, currencies: 'USD', countries: 'GB', channels: shop.channelId };
+    const inject = () => t.app.inject({ method: 'POST', url: `${shop.base}/bookings`, headers: { ...shop.site.headers, 'idempotency-key': 'k-booking' }, payload: booking });
+    const created = await inject();
+    const replayed = await inject();
+    expect(created.statusCode).toBe(201);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(replayed.json().id).toBe(created.json().id);
+  });
+
+  it('refuses malformed keys and ignores request bodies key order', async () => {
+    const response = await post(t, shop, purchaseBody(shop, 1, 100), { 'idempotency-key': 'x'.repeat(300) });
+    expect(response.statusCode).toBe(400);
+    expect(requestFingerprint('POST', '/a', { a: 1, b: [1, { c: 2, d: 3 }] })).toBe(requestFingerprint('POST', '/a', { b: [1, { d: 3, c: 2 }], a: 1 }));
+    expect(requestFingerprint('POST', '/a', { a: 1 })).not.toBe(requestFingerprint('POST', '/b', { a: 1 }));
+  });
+});

@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Connector } from '../../src/processor/connector.js';
+import { expirePendingTransactions, purgeExpiredIdempotencyKeys, reconcileIncompleteTransactions } from '../../src/jobs/payments.js';
+import type { TestContext } from '../support/context.js';
+import { bookingRow, createBooking, createShop, get, paymentsContext, post, purchaseBody, type Shop } from '../payments/support.js';
+
+// A controlled clock: the jobs compare ages with context.now().
+let clockMs = Date.UTC(2026, 5, 1, 12, 0, 0);
+const advanceMinutes = (minutes: number) => {
+  clockMs += minutes * 60_000;
+};
+
+let t: TestContext;
+let shop: Shop;
+beforeAll(async () => {
+  t = await paymentsContext({ now: () => new Date(clockMs) });
+  shop = await createShop(t);
+});
+afterAll(async () => t.close());
+
+async function challengeFor(total: number, extra: Record<string, unknown> = {}) {
+  const booking = await createBooking(t, shop, { total });
+  const response = await post(t, shop, purchaseBody(shop, booking, total, { token: 'tok_visa_3ds_challenge', attempt_3ds: true, ...extra }));
+  expect(response.statusCode).toBe(201);
+  return { booking, transaction: response.json() };
+}
+
+describe('3-D Secure', () => {
+  it('completes a frictionless purchase at once', async () => {
+    const booking = await createBooking(t, shop, { total: 1500 });
+    const transaction = (await post(t, shop, purchaseBody(shop, booking, 1500, { token: 'tok_mastercard_3ds_frictionless', attempt_3ds: true }))).json();
+    expect(transaction).toMatchObject({ status: 'complete', '3ds_response': { status: 'frictionless', challenge_url: null } });
+  });
+
+  it('leaves a challenged purchase pending with its challenge URL, then completes it after the cardholder authenticates', async () => {
+    const { booking, transaction } = await challengeFor(2500, { redirect_url: 'https://shop.example/done?order=7' });
+    expect(transaction).toMatchObject({ status: 'pending', payment_ids: [], '3ds_response': { status: 'challenge', challenge_url: expect.stringContaining('/sandbox/3ds/') } });
+    expect(transaction._links.challenge[0].href).toBe(transaction['3ds_response'].challenge_url);
+    const challengePath = new URL(transaction['3ds_response'].challenge_url).pathname;
+    const page = await t.app.inject({ method: 'POST', url: challengePath, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'result=authenticate' });
+    expect(page.statusCode).toBe(303);
+    const back = await t.app.inject({ method: 'GET', url: new URL(page.headers.location as string).pathname });
+    expect(back.statusCode).toBe(303);
+    const target = new URL(back.headers.location as string);
+    expect(target.origin + target.pathname).toBe('https://shop.example/done');
+    expect(Object.fromEntries(target.searchParams)).toEqual({ order: '7', transaction_id: String(transaction.id), status: 'complete' });
+    const settled = (await get(t, shop, `/transactions/${transaction.id}`)).json();
+    expect(settled).toMatchObject({ status: 'complete', '3ds_response': { status: 'authenticated', challenge_url: null } });
+    expect(settled.payment_ids).toHaveLength(2);
+    expect((await bookingRow(t, booking)).status).toBe('paid');
+  });
+
+  it('fails a purchase whose challenge fails, whatever the browser claims', async () => {
+    const { booking, transaction } = await challengeFor(3500);
+    const forged = await t.app.inject({ method: 'GET', url: `/3ds/return/${transaction.uuid}?status=complete` });
+    expect(forged.statusCode).toBe(200);
+    expect((await get(t, shop, `/transactions/${transaction.id}`)).json().status).toBe('pending');
+    const challengePath = new URL(transaction['3ds_response'].challenge_url).pathname;
+    await t.app.inject({ method: 'POST', url: challengePath, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'result=fail' });
+    const back = await t.app.inject({ method: 'GET', url: `/3ds/return/${transaction.uuid}` });
+    expect(back.statusCode).toBe(200);
+    expect(back.body).toContain('not completed');
+    expect((await get(t, shop, `/transactions/${transaction.id}`)).json()).toMatchObject({ status: 'failed', payment_ids: [] });
+    expect((await bookingRow(t, booking)).status).toBe('unpaid');
+    expect((await t.app.inject({ method: 'GET', url: '/3ds/return/00000000-0000-4000-8000-000000000000' })).statusCode).toBe(404);
+  });
+
+  it('expires challenges left pending for more than 30 minutes (job)', async () => {
+    const { transaction } = await challengeFor(4500);
+    advanceMinutes(29);
+    expect((await expirePendingTransactions(t.context)).expired).toBe(0);
+    advanceMinutes(2);
+    const run = await expirePendingTransactions(t.context);
+    expect(run.expired).toBeGreaterThanOrEqual(1);
+    expect((await get(t, shop, `/transactions/${transaction.id}`)).json()).toMatchObject({ status: 'expired', payment_ids: [] });
+    // A second run (or a second process) finds nothing left to do.
+    expect((await expirePendingTransactions(t.context)).expired).toBe(0);
+  });
+});
+
+describe('reconciliation of incomplete transactions', () => {
+  it('leaves a purchase the processor does not answer incomplete, then completes it from the processor record', async () => {
+    const booking = await createBooking(t, shop, { total: 5500 });
+    const response = await post(t, shop, purchaseBody(shop, booking, 5500, { token: 'tok_visa_no_answer' }));
+    expect(response.statusCode).toBe(201);
+    const transaction = response.json();
+    expect(transaction).toMatchObject({ status: 'incomplete', payment_ids: [] });
+    expect((await bookingRow(t, booking)).transaction_ids).toContain(transaction.id);
+    expect((await reconcileIncompleteTransactions(t.context)).completed).toBe(0); // younger than a minute
+    advanceMinutes(2);
+    const run = await reconcileIncompleteTransactions(t.context);
+    expect(run.completed).toBeGreaterThanOrEqual(1);
+    const settled = (await get(t, shop, `/transactions/${transaction.id}`)).json();
+    expect(settled).toMatchObject({ status: 'complete', total_remaining: 5500 });
+    expect(settled.payment_ids).toHaveLength(2);
+    expect((await bookingRow(t, booking)).status).toBe('paid');
+  });
+
+  it('fails a transaction the processor never received, after the give-up bound', async () => {
+    const sandbox = t.context.connector;
+    const lost: Connector = { ...sandbox, name: 'lossy', authorise: async () => Promise.reject(new Error('connection reset')), lookup: (reference) => sandbox.lookup(reference) };
+    t.context.connector = lost;
+    const booking = await createBooking(t, shop, { total: 6500 });
+    const transaction = (await post(t, shop, purchaseBody(shop, booking, 6500))).json();
+    t.context.connector = sandbox;
+    expect(transaction.status).toBe('incomplete');
+    advanceMinutes(2);
+    expect((await reconcileIncompleteTransactions(t.context)).unresolved).toBeGreaterThanOrEqual(1);
+    expect((await get(t, shop, `/transactions/${transaction.id}`)).json().status).toBe('incomplete');
+    advanceMinutes(60);
+    await reconcileIncompleteTransactions(t.context);
+    expect((await get(t, shop, `/transactions/${transaction.id}`)).json()).toMatchObject({ status: 'failed', payment_ids: [] });
+    expect((await bookingRow(t, booking)).status).toBe('unpaid');
+  });
+});
+
+describe('idempotency key purge', () => {
+  it('keeps keys for at least 24 hours and purges them after the retention', async () => {
+    const booking = await createBooking(t, shop, { total: 100 });
+    await post(t, shop, purchaseBody(shop, booking, 100), { 'idempotency-key': 'purge-me' });
+    advanceMinutes(24 * 60);
+    expect((await purgeExpiredIdempotencyKeys(t.context)).purged).toBe(0);
+    advanceMinutes(25 * 60);
+    expect((await purgeExpiredIdempotencyKeys(t.context)).purged).toBeGreaterThanOrEqual(1);
+    expect(await t.db.query(`SELECT 1 FROM idempotency_keys WHERE key = 'purge-me'`)).toHaveLength(0);
+  });
+});

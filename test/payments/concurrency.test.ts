@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestContext } from '../support/context.js';
+import { verifyLedger } from '../../src/domain/ledger/verify.js';
+import { bookingRow, createBooking, createShop, entriesOf, get, paymentsContext, post, purchaseBody, type Shop } from './support.js';
+
+// Concurrent requests through app.inject share one process and a 20-connection pool, so they
+// really interleave in PostgreSQL (row locks, SKIP LOCKED, the idempotency claim).
+let t: TestContext;
+let shop: Shop;
+beforeAll(async () => {
+  t = await paymentsContext({ poolSize: 20 });
+  shop = await createShop(t);
+});
+afterAll(async () => t.close());
+
+const bookingsOf = (bookingId: number, total: number) => [{ id: bookingId, currencies: shop.currency, total }];
+
+describe('no double charge', () => {
+  it('makes exactly one charge for 50 identical retained_purchase requests with one Idempotency-Key', async () => {
+    const vault = (await post(t, shop, { transaction_types: 'vault', channels: shop.channelId, currencies: 'USD', total: 0, token: 'tok_visa' })).json();
+    const booking = await createBooking(t, shop, { total: 7700 });
+    const body = { transaction_types: 'retained_purchase', channels: shop.channelId, currencies: 'USD', total: 7700, linked_id: vault.id, bookings: bookingsOf(booking, 7700) };
+    const responses = await Promise.all(Array.from({ length: 50 }, () => post(t, shop, body, { 'idempotency-key': 'order-7700' })));
+    expect(responses.map((response) => response.statusCode)).toEqual(Array(50).fill(201));
+    const ids = new Set(responses.map((response) => response.json().id));
+    expect(ids.size).toBe(1);
+    expect(responses.filter((response) => response.headers['idempotent-replayed'] === 'true')).toHaveLength(49);
+    const charges = await t.db.query<{ id: number }>(`SELECT id FROM transactions WHERE type = 'retained_purchase' AND linked_id = $1`, [vault.id]);
+    expect(charges).toHaveLength(1);
+    expect(await entriesOf(t, charges[0]!.id)).toHaveLength(2);
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'paid', total_paid: 7700 });
+    const processorCalls = await t.db.one<{ count: number }>(`SELECT count(*)::int AS count FROM sandbox_operations WHERE amount = 7700`);
+    expect(processorCalls.count).toBe(1);
+  });
+
+  it('never refunds more than was captured under 20 concurrent partial refunds', async () => {
+    const booking = await createBooking(t, shop, { total: 15_000 });
+    const purchase = (await post(t, shop, purchaseBody(shop, booking, 15_000))).json();
+    const refund = { transaction_types: 'refund', channels: shop.channelId, currencies: 'USD', total: 1000, linked_id: purchase.id, bookings: bookingsOf(booking, 1000) };
+    const responses = await Promise.all(Array.from({ length: 20 }, () => post(t, shop, refund)));
+    const created = responses.filter((response) => response.statusCode === 201);
+    expect(created).toHaveLength(15);
+    expect(created.every((response) => response.json().status === 'complete')).toBe(true);
+    expect(responses.filter((response) => response.statusCode === 400).every((response) => response.json().data.params.total)).toBe(true);
+    expect((await get(t, shop, `/transactions/${purchase.id}`)).json()).toMatchObject({ total_remaining: 0, status: 'complete' });
+    const refunded = await t.db.one<{ sum: number }>(`SELECT coalesce(sum(total), 0)::bigint AS sum FROM transactions WHERE linked_id = $1 AND type = 'refund' AND status = 'complete'`, [purchase.id]);
+    expect(Number(refunded.sum)).toBe(15_000);
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'unpaid', total_paid: 0 });
+  });
+
+  it('resolves a capture racing a void on one authorisation exactly once', async () => {
+    for (let round = 0; round < 5; round++) {
+      const booking = await createBooking(t, shop, { total: 5000 });
+      const authorization = (await post(t, shop, { transaction_types: 'authorize', channels: shop.channelId, currencies: 'USD', total: 5000, token: 'tok_visa', bookings: bookingsOf(booking, 5000) })).json();
+      const follow = (type: string) => ({ transaction_types: type, channels: shop.channelId, currencies: 'USD', total: 5000, linked_id: authorization.id, bookings: bookingsOf(booking, 5000) });
+      const [capture, voided] = await Promise.all([post(t, shop, follow('capture')), post(t, shop, follow('void'))]);
+      const winners = [capture, voided].filter((response) => response.statusCode === 201);
+      expect(winners).toHaveLength(1);
+      expect(winners[0]!.json().status).toBe('complete');
+      const row = await bookingRow(t, booking);
+      expect(row.total_authorized).toBe(0);
+      expect(row.total_paid).toBe(capture.statusCode === 201 ? 5000 : 0);
+      expect((await get(t, shop, `/transactions/${authorization.id}`)).json().adjustments).toHaveLength(1);
+    }
+    expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
+  });
+});
