@@ -180,6 +180,21 @@ describe('bookings: happy paths', () => {
     expect((await call(t, site, 'GET', `bookings?status=paid&include=${booking.id}`)).json()).toEqual([]);
   });
 
+  it('replays a POST with the same Idempotency-Key and refuses the key for another body', async () => {
+    const send = (body: Record<string, unknown>) =>
+      t.app.inject({ method: 'POST', url: api(site, 'bookings'), headers: { ...site.headers, 'idempotency-key': 'booking-retry-1' }, payload: body });
+    const first = await send({ ...valid(), reference: 'IDEM' });
+    const again = await send({ ...valid(), reference: 'IDEM' });
+    expect(first.statusCode).toBe(201);
+    expect(again.statusCode).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json().id).toBe(first.json().id);
+    expect((await call(t, site, 'GET', 'bookings?reference=IDEM')).json()).toHaveLength(1);
+    const other = await send({ ...valid(), reference: 'OTHER' });
+    expect(other.statusCode).toBe(409);
+    expect(other.json().code).toBe('rest_idempotency_conflict');
+  });
+
   it('deletes a booking without transactions and refuses one with transactions', async () => {
     const plain = await makeBooking(site);
     const response = await call(t, site, 'DELETE', `bookings/${plain.id}`);
