@@ -1,7 +1,7 @@
 import type { Queryable } from '../storage/db.js';
 import { loadChannel } from './channels.js';
 import { deriveBookingStatus, type BookingStatus } from './booking-status.js';
-import { defaultLanguage } from './reference-data.js';
+import { defaultLanguage, isCountryCode } from './reference-data.js';
 
 /**
  * Bookings: what a traveller buys and transactions pay for. Plain functions over the database;
@@ -167,6 +167,7 @@ export function isCalendarDate(text: string): boolean {
  */
 async function refuseInvalid(tx: Queryable, siteId: number, booking: BookingInput): Promise<BookingRefusal | null> {
   const params: Record<string, string> = {};
+  if (!isCountryCode(booking.country)) params.countries = 'must be an ISO 3166-1 alpha-2 country code';
   if (!isCalendarDate(booking.dateEnd)) params.date = 'must be a valid date, Y-m-d';
   if (booking.dateStart != null) {
     if (!isCalendarDate(booking.dateStart)) params.date_start = 'must be a valid date, Y-m-d';
