@@ -1,0 +1,191 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestContext, type TestContext } from '../support/context.js';
+import type { SiteFixture } from '../support/fixtures.js';
+import { cli } from '../cli/helpers.js';
+import { api, expectError, expectStatus, makeBooking, makeChannel, newSite, retained, vault, type Json } from './support.js';
+
+let t: TestContext;
+let site: SiteFixture;
+let channel: Json;
+let card: Json;
+beforeAll(async () => {
+  t = await createTestContext();
+  site = await newSite(t);
+  channel = await makeChannel(t, site, { currencies: 'GBP' });
+  card = await vault(t, site, channel);
+});
+afterAll(async () => t?.close());
+
+const post = (body: Json) => api(t, site, 'POST', 'transactions', { channels: channel.id, currencies: 'GBP', ...body });
+const share = (booking: Json, total: number) => [{ id: booking.id, currencies: 'GBP', total }];
+const run = (args: string[]) => cli(t.config.databaseUrl!, args);
+
+describe('sandbox tokens on POST /transactions (decisions.md)', () => {
+  it('purchase with tok_mastercard: complete, card_types master, last four 4444', async () => {
+    const booking = await makeBooking(t, site, channel.id, { total: 1200 });
+    const paid = expectStatus(await post({ transaction_types: 'purchase', total: 1200, token: 'tok_mastercard', bookings: share(booking, 1200) }), 201);
+    expect(paid).toMatchObject({ status: 'complete', card_types: 'master', last_four_digits: '4444' });
+  });
+
+  it('declined card: 201 failed, booking unpaid', async () => {
+    const booking = await makeBooking(t, site, channel.id, { total: 1200 });
+    const failed = expectStatus(await post({ transaction_types: 'purchase', total: 1200, token: 'tok_visa_declined', bookings: share(booking, 1200) }), 201);
+    expect(failed.status).toBe('failed');
+    expect(expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200).status).toBe('unpaid');
+  });
+
+  it('vault with a declined card fails, and the failed vault cannot be used for retained payments', async () => {
+    const failed = expectStatus(await post({ transaction_types: 'vault', total: 0, token: 'tok_visa_declined' }), 201);
+    expect(failed.status).toBe('failed');
+    const booking = await makeBooking(t, site, channel.id, { total: 1000 });
+    expectError(await retained(t, site, channel, booking, 1000, { linked_id: failed.id }), 400, 'rest_invalid_param');
+  });
+
+  it('vault with a non-zero total is refused', async () => {
+    expectError(await post({ transaction_types: 'vault', total: 100, token: 'tok_visa' }), 400, 'rest_invalid_param');
+  });
+
+  it('3DS challenge: pending with a challenge link; the booking is not paid', async () => {
+    const booking = await makeBooking(t, site, channel.id, { total: 1300 });
+    const pending = expectStatus(await post({ transaction_types: 'purchase', total: 1300, token: 'tok_visa_3ds_challenge', attempt_3ds: true, bookings: share(booking, 1300) }), 201);
+    expect(pending.status).toBe('pending');
+    expect(pending.total_remaining).toBe(0);
+    expect(JSON.stringify(pending)).toMatch(/https?:\/\//);
+    expect(expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200).status).toBe('unpaid');
+  });
+
+  it('processor that never answers: incomplete', async () => {
+    const booking = await makeBooking(t, site, channel.id, { total: 1400 });
+    const response = await post({ transaction_types: 'purchase', total: 1400, token: 'tok_visa_no_answer', bookings: share(booking, 1400) });
+    const body = expectStatus(response, 201);
+    expect(body.status).toBe('incomplete');
+  });
+
+  it('an unknown card token is refused', async () => {
+    const booking = await makeBooking(t, site, channel.id, { total: 1000 });
+    const response = await post({ transaction_types: 'purchase', total: 1000, token: 'tok_nope', bookings: share(booking, 1000) });
+    expectError(response, 400, 'rest_invalid_param');
+  });
+
+  it('live channels refuse sandbox tokens; forced declines do not apply there', async () => {
+    const live = await makeChannel(t, site, { name: 'Live' });
+    const set = await run(['channel', 'set', '--site', site.path, '--id', String(live.id), '--account-mode', 'live']);
+    expect(set.code, set.stderr).toBe(0);
+    expect(expectStatus(await api(t, site, 'GET', `channels/${live.id}`), 200).account_mode).toBe('live');
+    expectError(await api(t, site, 'POST', 'transactions', { transaction_types: 'vault', channels: live.id, currencies: 'GBP', total: 0, token: 'tok_visa' }), 400, 'rest_invalid_param');
+    // A card vaulted on a test channel cannot move to a live one.
+    const booking = await makeBooking(t, site, live.id, { total: 1000 });
+    expectError(await retained(t, site, live, booking, 1000, { linked_id: card.id }), 400, 'rest_invalid_param');
+  });
+});
+
+describe('transaction bookings[] rules', () => {
+  it('bookings[] totals must add up to total', async () => {
+    const booking = await makeBooking(t, site, channel.id, { total: 5000 });
+    expectError(await retained(t, site, channel, booking, 1000, { linked_id: card.id, bookings: share(booking, 900) }), 400, 'rest_invalid_param');
+  });
+
+  it('bookings[].currencies must be the channel currency', async () => {
+    const booking = await makeBooking(t, site, channel.id, { total: 5000 });
+    expectError(await retained(t, site, channel, booking, 1000, { linked_id: card.id, bookings: [{ id: booking.id, currencies: 'USD', total: 1000 }] }), 400, 'rest_invalid_param');
+  });
+
+  it('a top-level currency not offered for the channel is refused', async () => {
+    const booking = await makeBooking(t, site, channel.id, { total: 5000 });
+    expectError(await retained(t, site, channel, booking, 1000, { linked_id: card.id, currencies: 'XXX' }), 400, 'rest_invalid_param');
+  });
+
+  it('a deleted booking cannot be paid', async () => {
+    const booking = await makeBooking(t, site, channel.id, { total: 5000 });
+    expectStatus(await api(t, site, 'DELETE', `bookings/${booking.id}`), 200);
+    expectError(await retained(t, site, channel, booking, 1000, { linked_id: card.id }), 400, 'rest_invalid_param');
+  });
+});
+
+describe('money linked to bookings and channels', () => {
+  it('a booking with money on it cannot be deleted (or stays readable with its transactions)', async () => {
+    const booking = await makeBooking(t, site, channel.id, { total: 5000 });
+    expectStatus(await retained(t, site, channel, booking, 1000, { linked_id: card.id }), 201);
+    const response = await api(t, site, 'DELETE', `bookings/${booking.id}`);
+    expect([400, 409]).toContain(response.statusCode);
+    expectError(response, response.statusCode);
+  });
+
+  it('a channel with bookings cannot be deleted', async () => {
+    const other = await makeChannel(t, site, { name: 'Busy' });
+    await makeBooking(t, site, other.id);
+    const response = await api(t, site, 'DELETE', `channels/${other.id}`);
+    expect([400, 409]).toContain(response.statusCode);
+    expectError(response, response.statusCode);
+  });
+
+  it('the currency of a channel with bookings cannot change', async () => {
+    const other = await makeChannel(t, site, { name: 'Fixed' });
+    await makeBooking(t, site, other.id);
+    const response = await api(t, site, 'PUT', `channels/${other.id}`, { currencies: 'USD' });
+    expectError(response, 400, 'rest_invalid_param');
+    expect(expectStatus(await api(t, site, 'GET', `channels/${other.id}`), 200).currencies).toBe('GBP');
+  });
+});
+
+describe('chargebacks (platform admin, CLI)', () => {
+  it('chargeback locks the transaction and its booking; reversal unlocks', async () => {
+    const booking = await makeBooking(t, site, channel.id, { total: 2000 });
+    const paid = expectStatus(await retained(t, site, channel, booking, 2000, { linked_id: card.id }), 201);
+    const chargeback = await run(['chargeback', '--site', site.path, '--transaction', String(paid.id), '--total', '2000']);
+    expect(chargeback.code, chargeback.stderr).toBe(0);
+    expect(expectStatus(await api(t, site, 'GET', `transactions/${paid.id}`), 200).status).toBe('locked');
+    expect(expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200).status).toBe('locked');
+    expectError(await post({ transaction_types: 'refund', total: 100, linked_id: paid.id, bookings: share(booking, 100) }), 400, 'rest_invalid_param');
+    const reversal = await run(['chargeback', '--site', site.path, '--transaction', String(paid.id), '--total', '2000', '--type', 'chargeback-reversal']);
+    expect(reversal.code, reversal.stderr).toBe(0);
+    expect(expectStatus(await api(t, site, 'GET', `transactions/${paid.id}`), 200).status).toBe('complete');
+    expect(expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200).status).not.toBe('locked');
+  });
+});
+
+describe('booking status completed', () => {
+  it('a paid booking whose end date has passed reads completed', async () => {
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const booking = await makeBooking(t, site, channel.id, { total: 700, date: yesterday });
+    expectStatus(await retained(t, site, channel, booking, 700, { linked_id: card.id }), 201);
+    expect(expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200).status).toBe('completed');
+  });
+});
+
+describe('payment request link', () => {
+  it('the payment_request URL serves a page', async () => {
+    const booking = await makeBooking(t, site, channel.id, { payment_request_url: true });
+    const url = new URL(booking._links.self[0].payment_request as string);
+    const page = await t.app.inject({ method: 'GET', url: url.pathname + url.search });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toMatch(/text\/html/);
+  });
+});
+
+describe('allocations', () => {
+  it('a flat allocation to another channel of the site is returned on the transaction', async () => {
+    const partner = await makeChannel(t, site, { name: 'Partner' });
+    const booking = await makeBooking(t, site, channel.id, { total: 10000 });
+    const response = await retained(t, site, channel, booking, 10000, {
+      linked_id: card.id,
+      allocations: [{ title: 'Hotel', reference: 'H1', description: 'share', channels: partner.id, currencies: 'GBP', total: 2500, operator: 'flat', statement_date: '2030-01-01' }],
+    });
+    const paid = expectStatus(response, 201);
+    const read = expectStatus(await api(t, site, 'GET', `transactions/${paid.id}`), 200);
+    expect(Array.isArray(read.allocations)).toBe(true);
+    expect(read.allocations[0]).toMatchObject({ channels: partner.id, currencies: 'GBP', total: 2500, operator: 'flat', reversed: false });
+    expect(typeof read.allocations[0].id).toBe('number');
+    expect(read.allocations[0].debit).toMatchObject({ currencies: 'GBP' });
+    expect(read.allocations[0].credit).toMatchObject({ currencies: 'GBP' });
+    for (const key of ['id', 'value', 'total', 'channels', 'currencies', 'operator', 'reversed', 'debit', 'credit']) expect(Object.keys(read.allocations[0])).toContain(key);
+  });
+
+  it('an allocation to another site\'s channel is refused', async () => {
+    const other = await newSite(t);
+    const foreign = await makeChannel(t, other);
+    const booking = await makeBooking(t, site, channel.id, { total: 1000 });
+    const response = await retained(t, site, channel, booking, 1000, { linked_id: card.id, allocations: [{ channels: foreign.id, currencies: 'GBP', total: 100, operator: 'flat' }] });
+    expectError(response, 400, 'rest_invalid_param');
+  });
+});
