@@ -62,12 +62,12 @@ async function runSequence(ops: Op[]): Promise<void> {
       continue;
     }
     const items = op.kind === 'capture' || op.kind === 'void' ? authorizations : op.kind === 'reversal' ? chargebacks : payments;
-    const target = pick(items, op.target);
+    const target = pick(items, (op as Extract<Op, { target: number }>).target);
     if (!target) continue;
     const fresh = (await t.db.one<{ total_remaining: number; status: string }>('SELECT total_remaining, status FROM transactions WHERE id = $1', [target.id]));
     const bookingId = target.bookings[0]?.id ?? bookings[0]!;
     // 1 .. remaining + 1: mostly amounts that fit, sometimes one cent too many.
-    const total = op.kind === 'void' ? fresh.total_remaining : 1 + (op.amount % (fresh.total_remaining + 1));
+    const total = op.kind === 'void' ? fresh.total_remaining : 1 + ((op as Extract<Op, { amount: number }>).amount % (fresh.total_remaining + 1));
     const input: TransactionInput = op.kind === 'chargeback' || op.kind === 'reversal'
       ? { type: op.kind === 'reversal' ? 'chargeback-reversal' : 'chargeback', linkedId: target.id, total }
       : { type: op.kind, channelId: money.channels, currency: money.currencies, total, linkedId: target.id, bookings: [{ id: bookingId, currency: 'USD', total }] };
