@@ -81,7 +81,7 @@ function canonicalJson(value: unknown): string {
   return `{${entries.map(([name, item]) => `${JSON.stringify(name)}:${canonicalJson(item)}`).join(',')}}`;
 }
 
-async function claimOrReplay(context: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+async function claimOrReplay(context: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> {
   const key = idempotencyKeyOf(request);
   const principal = request.principal;
   // Only site-scoped requests have a scope for keys; the token endpoints ignore the header.
@@ -105,7 +105,9 @@ async function claimOrReplay(context: AppContext, request: FastifyRequest, reply
     }
     if (row.status === 'done') {
       replay(reply, row);
-      return;
+      // Resolves once the replay is written (the async onSend hook runs first); without it the
+      // route handler would run as well and repeat the request's effects (a second charge).
+      return reply;
     }
     if (Date.now() >= deadline || context.now().getTime() - row.created_at.getTime() > limits.idempotencyWaitMs + context.config.processorTimeoutMs) {
       throw inFlight(row);

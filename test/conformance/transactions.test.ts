@@ -290,6 +290,8 @@ describe('Idempotency-Key', () => {
     expect(replay.json().id).toBe(created.id);
     const conflict = await api(t, site, 'POST', 'transactions', { ...body, total: 999 }, { 'idempotency-key': key });
     expectError(conflict, 409, 'rest_idempotency_conflict');
+    // A replay must not run the request again, even after the reply: let any stray work finish.
+    await new Promise((resolve) => setTimeout(resolve, 500));
     const read = expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200);
     expect(read.transaction_ids).toEqual([created.id]);
     expect(read.total_unpaid).toBe(1000);
