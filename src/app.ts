@@ -4,8 +4,8 @@ import type { DestinationStream } from 'pino';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './context.js';
 import { limits } from './limits.js';
-import { ApiError, errorHandler } from './http/errors.js';
-import { validatorCompiler } from './http/validation.js';
+import { ApiError, errorHandler, invalidParam } from './http/errors.js';
+import { findNulCharacter, validatorCompiler } from './http/validation.js';
 import { registerRoutes } from './routes/index.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
@@ -83,6 +83,10 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     void reply.code(404).send(error.toJSON());
   });
   app.decorateRequest('principal', null);
+  app.addHook('preValidation', async (request) => {
+    const found = findNulCharacter(request.query) ?? findNulCharacter(request.body) ?? findNulCharacter(request.params);
+    if (found) throw invalidParam(found, 'must not contain NUL characters');
+  });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

@@ -18,3 +18,20 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   const ajv = httpPart === 'body' ? bodyAjv : textAjv;
   return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
 };
+
+/**
+ * PostgreSQL text cannot hold U+0000, so a NUL in any string would fail deep inside a query
+ * (a 500, after side effects such as a counted login failure). Refuse it at the edge instead,
+ * in bodies and query strings alike.
+ */
+export function findNulCharacter(value: unknown, path = '', depth = 0): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path || 'body' : null;
+  if (value === null || typeof value !== 'object' || depth > 32) return null;
+  for (const [key, item] of Object.entries(value)) {
+    const itemPath = path ? `${path}.${key}` : key;
+    if (key.includes('\u0000')) return itemPath;
+    const found = findNulCharacter(item, itemPath, depth + 1);
+    if (found) return found;
+  }
+  return null;
+}
