@@ -102,8 +102,10 @@ describe('purchase, refund and booking status', () => {
     const foreign = await post(t, other, { transaction_types: 'refund', channels: other.channelId, currencies: 'USD', total: 100, linked_id: purchase.id, bookings: [{ id: otherBooking, currencies: 'USD', total: 100 }] });
     expect(foreign.statusCode).toBe(404);
     expect(foreign.json().code).toBe('rest_post_invalid_id');
-    const declined = (await post(t, shop, purchaseBody(shop, booking, 2051))).json();
-    const ofFailed = await post(t, shop, body({ transaction_types: 'refund', total: 100, linked_id: declined.id, bookings: bookingsOf(booking, 100) }));
+    // A fresh booking: the first one is fully paid, and a payment above a booking's total is refused.
+    const unpaid = await createBooking(t, shop, { total: 2051 });
+    const declined = (await post(t, shop, purchaseBody(shop, unpaid, 2051))).json();
+    const ofFailed = await post(t, shop, body({ transaction_types: 'refund', total: 100, linked_id: declined.id, bookings: bookingsOf(unpaid, 100) }));
     expect(ofFailed.statusCode).toBe(400);
     expect(ofFailed.json().data.params).toHaveProperty('linked_id');
   });
