@@ -8,12 +8,16 @@ import {
   type BookingPatch, type BookingRecord, type BookingRow,
 } from '../../domain/bookings.js';
 import { paymentRequestUrl } from '../../domain/payment-request-link.js';
+import { errorResponseSchema } from '../../http/openapi.js';
 import { principalOf, requireAccess } from '../../http/auth.js';
 import { conflict, invalidId, invalidParams } from '../../http/errors.js';
 import {
   ItemParams, SiteParams, WhereBuilder, apiPrefix, fetchPage, integerIds, isoCalendarDate, isoInstant, listValues, orderBySql, pageRequest, parseItemId, setPaginationHeaders,
 } from '../../http/pagination.js';
 import { BookingCreateBody, BookingListQuery, BookingSchema, BookingUpdateBody, PaymentRequestQuery, type BookingWire } from './schemas.js';
+
+const tags = ['Bookings'];
+const errors = { 400: errorResponseSchema, 401: errorResponseSchema, 403: errorResponseSchema, 404: errorResponseSchema, 409: errorResponseSchema, 429: errorResponseSchema };
 
 const DeletedSchema = Type.Object({ deleted: Type.Boolean() });
 
@@ -35,7 +39,7 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
   const base = `${apiPrefix}/bookings`;
   const today = () => gmtDate(context.now());
 
-  app.get(base, { onRequest: access, schema: { params: SiteParams, querystring: BookingListQuery, response: { 200: Type.Array(BookingSchema) } } }, async (request, reply) => {
+  app.get(base, { onRequest: access, schema: { summary: 'List bookings', tags, params: SiteParams, querystring: BookingListQuery, response: { ...errors, 200: Type.Array(BookingSchema) } } }, async (request, reply) => {
     const principal = principalOf(request);
     const query = request.query;
     const page = pageRequest(query);
@@ -64,7 +68,7 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
     return result.rows.map((row) => bookingToWire(context, request, bookingFromRow(row)));
   });
 
-  app.get(`${base}/:id`, { onRequest: access, schema: { params: ItemParams, response: { 200: BookingSchema } } }, async (request) => {
+  app.get(`${base}/:id`, { onRequest: access, schema: { summary: 'Get a booking', tags, params: ItemParams, response: { ...errors, 200: BookingSchema } } }, async (request) => {
     const principal = principalOf(request);
     const id = parseItemId(request.params.id);
     const booking = id === undefined ? undefined : await loadBooking(context.db, { siteId: principal.siteId, id });
@@ -74,7 +78,7 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
 
   app.post(
     base,
-    { onRequest: access, schema: { params: SiteParams, querystring: PaymentRequestQuery, body: BookingCreateBody, response: { 201: BookingSchema } } },
+    { onRequest: access, schema: { summary: 'Create a booking', tags, params: SiteParams, querystring: PaymentRequestQuery, body: BookingCreateBody, response: { ...errors, 201: BookingSchema } } },
     async (request, reply) => {
       const principal = principalOf(request);
       const body = request.body;
@@ -99,7 +103,7 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
 
   app.put(
     `${base}/:id`,
-    { onRequest: access, schema: { params: ItemParams, querystring: PaymentRequestQuery, body: BookingUpdateBody, response: { 200: BookingSchema } } },
+    { onRequest: access, schema: { summary: 'Update a booking', tags, params: ItemParams, querystring: PaymentRequestQuery, body: BookingUpdateBody, response: { ...errors, 200: BookingSchema } } },
     async (request) => {
       const principal = principalOf(request);
       const id = parseItemId(request.params.id);
@@ -124,7 +128,7 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
     },
   );
 
-  app.delete(`${base}/:id`, { onRequest: access, schema: { params: ItemParams, response: { 200: DeletedSchema } } }, async (request) => {
+  app.delete(`${base}/:id`, { onRequest: access, schema: { summary: 'Delete a booking without transactions', tags, params: ItemParams, response: { ...errors, 200: DeletedSchema } } }, async (request) => {
     const principal = principalOf(request);
     const id = parseItemId(request.params.id);
     const result = id === undefined ? 'not_found' : await context.db.transaction((tx) => deleteBooking(tx, { siteId: principal.siteId, id }));

@@ -5,6 +5,7 @@ import {
   channelForexFeed, channelFrom, channelFromRow, channelSelect, createChannel, deleteChannel, loadChannel, receiptLabelOf, settlementCurrencies, updateChannel,
   type ChannelPatch, type ChannelRecord, type ChannelRow,
 } from '../../domain/channels.js';
+import { errorResponseSchema } from '../../http/openapi.js';
 import { requireAccess, principalOf, type Principal } from '../../http/auth.js';
 import { conflict, invalidId, invalidParam } from '../../http/errors.js';
 import {
@@ -13,6 +14,9 @@ import {
 // Forex integration (issue 4): forex_feed.rates come from the rates provider.
 import { channelRatesLoader, type ForexFeedRate } from '../../domain/forex/index.js';
 import { ChannelCreateBody, ChannelListQuery, ChannelSchema, ChannelUpdateBody, type ChannelWire } from './schemas.js';
+
+const tags = ['Channels'];
+const errors = { 400: errorResponseSchema, 401: errorResponseSchema, 403: errorResponseSchema, 404: errorResponseSchema, 409: errorResponseSchema, 429: errorResponseSchema };
 
 const DeletedSchema = Type.Object({ deleted: Type.Boolean() });
 
@@ -33,7 +37,7 @@ export async function channelRoutes(app: App, context: AppContext): Promise<void
   const adminWrite = requireAccess(auth, { roles: ['member_admin'] });
   const base = `${apiPrefix}/channels`;
 
-  app.get(base, { onRequest: read, schema: { params: SiteParams, querystring: ChannelListQuery, response: { 200: Type.Array(ChannelSchema) } } }, async (request, reply) => {
+  app.get(base, { onRequest: read, schema: { summary: 'List channels', tags, params: SiteParams, querystring: ChannelListQuery, response: { ...errors, 200: Type.Array(ChannelSchema) } } }, async (request, reply) => {
     const principal = principalOf(request);
     const query = request.query;
     const page = pageRequest(query);
@@ -62,13 +66,13 @@ export async function channelRoutes(app: App, context: AppContext): Promise<void
     }));
   });
 
-  app.get(`${base}/:id`, { onRequest: read, schema: { params: ItemParams, response: { 200: ChannelSchema } } }, async (request) => {
+  app.get(`${base}/:id`, { onRequest: read, schema: { summary: 'Get a channel', tags, params: ItemParams, response: { ...errors, 200: ChannelSchema } } }, async (request) => {
     const principal = principalOf(request);
     const channel = await findChannel(context, principal, request.params.id);
     return channelToWire(channel, principal, await channelRatesLoader(context)(channel));
   });
 
-  app.post(base, { onRequest: adminWrite, schema: { params: SiteParams, body: ChannelCreateBody, response: { 201: ChannelSchema } } }, async (request, reply) => {
+  app.post(base, { onRequest: adminWrite, schema: { summary: 'Create a channel (member_admin)', tags, params: SiteParams, body: ChannelCreateBody, response: { ...errors, 201: ChannelSchema } } }, async (request, reply) => {
     const principal = principalOf(request);
     const body = request.body;
     const fields: ChannelBodyFields = body;
@@ -76,7 +80,7 @@ export async function channelRoutes(app: App, context: AppContext): Promise<void
     return reply.code(201).send(channelToWire(channel, principal, await channelRatesLoader(context)(channel)));
   });
 
-  app.put(`${base}/:id`, { onRequest: adminWrite, schema: { params: ItemParams, body: ChannelUpdateBody, response: { 200: ChannelSchema } } }, async (request) => {
+  app.put(`${base}/:id`, { onRequest: adminWrite, schema: { summary: 'Update a channel (member_admin)', tags, params: ItemParams, body: ChannelUpdateBody, response: { ...errors, 200: ChannelSchema } } }, async (request) => {
     const principal = principalOf(request);
     const id = parseItemId(request.params.id);
     const body = request.body;
@@ -87,7 +91,7 @@ export async function channelRoutes(app: App, context: AppContext): Promise<void
     return channelToWire(result, principal, await channelRatesLoader(context)(result));
   });
 
-  app.delete(`${base}/:id`, { onRequest: adminWrite, schema: { params: ItemParams, response: { 200: DeletedSchema } } }, async (request) => {
+  app.delete(`${base}/:id`, { onRequest: adminWrite, schema: { summary: 'Delete a channel without bookings (member_admin)', tags, params: ItemParams, response: { ...errors, 200: DeletedSchema } } }, async (request) => {
     const principal = principalOf(request);
     const id = parseItemId(request.params.id);
     const result = id === undefined ? 'not_found' : await context.db.transaction((tx) => deleteChannel(tx, { siteId: principal.siteId, id }));

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import { supplierCategoryCodes, supplierIdItemPattern, supplierIdPattern } from '../../domain/reference-data.js';
+import { errorResponseSchema } from '../../http/openapi.js';
 import { requireAccess } from '../../http/auth.js';
 import { invalidId } from '../../http/errors.js';
 import {
@@ -48,13 +49,16 @@ interface SupplierRow {
   category: string;
 }
 
+const tags = ['Suppliers'];
+const errors = { 400: errorResponseSchema, 401: errorResponseSchema, 404: errorResponseSchema, 429: errorResponseSchema };
+
 const select = 'id, name, url, country, category';
 
 export async function supplierRoutes(app: App, context: AppContext): Promise<void> {
   const read = requireAccess({ db: context.db, jwtSecret: context.config.secrets.jwtSecret });
   const base = `${apiPrefix}/suppliers`;
 
-  app.get(base, { onRequest: read, schema: { params: SiteParams, querystring: SupplierListQuery, response: { 200: Type.Array(SupplierSchema) } } }, async (request, reply) => {
+  app.get(base, { onRequest: read, schema: { summary: 'List suppliers (platform-wide directory)', tags, params: SiteParams, querystring: SupplierListQuery, response: { ...errors, 200: Type.Array(SupplierSchema) } } }, async (request, reply) => {
     const query = request.query;
     const page = pageRequest(query);
     const where = new WhereBuilder()
@@ -68,7 +72,7 @@ export async function supplierRoutes(app: App, context: AppContext): Promise<voi
     return result.rows.map(supplierToWire);
   });
 
-  app.get(`${base}/:id`, { onRequest: read, schema: { params: ItemParams, response: { 200: SupplierSchema } } }, async (request) => {
+  app.get(`${base}/:id`, { onRequest: read, schema: { summary: 'Get a supplier', tags, params: ItemParams, response: { ...errors, 200: SupplierSchema } } }, async (request) => {
     const id = request.params.id;
     const row = supplierIdRegExp.test(id) ? await context.db.maybeOne<SupplierRow>(`SELECT ${select} FROM suppliers WHERE id = $1`, [id]) : undefined;
     if (!row) throw invalidId('supplier ID');
