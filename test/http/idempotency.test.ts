@@ -13,7 +13,8 @@ afterAll(async () => t.close());
 
 describe('Idempotency-Key', () => {
   it('replays the stored response for the same key and body', async () => {
-    const booking = await createBooking(t, shop, { total: 1000 });
+    // Room for a second payment on the booking: only the key prevents it.
+    const booking = await createBooking(t, shop, { total: 10_000 });
     const first = await post(t, shop, purchaseBody(shop, booking, 1000), { 'idempotency-key': 'k-replay' });
     const second = await post(t, shop, purchaseBody(shop, booking, 1000), { 'idempotency-key': 'k-replay' });
     expect(first.statusCode).toBe(201);
@@ -22,7 +23,32 @@ describe('Idempotency-Key', () => {
     expect(second.headers['idempotent-replayed']).toBe('true');
     expect(second.json()).toEqual(first.json());
     expect(second.headers.location).toBe(first.headers.location);
+    await new Promise((resolve) => setTimeout(resolve, 500));
     const count = await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM transactions WHERE $1 IN (SELECT booking_id FROM transaction_bookings WHERE transaction_id = transactions.id)', [booking]);
+    expect(count.count).toBe(1);
+  });
+
+  it('replays over a real socket without running the request again', async () => {
+    // Through a listening server (not inject): the replay must end the request before the
+    // handler, whatever the socket timing.
+    const address = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const booking = await createBooking(t, shop, { total: 10_000 });
+    const send = () => fetch(`${address}${shop.base}/transactions`, {
+      method: 'POST',
+      headers: { ...shop.site.headers, 'content-type': 'application/json', 'idempotency-key': 'k-socket' },
+      body: JSON.stringify(purchaseBody(shop, booking, 1000)),
+    });
+    const first = await send();
+    const firstBody = await first.json();
+    const responses = await Promise.all([send(), send(), send()]);
+    for (const response of responses) {
+      expect(response.status).toBe(201);
+      expect(response.headers.get('idempotent-replayed')).toBe('true');
+      expect((await response.json()).id).toBe(firstBody.id);
+    }
+    // A replay must not run the request again even after answering: let any stray work finish.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const count = await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM transaction_bookings WHERE booking_id = $1', [booking]);
     expect(count.count).toBe(1);
   });
 
