@@ -64,6 +64,19 @@ async function settleIfStill(
   if (outcome) run[outcome] += 1;
 }
 
+/** The processor's definite answer (approved or declined) settles the row; otherwise null. */
+async function settleByAnswer(tx: Queryable, row: TransactionRecord, result: CallResult, at: Date): Promise<'completed' | 'failed' | null> {
+  if (result.kind === 'approved') {
+    await completeRow(tx, row, { processorReference: result.processorReference, authCode: result.authCode, message: result.message }, at);
+    return 'completed';
+  }
+  if (result.kind === 'declined') {
+    await failRow(tx, row, { code: result.code, message: result.message, processorReference: result.processorReference }, at);
+    return 'failed';
+  }
+  return null;
+}
+
 /**
  * 3DS-pending transactions older than limits.pendingExpiryMinutes: the processor is asked first
  * (a cardholder who authenticated but never came back to us still paid), the rest expire.
@@ -76,14 +89,8 @@ export async function expirePendingTransactions(context: AppContext, options: Jo
     const result = await lookup(context, id);
     if (!result) continue;
     await settleIfStill(context, id, 'pending', async (tx, row, at) => {
-      if (result.kind === 'approved') {
-        await completeRow(tx, row, { processorReference: result.processorReference, authCode: result.authCode, message: result.message }, at);
-        return 'completed';
-      }
-      if (result.kind === 'declined') {
-        await failRow(tx, row, { code: result.code, message: result.message, processorReference: result.processorReference }, at);
-        return 'failed';
-      }
+      const settled = await settleByAnswer(tx, row, result, at);
+      if (settled) return settled;
       await expireRow(tx, row, at);
       return 'expired';
     }, run);
@@ -106,17 +113,13 @@ export async function reconcileIncompleteTransactions(context: AppContext, optio
     const result = await lookup(context, id);
     if (!result) continue;
     await settleIfStill(context, id, 'incomplete', async (tx, row, at) => {
+      const settled = await settleByAnswer(tx, row, result, at);
+      if (settled) return settled;
       switch (result.kind) {
-        case 'approved':
-          await completeRow(tx, row, { processorReference: result.processorReference, authCode: result.authCode, message: result.message }, at);
-          return 'completed';
-        case 'declined':
-          await failRow(tx, row, { code: result.code, message: result.message, processorReference: result.processorReference }, at);
-          return 'failed';
         case 'challenge':
           await failRow(tx, row, { code: null, message: 'The 3-D Secure challenge was never presented to the cardholder.', processorReference: result.processorReference }, at);
           return 'failed';
-        case 'unknown': {
+        default: {
           const giveUpAt = row.createdAt.getTime() + limits.reconcileGiveUpMinutes * 60_000;
           if (at.getTime() >= giveUpAt) {
             await failRow(tx, row, { code: null, message: 'No answer from the payment processor; no money was taken.' }, at);

@@ -84,6 +84,23 @@ describe('Idempotency-Key', () => {
     expect(replayed.json().id).toBe(created.json().id);
   });
 
+  it('answers 409 with the transaction id for a key whose request never finished, and never runs it again', async () => {
+    const booking = await createBooking(t, shop, { total: 500 });
+    const body = purchaseBody(shop, booking, 500);
+    const url = `${shop.base}/transactions`;
+    const earlier = (await post(t, shop, purchaseBody(shop, booking, 100))).json();
+    // As a process that died after recording the attempt would leave it.
+    await t.db.query(
+      `INSERT INTO idempotency_keys (site_id, key, request_hash, status, transaction_id, created_at) VALUES ($1, 'k-crashed', $2, 'in_flight', $3, now() - interval '1 hour')`,
+      [shop.site.siteId, requestFingerprint('POST', url, body), earlier.id],
+    );
+    const response = await post(t, shop, body, { 'idempotency-key': 'k-crashed' });
+    expect(response.statusCode).toBe(409);
+    expect(response.json()).toMatchObject({ code: 'rest_idempotency_conflict', data: { status: 409, transaction_id: earlier.id } });
+    const count = await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM transaction_bookings WHERE booking_id = $1', [booking]);
+    expect(count.count).toBe(1);
+  });
+
   it('refuses malformed keys and ignores request bodies key order', async () => {
     const response = await post(t, shop, purchaseBody(shop, 1, 100), { 'idempotency-key': 'x'.repeat(300) });
     expect(response.statusCode).toBe(400);
