@@ -49,22 +49,22 @@ export const limits = {
   shutdownGraceMs: 10_000,
   /** Replacements of crashed cluster workers per minute before the primary gives up and exits. */
   workerRestartsPerMinuteMax: 10,
-  // Forex, allocations and statements (issue 4).
-  /** Largest rates file `trustfare rates set` reads. */
-  rateFileBytesMax: 2 * 1024 * 1024,
-  /** Quotes one `rates set` may store (an ECB file with cross rates is about 1 000). */
-  rateQuotesPerLoadMax: 10_000,
-  /** Default and largest lifetime of a loaded quote when the file gives no expiry. */
-  rateLifetimeHoursDefault: 24,
-  rateLifetimeHoursMax: 24 * 366,
-  /** Decimal places kept for cross rates derived from a common base (ECB files). */
-  crossRateDecimalPlaces: 12,
-  /** Allocations in one transaction. */
-  allocationsPerTransactionMax: 20,
-  /** Ledger entries one statement lists; a longer period is refused (ask for a shorter one). */
-  statementEntriesMax: 50_000,
-  /** Longest statement period, in days. */
-  statementDaysMax: 366,
+  // Hosted pages and the payment modal (issue 5).
+  /** How long a payment modal auth string stays valid after its timestamp. */
+  modalAuthLifetimeSeconds: 15 * 60,
+  /** Tolerated clock difference for auth string timestamps in the future. */
+  modalAuthClockSkewSeconds: 60,
+  /** Lifetime of a hosted page session (vault app, modal frame, payment request page). */
+  hostedSessionLifetimeSeconds: 30 * 60,
+  /** Failed card attempts per hosted page session; the next one is refused. */
+  hostedFailedAttemptsMax: 3,
+  /** The page gives up waiting for a payment answer after this long (transaction_timeout). */
+  hostedPaymentTimeoutMs: 45_000,
+  /** Fields an integrator may add to the auth string with `verify`. */
+  modalVerifyFieldsMax: 20,
+  /** Length of the vaulting app's `session_id` and of any free-text page input. */
+  hostedSessionIdLengthMax: 128,
+  redirectUrlLengthMax: 2048,
   // Card vault and sandbox processor (issue 3).
   /** Lifetime of a capture token (card captured on a hosted page, CVV sealed inside). */
   cardTokenLifetimeSeconds: 15 * 60,
@@ -88,6 +88,22 @@ export const limits = {
   sandboxFormBytesMax: 1024,
   /** Longest holder address accepted with a card. */
   cardHolderAddressLengthMax: 500,
+  // Forex, allocations and statements (issue 4).
+  /** Largest rates file `trustfare rates set` reads. */
+  rateFileBytesMax: 2 * 1024 * 1024,
+  /** Quotes one `rates set` may store (an ECB file with cross rates is about 1 000). */
+  rateQuotesPerLoadMax: 10_000,
+  /** Default and largest lifetime of a loaded quote when the file gives no expiry. */
+  rateLifetimeHoursDefault: 24,
+  rateLifetimeHoursMax: 24 * 366,
+  /** Decimal places kept for cross rates derived from a common base (ECB files). */
+  crossRateDecimalPlaces: 12,
+  /** Allocations in one transaction. */
+  allocationsPerTransactionMax: 20,
+  /** Ledger entries one statement lists; a longer period is refused (ask for a shorter one). */
+  statementEntriesMax: 50_000,
+  /** Longest statement period, in days. */
+  statementDaysMax: 366,
   // Transactional emails and their outbox (issue 6).
   /** Delivery attempts of one outbox row before it is marked failed. */
   mailAttemptsMax: 8,

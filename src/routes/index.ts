@@ -1,15 +1,16 @@
 import type { App } from '../app.js';
 import type { AppContext } from '../context.js';
 import { healthRoutes } from './health/routes.js';
-import { supplierRoutes } from './suppliers/routes.js';
-import { transactionRoutes } from './transactions/routes.js';
-import { bookingRoutes } from './bookings/routes.js';
 import { cardRoutes } from './cards/routes.js';
 import { sandboxRoutes } from './sandbox/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { apiTokenRoutes } from './api-tokens/routes.js';
 import { docsRoutes } from './docs/routes.js';
 import { channelRoutes } from './channels/routes.js';
+import { bookingRoutes } from './bookings/routes.js';
+import { supplierRoutes } from './suppliers/routes.js';
+import { transactionRoutes } from './transactions/routes.js';
+import { hostedRoutes } from './hosted/index.js';
 
 /**
  * Every route module, registered in one place. Each module is a function
@@ -26,4 +27,5 @@ export async function registerRoutes(app: App, context: AppContext): Promise<voi
   await bookingRoutes(app, context);
   await supplierRoutes(app, context);
   await transactionRoutes(app, context);
+  await hostedRoutes(app, context);
 }

@@ -1,0 +1,116 @@
+import type { Queryable } from '../../storage/db.js';
+import { createBooking, loadBooking, bookingTotalUnpaid, type BookingInput, type BookingRecord } from '../bookings.js';
+import { parseLanguage } from '../../i18n/catalogue.js';
+import { verifyAuthString, type AuthStringCheck, type SignedValue } from './auth-string.js';
+import { createHostedSession, type HostedSession } from './sessions.js';
+
+/**
+ * Opening the payment modal: the integrator's auth string is checked against the channel
+ * secret, then the booking is read (booking_exists) or created as a draft (booking_logged), and
+ * a modal session scoped to that channel, booking and amount is issued.
+ */
+export interface ModalChannel {
+  id: number;
+  siteId: number;
+  currency: string;
+  accountMode: string;
+  channelSecret: string;
+  company: string;
+  language: string;
+}
+
+export interface ModalAuthRequest {
+  sitePath: string;
+  channelId: number;
+  currency: string;
+  total: number;
+  auth: string;
+  /** Extra signed fields, by name, with the values the page sent. */
+  verified: Record<string, SignedValue>;
+  now: Date;
+}
+
+export type ModalAuthRefusal = Extract<AuthStringCheck, { ok: false }>['reason'] | 'unknown_channel';
+export type ModalAuthResult = { ok: true; channel: ModalChannel } | { ok: false; reason: ModalAuthRefusal };
+
+export async function verifyModalAuth(db: Queryable, request: ModalAuthRequest): Promise<ModalAuthResult> {
+  const row = await db.maybeOne<{ id: number; site_id: number; currency: string; account_mode: string; channel_secret: string; company: string; language: string }>(
+    `SELECT c.id, c.site_id, c.currency, c.account_mode, c.channel_secret, COALESCE(c.receipt_label, s.name) AS company, c.language
+       FROM channels c JOIN sites s ON s.id = c.site_id
+      WHERE s.path = $1 AND c.id = $2 AND c.deleted_at IS NULL`,
+    [request.sitePath, request.channelId],
+  );
+  // An unknown channel and a wrong hash look the same: the auth string is what is invalid.
+  if (!row) return { ok: false, reason: 'unknown_channel' };
+  const fields: Record<string, SignedValue> = { ...request.verified, channels: request.channelId, currencies: request.currency, total: request.total };
+  const check = verifyAuthString({ auth: request.auth, fields, channelSecret: row.channel_secret, now: request.now });
+  if (!check.ok) return { ok: false, reason: check.reason };
+  return {
+    ok: true,
+    channel: { id: row.id, siteId: row.site_id, currency: row.currency.trim(), accountMode: row.account_mode, channelSecret: row.channel_secret, company: row.company, language: row.language },
+  };
+}
+
+/** The user the modal acts for: bookings need an author, and the site's first admin is it. */
+async function siteActor(db: Queryable, siteId: number): Promise<number> {
+  const row = await db.maybeOne<{ user_id: number }>(
+    `SELECT user_id FROM memberships WHERE site_id = $1 AND NOT read_only ORDER BY (role = 'member_admin') DESC, created_at, user_id LIMIT 1`,
+    [siteId],
+  );
+  if (!row) throw new Error(`site ${siteId} has no member to act for`);
+  return row.user_id;
+}
+
+export type ModalBooking =
+  | { ok: true; event: 'booking_logged' | 'booking_exists'; booking: BookingRecord; token: string; session: HostedSession }
+  | { ok: false; params: Record<string, string> };
+
+export interface ModalBookingRequest {
+  channel: ModalChannel;
+  total: number;
+  currency: string;
+  /** 0: create this booking first; otherwise the existing booking's id. */
+  bookingId: number;
+  newBooking: BookingInput | null;
+  language: string | undefined;
+  hostOrigin: string;
+  verified: Record<string, SignedValue>;
+  now: Date;
+}
+
+export async function openModalBooking(db: Queryable, request: ModalBookingRequest): Promise<ModalBooking> {
+  const { channel } = request;
+  if (request.currency !== channel.currency) return { ok: false, params: { currencies: `must be the channel base currency (${channel.currency})` } };
+  const authorId = await siteActor(db, channel.siteId);
+  let booking: BookingRecord;
+  let event: 'booking_logged' | 'booking_exists';
+  if (request.bookingId > 0) {
+    const found = await loadBooking(db, { siteId: channel.siteId, id: request.bookingId });
+    if (!found || found.channelId !== channel.id) return { ok: false, params: { booking_id: 'Invalid booking ID.' } };
+    booking = found;
+    event = 'booking_exists';
+  } else {
+    if (!request.newBooking) return { ok: false, params: { booking_id: 'must be a booking ID, or 0 with the booking details' } };
+    const created = await createBooking(db, { siteId: channel.siteId, authorId, input: request.newBooking, draft: true });
+    if ('params' in created) return { ok: false, params: created.params };
+    booking = created;
+    event = 'booking_logged';
+  }
+  const unpaid = bookingTotalUnpaid(booking);
+  if (request.total <= 0) return { ok: false, params: { total: 'must be a positive amount in cents' } };
+  if (request.total > unpaid) return { ok: false, params: { total: `exceeds the amount due on the booking (${unpaid})` } };
+  const language = parseLanguage(request.language) ?? parseLanguage(booking.language) ?? 'enGB';
+  const { token, session } = await createHostedSession(db, {
+    kind: 'modal',
+    siteId: channel.siteId,
+    channelId: channel.id,
+    userId: authorId,
+    bookingId: booking.id,
+    amount: request.total,
+    currency: request.currency,
+    hostOrigin: request.hostOrigin,
+    language,
+    options: { verify: request.verified, cardholder: { name: `${booking.firstname} ${booking.surname}`.trim(), email: booking.email } },
+  }, request.now);
+  return { ok: true, event, booking, token, session };
+}

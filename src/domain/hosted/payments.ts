@@ -1,0 +1,178 @@
+import type { AppContext } from '../../context.js';
+import { ApiError } from '../../http/errors.js';
+import { loadTransactionViews, type TransactionJson } from '../transactions/view.js';
+import type { Actor, TransactionInput, TransactionSource } from '../transactions/types.js';
+import { createTransaction } from '../transactions/index.js';
+import { convertAtQuote, currentQuote } from '../forex/index.js';
+import { attemptsLeft, cancelAttempt, getHostedSession, recordAttemptOutcome, startAttempt, type HostedSession } from './sessions.js';
+
+/**
+ * Payments made by a hosted page on its session: the vaulting app's zero-value vault
+ * transaction, and the modal's and payment request page's purchase of the session's booking.
+ * Attempts are counted on the session (limits.hostedFailedAttemptsMax) before the processor is
+ * called, so the limit holds on the server whatever the page does.
+ */
+export type HostedOutcome = 'complete' | 'failed' | 'challenge' | 'timeout';
+
+export interface HostedPaymentAnswer {
+  outcome: HostedOutcome;
+  transaction: TransactionJson;
+  attempts_left: number;
+  rejected?: { message: string };
+  challenge_url?: string;
+  redirect_url?: string;
+  decline?: { code: string; message: string };
+  booking_id: number | null;
+}
+
+export const rejectedMessage = 'Three failed attempts: the payment was rejected and no further attempts are possible.';
+
+const sourceOf: Record<HostedSession['kind'], TransactionSource> = { vault: 'vault_app', modal: 'modal', pay: 'payment_request' };
+
+export function attemptRefusal(reason: 'attempts_exhausted' | 'already_completed' | 'in_progress'): ApiError {
+  if (reason === 'attempts_exhausted') return new ApiError(403, 'rest_attempts_exhausted', rejectedMessage);
+  if (reason === 'already_completed') return new ApiError(409, 'rest_session_completed', 'This page has already completed its payment.');
+  return new ApiError(409, 'rest_payment_in_progress', 'A payment of this page is still awaiting its outcome.');
+}
+
+export interface PayInput {
+  cardToken: string;
+  /** Payment request page: the currency the payer chose (forex), default the channel's. */
+  currency?: string;
+  ipAddress?: string;
+  payee?: { name?: string; email?: string };
+}
+
+/**
+ * Forex (spec "Forex rule"): paying a booking in another offered currency charges the booking
+ * amount converted at the current quote; the booking share stays in the channel currency.
+ */
+async function paidTotal(context: AppContext, session: HostedSession, currency: string): Promise<number> {
+  if (currency === session.currency) return session.amount!;
+  const channel = await context.db.one<{ currency: string; account_mode: string }>('SELECT currency, account_mode FROM channels WHERE id = $1', [session.channelId]);
+  const quote = await currentQuote(context, context.db, { channel: { currency: channel.currency.trim(), accountMode: channel.account_mode }, currency });
+  return convertAtQuote({ amount: session.amount!, quote, now: context.now() });
+}
+
+function transactionInputOf(context: AppContext, session: HostedSession, input: PayInput & { total?: number }): TransactionInput {
+  const common = {
+    channelId: session.channelId,
+    token: input.cardToken,
+    language: session.language,
+    attempt3ds: true,
+    redirectUrl: `${context.config.baseUrl}/hosted/3ds-return`,
+    paymentMethod: 'credit-card' as const,
+    ...(input.ipAddress ? { ipAddress: input.ipAddress } : {}),
+    ...(input.payee?.name ? { payeeName: input.payee.name } : {}),
+    ...(input.payee?.email ? { payeeEmail: input.payee.email } : {}),
+  };
+  if (session.kind === 'vault') {
+    return { ...common, type: 'vault', currency: session.currency!, total: 0, ...(session.options.failCode ? { forcedDeclineCode: session.options.failCode } : {}) };
+  }
+  if (session.bookingId === null || session.amount === null || session.currency === null) throw new Error('payment session without booking or amount');
+  return {
+    ...common,
+    type: 'purchase',
+    currency: input.currency ?? session.currency,
+    total: input.total ?? session.amount,
+    bookings: [{ id: session.bookingId, currency: session.currency, total: session.amount }],
+  };
+}
+
+/** Starts one card attempt of the session and answers with its outcome (or the 3DS challenge). */
+export async function payWithSession(context: AppContext, session: HostedSession, input: PayInput): Promise<HostedPaymentAnswer> {
+  let total: number | undefined;
+  if (input.currency !== undefined && input.currency !== session.currency) {
+    try {
+      total = await paidTotal(context, session, input.currency);
+    } catch (error) {
+      throw new ApiError(400, 'rest_invalid_param', (error as Error).message, { params: { currencies: (error as Error).message } });
+    }
+  }
+  const started = await startAttempt(context.db, session.id);
+  if (!started.ok) throw attemptRefusal(started.reason);
+  const actor: Actor = { siteId: session.siteId, userId: session.userId, source: sourceOf[session.kind], isPlatformAdmin: false };
+  let created: { id: number; status: string };
+  try {
+    created = await createTransaction(context, actor, transactionInputOf(context, session, { ...input, ...(total !== undefined ? { total } : {}) }));
+  } catch (error) {
+    // Refused before the bank was asked (bad token, wrong currency...): not a card attempt.
+    if (error instanceof ApiError && error.status < 500) await cancelAttempt(context.db, session.id);
+    throw error;
+  }
+  await recordAttemptOutcome(context.db, session.id, { transactionId: created.id, status: created.status });
+  return answerFor(context, await getHostedSession(context.db, session.id), created.id);
+}
+
+/** The state of the session's latest payment: after a 3DS challenge, or on reload. */
+export async function currentPayment(context: AppContext, session: HostedSession): Promise<HostedPaymentAnswer | null> {
+  let transactionId = session.transactionId ?? session.pendingTransactionId;
+  if (transactionId === null) {
+    const last = await context.db.maybeOne<{ id: number }>(
+      `SELECT id FROM transactions WHERE site_id = $1 AND channel_id = $2 AND id = ANY($3::bigint[]) ORDER BY id DESC LIMIT 1`,
+      [session.siteId, session.channelId, await sessionTransactionIds(context, session)],
+    );
+    if (!last) return null;
+    transactionId = last.id;
+  }
+  const [view] = await loadTransactionViews(context.db, context.config, session.siteId, [transactionId]);
+  if (!view) return null;
+  // A challenge or an unknown outcome settles later; record where it ended up.
+  if (session.pendingTransactionId === transactionId && view.status !== 'pending' && view.status !== 'incomplete') {
+    await recordAttemptOutcome(context.db, session.id, { transactionId, status: view.status });
+  }
+  return answerFor(context, await getHostedSession(context.db, session.id), transactionId);
+}
+
+async function sessionTransactionIds(context: AppContext, session: HostedSession): Promise<number[]> {
+  if (session.bookingId === null) return [];
+  const row = await context.db.maybeOne<{ transaction_ids: number[] }>('SELECT transaction_ids FROM bookings WHERE id = $1 AND site_id = $2', [session.bookingId, session.siteId]);
+  return row?.transaction_ids ?? [];
+}
+
+async function answerFor(context: AppContext, session: HostedSession, transactionId: number): Promise<HostedPaymentAnswer> {
+  const [transaction] = await loadTransactionViews(context.db, context.config, session.siteId, [transactionId]);
+  if (!transaction) throw new Error(`transaction ${transactionId} vanished`);
+  const outcome: HostedOutcome =
+    transaction.status === 'complete' ? 'complete' : transaction.status === 'pending' ? 'challenge' : transaction.status === 'incomplete' ? 'timeout' : 'failed';
+  const left = attemptsLeft(session);
+  const answer: HostedPaymentAnswer = { outcome, transaction, attempts_left: outcome === 'complete' ? 0 : left, booking_id: session.bookingId };
+  if (outcome === 'challenge' && transaction['3ds_response']?.challenge_url) answer.challenge_url = transaction['3ds_response'].challenge_url;
+  if (outcome === 'failed') {
+    answer.decline = await declineOf(context, transactionId, transaction.content);
+    if (left === 0) answer.rejected = { message: rejectedMessage };
+  }
+  if (session.kind === 'vault' && session.options.redirect && (outcome === 'complete' || outcome === 'failed')) {
+    answer.redirect_url = await vaultRedirectUrl(context, session, transaction);
+  }
+  return answer;
+}
+
+async function declineOf(context: AppContext, transactionId: number, content: string): Promise<{ code: string; message: string }> {
+  const row = await context.db.maybeOne<{ decline_code: string | null }>('SELECT decline_code FROM transactions WHERE id = $1', [transactionId]);
+  return { code: row?.decline_code ?? '', message: content };
+}
+
+/**
+ * The vaulting app's redirect (spec "Vaulting redirect parameters"): every parameter appended to
+ * the integrator's URL, replacing any of the same name already in it.
+ */
+export async function vaultRedirectUrl(context: AppContext, session: HostedSession, transaction: TransactionJson): Promise<string> {
+  const card = await context.db.maybeOne<{ token: string; last_four: string; brand: string; expiry_month: number; expiry_year: number }>(
+    'SELECT c.token, c.last_four, c.brand, c.expiry_month, c.expiry_year FROM transactions t JOIN cards c ON c.id = t.card_id WHERE t.id = $1 AND t.site_id = $2',
+    [transaction.id, session.siteId],
+  );
+  const url = new URL(session.options.redirect!);
+  const parameters: Record<string, string> = {
+    session_id: session.options.sessionId ?? '',
+    token: card?.token ?? '',
+    transaction_id: String(transaction.id),
+    last_four: card?.last_four ?? '',
+    card_type: card?.brand ?? '',
+    expiry_month: card ? String(card.expiry_month).padStart(2, '0') : '',
+    expiry_year: card ? String(card.expiry_year) : '',
+    status: transaction.status === 'complete' ? 'success' : 'failed',
+  };
+  for (const [name, value] of Object.entries(parameters)) url.searchParams.set(name, value);
+  return url.toString();
+}

@@ -1,0 +1,170 @@
+import { verifyJwt } from '../credentials.js';
+import { isCountryCode } from '../reference-data.js';
+import { isCurrencyCode } from '../money.js';
+import { accountModes } from '../channels.js';
+import { parseForcedDeclineCode } from '../../processor/index.js';
+import { isTestMode } from '../vault/index.js';
+import { limits } from '../../limits.js';
+import type { Queryable } from '../../storage/db.js';
+import { parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
+import { createHostedSession, type HostedSession } from './sessions.js';
+
+/**
+ * The vaulting app's inputs (spec "Vaulting app inputs"): validated in full before any form is
+ * shown. Problems are reported per parameter, as `rest_invalid_param` does.
+ */
+export interface VaultAppInputs {
+  auth: string;
+  channelId: number;
+  sessionId?: string;
+  redirect?: string;
+  holder: { name?: string; email?: string; address?: string; city?: string; zip?: string; country?: string };
+  currency?: string;
+  env: string;
+  failCode?: string;
+  language?: LanguageCode;
+}
+
+export type RawQuery = Record<string, unknown>;
+
+const holderLimits = { name: limits.nameLengthMax, email: limits.emailLengthMax, address: limits.cardHolderAddressLengthMax, city: limits.nameLengthMax, zip: 20 } as const;
+const emailPattern = /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/;
+
+/** A single text value of the query (repeated parameters are refused, not guessed at). */
+function text(query: RawQuery, name: string, problems: Record<string, string>): string | undefined {
+  const value = query[name];
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string') {
+    problems[name] = 'must be given once';
+    return undefined;
+  }
+  return value;
+}
+
+/**
+ * `redirect` is a UTF-8 URI that may arrive encoded once more (the spec: decodable with
+ * decodeURIComponent). Only absolute http(s) URLs are followed: anything else (javascript:,
+ * data:, relative paths) is refused.
+ */
+export function parseRedirect(value: string): string | null {
+  if (value.length > limits.redirectUrlLengthMax) return null;
+  for (const candidate of [value, safeDecode(value)]) {
+    if (candidate === null) continue;
+    try {
+      const url = new URL(candidate);
+      if ((url.protocol === 'https:' || url.protocol === 'http:') && url.hostname && !url.username && !url.password) return url.toString();
+    } catch {
+      // not an absolute URL in this form; try the decoded one
+    }
+  }
+  return null;
+}
+
+function safeDecode(value: string): string | null {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return null;
+  }
+}
+
+export function parseVaultAppQuery(query: RawQuery): { ok: true; inputs: VaultAppInputs } | { ok: false; params: Record<string, string> } {
+  const problems: Record<string, string> = {};
+  const auth = text(query, 'auth', problems);
+  if (!auth) problems.auth ??= 'is required';
+  const channelsText = text(query, 'channels', problems);
+  const channelId = channelsText !== undefined && /^[1-9][0-9]{0,15}$/.test(channelsText) ? Number(channelsText) : NaN;
+  if (!Number.isSafeInteger(channelId)) problems.channels ??= channelsText === undefined ? 'is required' : 'must be a channel ID';
+  const sessionId = text(query, 'session_id', problems);
+  if (sessionId !== undefined && !new RegExp(`^[A-Za-z0-9]{1,${limits.hostedSessionIdLengthMax}}$`).test(sessionId)) problems.session_id = 'must be alphanumeric';
+  const redirectText = text(query, 'redirect', problems);
+  const redirect = redirectText === undefined ? undefined : parseRedirect(redirectText) ?? undefined;
+  if (redirectText !== undefined && redirect === undefined) problems.redirect = 'must be an absolute http or https URL';
+  const holder: VaultAppInputs['holder'] = {};
+  for (const [name, max] of Object.entries(holderLimits) as [keyof typeof holderLimits, number][]) {
+    const value = text(query, name, problems)?.trim();
+    if (value === undefined || value === '') continue;
+    if (value.length > max || /[\u0000-\u001f\u007f]/.test(value)) problems[name] = `must be at most ${max} printable characters`;
+    else holder[name] = value;
+  }
+  if (holder.email !== undefined && !emailPattern.test(holder.email)) problems.email = 'must be an email address';
+  const country = text(query, 'country', problems)?.toUpperCase();
+  if (country !== undefined) {
+    if (isCountryCode(country)) holder.country = country;
+    else problems.country = 'must be an ISO 3166-1 alpha-2 code';
+  }
+  const currency = text(query, 'currency', problems)?.toUpperCase();
+  if (currency !== undefined && !isCurrencyCode(currency)) problems.currency = 'must be an ISO 4217 code';
+  const env = text(query, 'env', problems) ?? 'live';
+  if (!(accountModes as readonly string[]).includes(env)) problems.env = `must be one of ${accountModes.join(', ')}`;
+  const failCodeText = text(query, 'fail_code', problems);
+  const failCode = failCodeText === undefined ? undefined : parseForcedDeclineCode(failCodeText) ?? undefined;
+  if (failCodeText !== undefined && failCode === undefined) problems.fail_code = 'must be a forced decline code (800.100.151 to 800.100.161)';
+  const languageText = text(query, 'language', problems);
+  const language = parseLanguage(languageText);
+  if (languageText !== undefined && !language) problems.language = 'must be a language code such as enGB';
+  if (Object.keys(problems).length > 0) return { ok: false, params: problems };
+  return {
+    ok: true,
+    inputs: {
+      auth: auth!, channelId, holder, env,
+      ...(sessionId !== undefined ? { sessionId } : {}),
+      ...(redirect !== undefined ? { redirect } : {}),
+      ...(currency !== undefined ? { currency } : {}),
+      ...(failCode !== undefined ? { failCode } : {}),
+      ...(language ? { language } : {}),
+    },
+  };
+}
+
+export interface VaultChannel {
+  id: number;
+  siteId: number;
+  accountMode: string;
+  currency: string;
+  language: string;
+  company: string;
+}
+
+export type VaultAppOpening =
+  | { ok: true; token: string; session: HostedSession; channel: VaultChannel }
+  | { ok: false; status: 400 | 403; params: Record<string, string> };
+
+/**
+ * Checks the inputs against the world: `auth` must be a live cardvaultuser JWT whose user belongs
+ * to the site owning `channels`; `env` must name that channel's account mode; `fail_code` only
+ * on test channels. Then opens the page session the form will use.
+ */
+export async function openVaultApp(db: Queryable, options: { jwtSecret: Uint8Array; inputs: VaultAppInputs; now: Date }): Promise<VaultAppOpening> {
+  const { inputs } = options;
+  const claims = await verifyJwt(options.jwtSecret, inputs.auth, 'cardvaultuser', options.now);
+  if (!claims) return { ok: false, status: 403, params: { auth: 'is not a valid cardvaultuser token, or it has expired' } };
+  const row = await db.maybeOne<{ id: number; site_id: number; account_mode: string; currency: string; language: string; company: string }>(
+    `SELECT c.id, c.site_id, c.account_mode, c.currency, c.language, COALESCE(c.receipt_label, s.name) AS company
+       FROM channels c JOIN sites s ON s.id = c.site_id
+       JOIN memberships m ON m.site_id = c.site_id AND m.user_id = $2
+      WHERE c.id = $1 AND c.deleted_at IS NULL AND ($3::bigint IS NULL OR c.site_id = $3)`,
+    [inputs.channelId, claims.userId, claims.siteId ?? null],
+  );
+  // A channel of another site looks exactly like a missing one.
+  if (!row) return { ok: false, status: 403, params: { channels: 'is not a channel this authorisation may use' } };
+  const channel: VaultChannel = { id: row.id, siteId: row.site_id, accountMode: row.account_mode, currency: row.currency.trim(), language: row.language, company: row.company };
+  if (inputs.env !== channel.accountMode) return { ok: false, status: 400, params: { env: `does not match the channel's account_mode` } };
+  if (inputs.failCode !== undefined && !isTestMode(channel.accountMode)) return { ok: false, status: 400, params: { fail_code: 'applies to test channels only' } };
+  const { token, session } = await createHostedSession(db, {
+    kind: 'vault',
+    siteId: channel.siteId,
+    channelId: channel.id,
+    userId: claims.userId,
+    currency: inputs.currency ?? channel.currency,
+    amount: 0,
+    language: inputs.language ?? parseLanguage(channel.language) ?? 'enGB',
+    options: {
+      ...(inputs.sessionId !== undefined ? { sessionId: inputs.sessionId } : {}),
+      ...(inputs.redirect !== undefined ? { redirect: inputs.redirect } : {}),
+      ...(inputs.failCode !== undefined ? { failCode: inputs.failCode } : {}),
+      cardholder: inputs.holder,
+    },
+  }, options.now);
+  return { ok: true, token, session, channel };
+}

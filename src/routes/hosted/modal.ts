@@ -1,0 +1,222 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { App } from '../../app.js';
+import type { AppContext } from '../../context.js';
+import { openModalBooking, verifyModalAuth } from '../../domain/hosted/modal.js';
+import type { SignedValue } from '../../domain/hosted/auth-string.js';
+import { attemptsLeft } from '../../domain/hosted/sessions.js';
+import type { BookingInput } from '../../domain/bookings.js';
+import { formatMoney } from '../../domain/money.js';
+import { isTestMode } from '../../domain/vault/index.js';
+import { ApiError, invalidParams, toApiError } from '../../http/errors.js';
+import { validatorCompiler } from '../../http/validation.js';
+import { localeOf, parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
+import { limits } from '../../limits.js';
+import { BookingCreateBody } from '../bookings/schemas.js';
+import { bookingToWire } from '../bookings/routes.js';
+import { sendAsset, sharedAssets } from './assets.js';
+import { html, sendPage } from './html.js';
+import { sessionExpired } from './payments.js';
+import { sitePathOf } from './vault-app.js';
+import { cardFormView, errorPage, hostedPage, pageMessages, secureNoteView, translatorFor } from './views.js';
+
+/**
+ * The embeddable payment modal. `payment-modal.js` runs on the integrator's page and opens
+ * `frame` (our page) in an iframe overlay; the frame exchanges the integrator's auth string for
+ * a modal session and takes the card, so card data never touches the host page. Versions live
+ * side by side like the vaulting app's (docs/modal.md).
+ */
+export const modalVersions: Record<string, { files: string[] }> = {
+  '1.0.0': { files: ['payment-modal.js', 'frame.js'] },
+};
+
+/** `https://shop.example` exactly: scheme, host, optional port, nothing else. */
+export function parseOrigin(value: unknown): string | null {
+  if (typeof value !== 'string' || value.length > 200) return null;
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+const SessionBody = Type.Object(
+  {
+    path: Type.Unknown(),
+    channels: Type.Unknown(),
+    currencies: Type.Unknown(),
+    total: Type.Unknown(),
+    auth: Type.Unknown(),
+    verify: Type.Optional(Type.Unknown()),
+    booking: Type.Optional(Type.Unknown()),
+    language: Type.Optional(Type.Unknown()),
+    origin: Type.Unknown(),
+  },
+  { additionalProperties: false },
+);
+
+const validateBooking = validatorCompiler({ schema: BookingCreateBody, httpPart: 'body', method: 'POST', url: '' }) as ((data: unknown) => boolean) & { errors?: unknown[] };
+
+/** The booking data of a new booking, in the REST API's own POST /bookings rules. */
+function newBookingInput(data: Record<string, unknown>, defaults: { channels: number; currencies: string; total: number }): BookingInput {
+  const { booking_id: _ignored, ...fields } = data;
+  const body = { channels: defaults.channels, currencies: defaults.currencies, total: defaults.total, ...fields };
+  if (!validateBooking(body)) {
+    const error = toApiError(Object.assign(new Error('invalid booking'), { validation: validateBooking.errors, validationContext: 'booking' }));
+    const params = error.data.params;
+    // Missing fields are reported like invalid ones: booking_error carries params keyed by name.
+    throw Array.isArray(params) ? invalidParams(Object.fromEntries(params.map((name: string) => [name, 'is required']))) : error;
+  }
+  const valid = body as unknown as Record<string, unknown> & { firstname: string; surname: string; email: string; date: string; total: number; currencies: string; countries: string; channels: number };
+  return {
+    firstname: valid.firstname,
+    surname: valid.surname,
+    email: valid.email,
+    dateEnd: valid.date,
+    total: valid.total,
+    currency: valid.currencies,
+    country: valid.countries,
+    channelId: valid.channels,
+    ...(typeof valid.date_start === 'string' ? { dateStart: valid.date_start } : {}),
+    ...(typeof valid.pax === 'number' ? { pax: valid.pax } : {}),
+    ...(typeof valid.reference === 'string' ? { reference: valid.reference } : {}),
+    ...(typeof valid.content === 'string' ? { content: valid.content } : {}),
+    ...(typeof valid.language === 'string' ? { language: valid.language } : {}),
+    ...(Array.isArray(valid.suppliers) ? { suppliers: valid.suppliers as string[] } : {}),
+  };
+}
+
+interface SessionRequest {
+  path: string;
+  channels: number;
+  currencies: string;
+  total: number;
+  auth: string;
+  verify: string[];
+  booking: Record<string, unknown>;
+  language: string | undefined;
+  origin: string;
+}
+
+/** Anything wrong with what the auth string covers is a token error; the rest is the booking's. */
+function parseSessionBody(body: Record<string, unknown>): SessionRequest {
+  const verify = body.verify ?? [];
+  const booking = body.booking ?? {};
+  const ok =
+    typeof body.path === 'string' && /^[a-z0-9][a-z0-9-]{0,62}$/.test(body.path) &&
+    Number.isSafeInteger(body.channels) && (body.channels as number) > 0 &&
+    typeof body.currencies === 'string' && /^[A-Z]{3}$/.test(body.currencies) &&
+    Number.isSafeInteger(body.total) && (body.total as number) >= 0 && (body.total as number) <= limits.amountCentsMax &&
+    typeof body.auth === 'string' && body.auth.length <= 100 &&
+    Array.isArray(verify) && verify.length <= limits.modalVerifyFieldsMax && verify.every((name) => typeof name === 'string' && /^[a-z][a-z0-9_]{0,40}$/.test(name));
+  if (!ok) throw sessionExpired();
+  const origin = parseOrigin(body.origin);
+  if (!origin) throw invalidParams({ origin: 'must be the origin of the page opening the modal' });
+  if (typeof booking !== 'object' || booking === null || Array.isArray(booking)) throw invalidParams({ booking: 'must be an object of booking fields' });
+  return {
+    path: body.path as string, channels: body.channels as number, currencies: body.currencies as string, total: body.total as number, auth: body.auth as string,
+    verify: verify as string[], booking: booking as Record<string, unknown>, language: typeof body.language === 'string' ? body.language : undefined, origin,
+  };
+}
+
+/** The signed optional fields: each named in `verify` and present in the booking data (or top level). */
+function verifiedValues(request: SessionRequest, body: Record<string, unknown>): Record<string, SignedValue> {
+  const values: Record<string, SignedValue> = {};
+  for (const name of request.verify) {
+    const value = request.booking[name] ?? body[name];
+    if (!(typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || Array.isArray(value))) throw sessionExpired();
+    values[name] = value as SignedValue;
+  }
+  return values;
+}
+
+function bookingIdOf(booking: Record<string, unknown>): number {
+  const raw = booking.booking_id ?? booking.id ?? 0;
+  const id = typeof raw === 'string' && /^[0-9]{1,15}$/.test(raw.trim()) ? Number(raw.trim()) : raw;
+  if (!Number.isSafeInteger(id) || (id as number) < 0) throw invalidParams({ booking_id: 'must be a booking ID, or 0 to create the booking' });
+  return id as number;
+}
+
+export async function modalRoutes(app: App, context: AppContext): Promise<void> {
+  app.get('/modal/:version/:file', async (request, reply) => {
+    const { version, file } = request.params as { version: string; file: string };
+    const release = modalVersions[version];
+    if (release && file === 'frame') return framePage(context, request, reply, version);
+    if (release?.files.includes(file)) {
+      const sent = sendAsset(reply, `modal/${version}/${file}`, { immutable: true, crossOrigin: file === 'payment-modal.js' });
+      if (sent) return sent;
+    }
+    return reply.code(404).send(new ApiError(404, 'rest_no_route', 'No route was found matching the URL and request method.').toJSON());
+  });
+
+  app.post('/hosted/modal/sessions', { schema: { body: SessionBody } }, async (request, reply) => {
+    const body = request.body as Record<string, unknown>;
+    const parsed = parseSessionBody(body);
+    const verified = verifiedValues(parsed, body);
+    const now = context.now();
+    const auth = await verifyModalAuth(context.db, { sitePath: parsed.path, channelId: parsed.channels, currency: parsed.currencies, total: parsed.total, auth: parsed.auth, verified, now });
+    if (!auth.ok) {
+      request.log.info({ reason: auth.reason, channel: parsed.channels }, 'modal auth string refused');
+      throw sessionExpired();
+    }
+    const bookingId = bookingIdOf(parsed.booking);
+    const newBooking = bookingId === 0 ? newBookingInput(parsed.booking, { channels: parsed.channels, currencies: parsed.currencies, total: parsed.total }) : null;
+    // One database transaction: a refused amount must not leave a created booking behind.
+    const opened = await context.db.transaction(async (tx) => {
+      const result = await openModalBooking(tx, { channel: auth.channel, total: parsed.total, currency: parsed.currencies, bookingId, newBooking, language: parsed.language, hostOrigin: parsed.origin, verified, now });
+      if (!result.ok) throw invalidParams(result.params);
+      return result;
+    });
+    const sitePath = await sitePathOf(context, auth.channel.siteId);
+    const principalLike = { principal: { sitePath } } as unknown as FastifyRequest;
+    const language = opened.session.language as LanguageCode;
+    return reply.code(201).header('cache-control', 'no-store').send({
+      session: opened.token,
+      booking_event: opened.event,
+      booking: bookingToWire(context, principalLike, opened.booking),
+      amount: parsed.total,
+      currencies: parsed.currencies,
+      amount_formatted: formatMoney(parsed.total, parsed.currencies, localeOf(language)),
+      attempts_left: attemptsLeft(opened.session),
+      company: auth.channel.company,
+      test_mode: isTestMode(auth.channel.accountMode),
+      site_path: sitePath,
+      channels: auth.channel.id,
+      language,
+      cardholder: opened.session.options.cardholder ?? {},
+    });
+  });
+}
+
+/** The page inside the modal's iframe; only the origin named in `origin` may frame it. */
+async function framePage(context: AppContext, request: FastifyRequest, reply: Parameters<typeof sendPage>[0], version: string) {
+  const query = request.query as Record<string, unknown>;
+  const language: LanguageCode = parseLanguage(typeof query.language === 'string' ? query.language : undefined) ?? 'enGB';
+  const t = translatorFor(language);
+  const hostOrigin = parseOrigin(query.origin);
+  if (!hostOrigin) {
+    return sendPage(reply, 400, errorPage({ language, style: sharedAssets.style, message: t('invalidRequest', { params: 'origin' }) }), { frameAncestors: "'none'" });
+  }
+  const body = hostedPage({
+    language,
+    title: t('titleModal'),
+    heading: t('titleModal'),
+    style: sharedAssets.style,
+    script: `/modal/${version}/frame.js`,
+    bodyClass: 'modal-frame',
+    content: html`<p id="loading" class="status" role="status">${t('loading')}</p>
+<div id="payment" hidden>
+<p class="subheading" id="payee"></p>
+<dl class="summary"><dt>${t('bookingId')}</dt><dd id="booking-id"></dd><dt>${t('amountDue')}</dt><dd id="amount"></dd></dl>
+${secureNoteView(t, false)}
+<p class="test-mode" id="test-mode" hidden>${t('testMode')}</p>
+${cardFormView({ t, language, holderFields: ['name', 'email'], prefill: {}, submitLabel: t('payAmount', { amount: '' }) })}
+</div>
+<section id="fatal" class="outcome failed" role="alert" hidden></section>`,
+    data: { kind: 'modal', hostOrigin, locale: language, messages: pageMessages(language), timeoutMs: limits.hostedPaymentTimeoutMs },
+  });
+  // Framed only by the page that opened it: the browser enforces that the embedding origin is
+  // the one the frame will talk to with postMessage.
+  return sendPage(reply, 200, body, { frameAncestors: hostOrigin, frameSrc: "'self'" });
+}

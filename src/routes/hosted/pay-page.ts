@@ -1,0 +1,128 @@
+import type { App } from '../../app.js';
+import type { AppContext } from '../../context.js';
+import { loadBooking, bookingTotalUnpaid, type BookingRecord } from '../../domain/bookings.js';
+import { loadChannel, receiptLabelOf, type ChannelRecord } from '../../domain/channels.js';
+import { offeredCurrencies, currentQuote, convertAtQuote } from '../../domain/forex/index.js';
+import { createHostedSession, attemptsLeft } from '../../domain/hosted/sessions.js';
+import { formatMoney } from '../../domain/money.js';
+import { verifyPaymentRequestToken } from '../../domain/payment-request-link.js';
+import { isTestMode } from '../../domain/vault/index.js';
+import { localeOf, parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
+import { limits } from '../../limits.js';
+import { sendAsset, sharedAssets } from './assets.js';
+import { html, sendPage, type SafeHtml } from './html.js';
+import { sitePathOf } from './vault-app.js';
+import { cardFormView, errorPage, hostedPage, pageMessages, secureNoteView, translatorFor, type Translator } from './views.js';
+
+/**
+ * The payment request page behind a booking's `payment_request` link (`/pay/<token>`): booking
+ * summary, the amount due, a choice of payment currencies, the card form, 3DS and a receipt.
+ * The signed link is the authority; the page opens a session for exactly the amount due.
+ */
+const payCsp = { frameAncestors: "'none'", frameSrc: "'self'" } as const;
+
+interface CurrencyOption {
+  currency: string;
+  amount: number;
+  formatted: string;
+  rate: string | null;
+}
+
+/** The channel currency first, then each offered currency that has a usable rate now. */
+async function currencyOptions(context: AppContext, channel: ChannelRecord, due: number, locale: string): Promise<CurrencyOption[]> {
+  const options: CurrencyOption[] = [{ currency: channel.currency, amount: due, formatted: formatMoney(due, channel.currency, locale), rate: null }];
+  for (const currency of offeredCurrencies(channel.currency)) {
+    if (currency === channel.currency) continue;
+    try {
+      const quote = await currentQuote(context, context.db, { channel, currency });
+      const amount = convertAtQuote({ amount: due, quote, now: context.now() });
+      options.push({ currency, amount, formatted: formatMoney(amount, currency, locale), rate: String(quote.rate) });
+    } catch {
+      // No usable rate for this currency now: it is simply not offered.
+    }
+  }
+  return options;
+}
+
+function summaryView(t: Translator, booking: BookingRecord, locale: string): SafeHtml {
+  const dates = booking.dateStart ? `${booking.dateStart} – ${booking.dateEnd}` : booking.dateEnd;
+  return html`<h2>${t('bookingSummary')}</h2>
+<dl class="summary">
+<dt>${t('bookingId')}</dt><dd>${booking.id}</dd>
+${booking.reference ? html`<dt>${t('reference')}</dt><dd>${booking.reference}</dd>` : ''}
+<dt>${t('leadTraveller')}</dt><dd>${booking.firstname} ${booking.surname}</dd>
+<dt>${t('travelDates')}</dt><dd>${dates}</dd>
+<dt>${t('totalPrice')}</dt><dd>${formatMoney(booking.total, booking.currency, locale)}</dd>
+</dl>`;
+}
+
+function currencyChoiceView(t: Translator, options: CurrencyOption[]): SafeHtml {
+  if (options.length < 2) return html``;
+  return html`<div class="field currency-choice">
+<label for="currency">${t('payIn')}</label>
+<select id="currency" name="currency">
+${options.map((option) => html`<option value="${option.currency}" data-amount="${option.formatted}">${option.currency} · ${option.formatted}</option>`)}
+</select>
+<p class="converted" id="converted" aria-live="polite"></p>
+</div>`;
+}
+
+export async function payPageRoutes(app: App, context: AppContext): Promise<void> {
+  app.get('/hosted/assets/:file', async (request, reply) => {
+    const { file } = request.params as { file: string };
+    const known: Record<string, string> = { 'pages.css': 'hosted/pages.css', 'pay.js': 'hosted/pay.js', '3ds-return.js': 'hosted/3ds-return.js' };
+    const sent = known[file] ? sendAsset(reply, known[file]!) : null;
+    return sent ?? reply.code(404).send({ code: 'rest_no_route', message: 'No route was found matching the URL and request method.', data: { status: 404 } });
+  });
+
+  app.get('/pay/:token', async (request, reply) => {
+    const { token } = request.params as { token: string };
+    const now = context.now();
+    const claims = verifyPaymentRequestToken(context.config.secrets.signingSecret, token, now);
+    const booking = claims ? await loadBooking(context.db, { siteId: claims.siteId, id: claims.bookingId }) : undefined;
+    const channel = booking ? await loadChannel(context.db, { siteId: booking.siteId, id: booking.channelId }) : undefined;
+    const queryLanguage = parseLanguage((request.query as { language?: string }).language);
+    if (!booking || !channel) {
+      const language = queryLanguage ?? 'enGB';
+      return sendPage(reply, 404, errorPage({ language, style: sharedAssets.style, message: translatorFor(language)('unknownLink') }), payCsp);
+    }
+    const language: LanguageCode = queryLanguage ?? parseLanguage(booking.language) ?? 'enGB';
+    const locale = localeOf(language);
+    const t = translatorFor(language);
+    const company = receiptLabelOf(channel);
+    const due = bookingTotalUnpaid(booking);
+    const header = { language, title: t('titlePayRequest'), heading: t('titlePayRequest'), subheading: t('paymentTo', { company }), style: sharedAssets.style };
+    if (due <= 0 || channel.accountMode === 'closed') {
+      return sendPage(reply, 200, hostedPage({ ...header, content: html`${summaryView(t, booking, locale)}<div class="outcome success" role="status"><p>${t('fullyPaid')}</p></div>` }), payCsp);
+    }
+    const { token: sessionToken, session } = await createHostedSession(context.db, {
+      kind: 'pay', siteId: booking.siteId, channelId: channel.id, userId: booking.authorId, bookingId: booking.id, amount: due, currency: channel.currency, language,
+      options: { cardholder: { name: `${booking.firstname} ${booking.surname}`, email: booking.email } },
+    }, now);
+    const options = await currencyOptions(context, channel, due, locale);
+    const body = hostedPage({
+      ...header,
+      script: sharedAssets.payScript,
+      content: html`${summaryView(t, booking, locale)}
+<p class="amount-label">${t('amountDue')}</p>
+<p class="amount-due" id="amount-due">${formatMoney(due, channel.currency, locale)}</p>
+${currencyChoiceView(t, options)}
+${secureNoteView(t, isTestMode(channel.accountMode))}
+${cardFormView({ t, language, holderFields: ['name', 'email'], prefill: { name: `${booking.firstname} ${booking.surname}`, email: booking.email }, submitLabel: t('payAmount', { amount: formatMoney(due, channel.currency, locale) }) })}`,
+      data: {
+        kind: 'pay',
+        session: sessionToken,
+        sitePath: await sitePathOf(context, booking.siteId),
+        channelId: channel.id,
+        locale,
+        messages: pageMessages(language),
+        attemptsLeft: attemptsLeft(session),
+        timeoutMs: limits.hostedPaymentTimeoutMs,
+        company,
+        bookingId: booking.id,
+        currencies: options.map((option) => ({ currency: option.currency, formatted: option.formatted, rate: option.rate })),
+      },
+    });
+    return sendPage(reply, 200, body, payCsp);
+  });
+}

@@ -1,0 +1,91 @@
+import type { App } from '../../app.js';
+import type { AppContext } from '../../context.js';
+import { openVaultApp, parseVaultAppQuery, type RawQuery } from '../../domain/hosted/vault-app.js';
+import { attemptsLeft } from '../../domain/hosted/sessions.js';
+import { parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
+import { limits } from '../../limits.js';
+import { isTestMode } from '../../domain/vault/index.js';
+import { sendAsset } from './assets.js';
+import { html } from './html.js';
+import { sendPage } from './html.js';
+import { cardFormView, errorPage, hostedPage, pageMessages, secureNoteView, translatorFor } from './views.js';
+
+/**
+ * The vaulting app, one directory per semantic version (spec Versioning 1). Each version names
+ * its own bundle and stylesheet under `/vault/<version>/`; adding 1.9.0 means adding an entry
+ * here and a `web/vault/1.9.0/` directory, and 1.8.0 stays exactly as it is.
+ */
+export const vaultAppVersions: Record<string, { script: string; style: string; files: string[] }> = {
+  '1.8.0': { script: '/vault/1.8.0/app.js', style: '/vault/1.8.0/styles.css', files: ['app.js', 'styles.css'] },
+};
+export const latestVaultAppVersion = '1.8.0';
+
+/** The public URL of a vaulting app version (`{vault_app_url}/<version>/`). */
+export function vaultAppUrl(config: AppContext['config'], version = latestVaultAppVersion): string {
+  const base = config.vaultAppUrl;
+  // A bare origin means "this server", where the app lives under /vault/.
+  return new URL(base).pathname === '/' ? `${base}/vault/${version}/` : `${base}/${version}/`;
+}
+
+const vaultCsp = { frameAncestors: "'none'", frameSrc: "'self'" } as const;
+
+export async function vaultAppRoutes(app: App, context: AppContext): Promise<void> {
+  app.get('/vault/:version/', async (request, reply) => {
+    const { version } = request.params as { version: string };
+    const release = vaultAppVersions[version];
+    const query = request.query as RawQuery;
+    const language: LanguageCode = parseLanguage(typeof query.language === 'string' ? query.language : undefined) ?? 'enGB';
+    const style = release?.style ?? vaultAppVersions[latestVaultAppVersion]!.style;
+    const t = translatorFor(language);
+    if (!release) return sendPage(reply, 404, errorPage({ language, style, message: t('invalidRequest', { params: 'version' }) }), vaultCsp);
+
+    const parsed = parseVaultAppQuery(query);
+    if (!parsed.ok) {
+      const message = parsed.params.auth ? t('invalidAuth') : t('invalidRequest', { params: Object.keys(parsed.params).join(', ') });
+      return sendPage(reply, 400, errorPage({ language, style, message, details: parsed.params }), vaultCsp);
+    }
+    const opened = await openVaultApp(context.db, { jwtSecret: context.config.secrets.jwtSecret, inputs: parsed.inputs, now: context.now() });
+    if (!opened.ok) {
+      const message = opened.status === 403 ? t('invalidAuth') : t('invalidRequest', { params: Object.keys(opened.params).join(', ') });
+      return sendPage(reply, opened.status, errorPage({ language, style, message, details: opened.params }), vaultCsp);
+    }
+    const { session, channel } = opened;
+    const pageT = translatorFor(session.language as LanguageCode);
+    const body = hostedPage({
+      language: session.language as LanguageCode,
+      title: pageT('titleVault'),
+      heading: pageT('titleVault'),
+      subheading: pageT('paymentTo', { company: channel.company }),
+      style: release.style,
+      script: release.script,
+      content: html`${secureNoteView(pageT, isTestMode(channel.accountMode))}
+${cardFormView({ t: pageT, language: session.language as LanguageCode, holderFields: ['name', 'email', 'address', 'city', 'zip', 'country'], prefill: session.options.cardholder ?? {}, submitLabel: pageT('saveCard') })}`,
+      data: {
+        kind: 'vault',
+        session: opened.token,
+        sitePath: await sitePathOf(context, channel.siteId),
+        channelId: channel.id,
+        locale: session.language,
+        messages: pageMessages(session.language as LanguageCode),
+        attemptsLeft: attemptsLeft(session),
+        timeoutMs: limits.hostedPaymentTimeoutMs,
+        company: channel.company,
+      },
+    });
+    return sendPage(reply, 200, body, vaultCsp);
+  });
+
+  app.get('/vault/:version/:file', async (request, reply) => {
+    const { version, file } = request.params as { version: string; file: string };
+    const release = vaultAppVersions[version];
+    if (release?.files.includes(file)) {
+      const sent = sendAsset(reply, `vault/${version}/${file}`, { immutable: true });
+      if (sent) return sent;
+    }
+    return reply.code(404).send({ code: 'rest_no_route', message: 'No route was found matching the URL and request method.', data: { status: 404 } });
+  });
+}
+
+export async function sitePathOf(context: AppContext, siteId: number): Promise<string> {
+  return (await context.db.one<{ path: string }>('SELECT path FROM sites WHERE id = $1', [siteId])).path;
+}

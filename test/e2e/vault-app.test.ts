@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { signJwt } from '../../src/domain/credentials.js';
+import { cardVaultToken, createMerchant, fillCard, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
+
+let e2e: E2E;
+let merchant: Merchant;
+let page: Page;
+
+beforeAll(async () => {
+  e2e = await startE2E();
+  merchant = await createMerchant(e2e);
+  page = await e2e.browser.newPage({ viewport: { width: 1280, height: 900 } });
+  if (process.env.E2E_DEBUG) page.on('console', (message) => console.log('[page]', message.text())).on('pageerror', (error) => console.log('[pageerror]', error.message)).on('response', (response) => console.log('[response]', response.status(), response.url().slice(0, 120)));
+});
+afterAll(async () => e2e?.close());
+
+async function vaultUrl(query: Record<string, string>): Promise<string> {
+  const url = new URL(`${e2e.baseUrl}/vault/1.8.0/`);
+  const params = { auth: await cardVaultToken(e2e, merchant), channels: String(merchant.channelId), env: 'test', ...query };
+  for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+  return url.toString();
+}
+
+async function submitAndLand(card: string, query: Record<string, string>): Promise<URL> {
+  await page.goto(await vaultUrl({ redirect: `${e2e.host.origin}/done?keep=1`, session_id: 'abc123', ...query }));
+  await fillCard(page, { number: card });
+  await Promise.all([page.waitForURL(`${e2e.host.origin}/done**`), page.click('#submit')]);
+  return new URL(page.url());
+}
+
+describe('vaulting app 1.8.0 in Chromium', () => {
+  it('shows the form with cardholder fields prefilled and our strict CSP', async () => {
+    const response = await page.goto(await vaultUrl({ name: 'Ada Lovelace', email: 'ada@example.com', city: 'London', zip: 'N1 9GU', country: 'GB', address: '12 Analytical Row' }));
+    expect(response?.status()).toBe(200);
+    const csp = response?.headers()['content-security-policy'] ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(await page.inputValue('#name')).toBe('Ada Lovelace');
+    expect(await page.inputValue('#email')).toBe('ada@example.com');
+    expect(await page.inputValue('#country')).toBe('GB');
+    expect(await page.getAttribute('#card_number', 'autocomplete')).toBe('cc-number');
+    await page.fill('#card_number', '4111111111111111');
+    expect(await page.inputValue('#card_number')).toBe('4111 1111 1111 1111');
+    expect(await page.textContent('#card-brand')).toContain('Visa');
+    await screenshots(page, 'vault-form');
+  });
+
+  it('refuses bad card input in the browser with accessible messages', async () => {
+    await page.goto(await vaultUrl({ name: 'Ada Lovelace' }));
+    await fillCard(page, { number: '4111 1111 1111 1112', expiry: '01/20', cvv: '12' });
+    await page.click('#submit');
+    await expect.poll(() => page.isVisible('#error-summary')).toBe(true);
+    expect(await page.getAttribute('#card_number', 'aria-invalid')).toBe('true');
+    expect(await page.getAttribute('#expiry', 'aria-invalid')).toBe('true');
+    expect(await page.getAttribute('#cvv', 'aria-invalid')).toBe('true');
+    expect(await page.textContent('#card_number-error')).toBe('Enter a valid card number.');
+    expect(await page.getAttribute('#error-summary', 'role')).toBe('alert');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('error-summary');
+    await screenshots(page, 'vault-errors');
+    const cards = await e2e.t.db.query('SELECT id FROM cards WHERE site_id = $1', [merchant.site.siteId]);
+    expect(cards).toHaveLength(0);
+  });
+
+  it('vaults a card and redirects with every redirect parameter', async () => {
+    const landed = await submitAndLand(testCards.visa, {});
+    const params = Object.fromEntries(landed.searchParams);
+    expect(params).toMatchObject({ keep: '1', session_id: 'abc123', last_four: '1111', card_type: 'visa', expiry_month: '12', expiry_year: '2030', status: 'success' });
+    expect(params.token).toMatch(/^[A-Za-z0-9]{32}$/);
+    expect(params.transaction_id).toMatch(/^[0-9]+$/);
+    // The integrator confirms the outcome through the API, as the spec asks.
+    const transaction = await e2e.t.app.inject({ url: `/${merchant.site.path}/site-json/vendor/v2/transactions/${params.transaction_id}`, headers: merchant.site.headers });
+    expect(transaction.json()).toMatchObject({ status: 'complete', transaction_types: 'vault', total: 0, token: params.token });
+  });
+
+  it('redirects a declined card with status failed', async () => {
+    const landed = await submitAndLand(testCards.visaDeclined, { session_id: 'dec1' });
+    expect(Object.fromEntries(landed.searchParams)).toMatchObject({ status: 'failed', last_four: '0002', session_id: 'dec1' });
+  });
+
+  it.each(['800.100.151', '800.100.152', '800.100.153', '800.100.154', '800.100.155', '800.100.156', '800.100.157', '800.100.158', '800.100.159', '800.100.160', '800.100.161'])(
+    'fail_code %s forces that decline',
+    async (code) => {
+      const landed = await submitAndLand(testCards.visa, { fail_code: code });
+      expect(landed.searchParams.get('status')).toBe('failed');
+      const row = await e2e.t.db.one<{ decline_code: string; status: string }>('SELECT decline_code, status FROM transactions WHERE id = $1', [Number(landed.searchParams.get('transaction_id'))]);
+      expect(row).toEqual({ decline_code: code, status: 'failed' });
+    },
+  );
+
+  it('runs the 3DS challenge inside the page: Authenticate succeeds', async () => {
+    await page.goto(await vaultUrl({ redirect: `${e2e.host.origin}/done`, session_id: 's3ds' }));
+    await fillCard(page, { number: testCards.visaChallenge });
+    await page.click('#submit');
+    const challenge = page.frameLocator('#challenge-frame');
+    await challenge.getByRole('button', { name: 'Authenticate' }).waitFor();
+    await screenshots(page, 'vault-3ds-challenge');
+    await Promise.all([page.waitForURL(`${e2e.host.origin}/done**`), challenge.getByRole('button', { name: 'Authenticate' }).click()]);
+    expect(new URL(page.url()).searchParams.get('status')).toBe('success');
+  });
+
+  it('runs the 3DS challenge inside the page: Fail declines', async () => {
+    await page.goto(await vaultUrl({ redirect: `${e2e.host.origin}/done`, session_id: 's3dsfail' }));
+    await fillCard(page, { number: testCards.visaChallenge });
+    await page.click('#submit');
+    const challenge = page.frameLocator('#challenge-frame');
+    await Promise.all([page.waitForURL(`${e2e.host.origin}/done**`), challenge.getByRole('button', { name: 'Fail' }).click()]);
+    expect(new URL(page.url()).searchParams.get('status')).toBe('failed');
+  });
+
+  it('shows the outcome in the page when there is no redirect', async () => {
+    await page.goto(await vaultUrl({ language: 'deDE' }));
+    expect(await page.getAttribute('html', 'lang')).toBe('de-DE');
+    await fillCard(page, { number: testCards.mastercard, name: 'Max Mustermann' });
+    await page.click('#submit');
+    await page.waitForSelector('#outcome.success');
+    expect(await page.textContent('#outcome')).toContain('Ihre Karte wurde gespeichert.');
+    await screenshots(page, 'vault-success-de');
+  });
+
+  it('shows an error page and no form for an expired or foreign auth token', async () => {
+    const expired = await signJwt(e2e.t.config.secrets.jwtSecret, { userId: merchant.site.userId, kind: 'cardvaultuser', siteId: merchant.site.siteId }, new Date(Date.now() - 20 * 60 * 1000));
+    const response = await page.goto(await vaultUrl({ auth: expired }));
+    expect(response?.status()).toBe(403);
+    expect(await page.locator('#card_number').count()).toBe(0);
+    expect(await page.textContent('main')).toContain('missing, invalid or has expired');
+    await screenshots(page, 'vault-expired-auth');
+    const other = await createMerchant(e2e);
+    const foreign = await page.goto(await vaultUrl({ auth: await cardVaultToken(e2e, other) }));
+    expect(foreign?.status()).toBe(403);
+    expect(await page.locator('#card_number').count()).toBe(0);
+  });
+
+  it('validates every input and refuses unknown versions', async () => {
+    const bad = await page.goto(await vaultUrl({ redirect: 'javascript:alert(1)', country: 'XX', email: 'nope', session_id: 'a b', fail_code: '42' }));
+    expect(bad?.status()).toBe(400);
+    const text = await page.textContent('main');
+    for (const name of ['redirect', 'country', 'email', 'session_id', 'fail_code']) expect(text).toContain(name);
+    expect(await page.locator('#card_number').count()).toBe(0);
+    const unknown = await page.goto(`${e2e.baseUrl}/vault/1.7.9/?channels=1`);
+    expect(unknown?.status()).toBe(404);
+  });
+});

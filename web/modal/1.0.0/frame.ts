@@ -1,0 +1,163 @@
+// The payment modal's frame: our page inside the integrator's overlay. Receives the modal options
+// from the host page (exact origin and window checked), exchanges the auth string for a modal
+// session, takes the card and reports every step to the host as the spec's callbacks.
+import { callApi } from '../../shared/api.js';
+import { CardForm } from '../../shared/card-form.js';
+import { byId, readPageData, translator, type PageData } from '../../shared/page-data.js';
+import { fieldErrorsOf, runPayment, showOutcome, type ApiErrorBody, type FlowEnd, type PaymentAnswer } from '../../shared/payment-flow.js';
+import { frameSource, hostSource, type CallbackName, type HostMessage, type ModalInit } from './protocol.js';
+
+interface FrameData {
+  hostOrigin: string;
+  locale: string;
+  messages: Record<string, string>;
+  timeoutMs: number;
+}
+
+interface SessionAnswer {
+  session: string;
+  booking_event: 'booking_logged' | 'booking_exists';
+  booking: { id: number } & Record<string, unknown>;
+  amount_formatted: string;
+  attempts_left: number;
+  company: string;
+  test_mode: boolean;
+  site_path: string;
+  channels: number;
+  language: string;
+  cardholder: { name?: string; email?: string };
+}
+
+const data = readPageData<FrameData>();
+const t = translator(data.messages);
+const timeoutMessage = 'The request timed out.';
+let started = false;
+
+function post(message: Record<string, unknown>): void {
+  window.parent.postMessage({ source: frameSource, ...message }, data.hostOrigin);
+}
+
+function emit(name: CallbackName, argument: unknown): void {
+  post({ type: 'event', name, argument });
+}
+
+function fatal(text: string): void {
+  byId('loading').hidden = true;
+  byId('payment').hidden = true;
+  const box = byId('fatal');
+  box.textContent = text;
+  box.hidden = false;
+}
+
+window.addEventListener('message', (event) => {
+  if (event.origin !== data.hostOrigin || event.source !== window.parent) return;
+  const message = event.data as HostMessage | null;
+  if (!message || message.source !== hostSource || message.type !== 'init' || started) return;
+  started = true;
+  void start(message.options);
+});
+post({ type: 'ready' });
+
+async function start(options: ModalInit): Promise<void> {
+  const opened = await callApi<SessionAnswer | ApiErrorBody>({ method: 'POST', url: '/hosted/modal/sessions', body: { ...options, origin: data.hostOrigin }, timeoutMs: data.timeoutMs });
+  if (opened.kind !== 'answer') {
+    emit('transaction_error', opened.error);
+    return fatal(t('networkError'));
+  }
+  if (opened.status !== 201) {
+    const error = opened.body as ApiErrorBody;
+    if (error.code === 'jwt_auth_invalid_request') {
+      emit('token_error', error);
+      return fatal(t('sessionExpired'));
+    }
+    emit('booking_error', error);
+    return fatal(t('bookingInvalid', { message: Object.entries(error.data.params ?? {}).map(([name, text]) => `${name}: ${text}`).join('; ') || error.message }));
+  }
+  const session = opened.body as SessionAnswer;
+  emit(session.booking_event, session.booking);
+  showForm(session);
+}
+
+function showForm(session: SessionAnswer): void {
+  const pageData: PageData = {
+    kind: 'modal', session: session.session, sitePath: session.site_path, channelId: session.channels, locale: data.locale, messages: data.messages,
+    attemptsLeft: session.attempts_left, timeoutMs: data.timeoutMs, company: session.company, bookingId: session.booking.id,
+  };
+  byId('payee').textContent = t('paymentTo', { company: session.company });
+  byId('booking-id').textContent = String(session.booking.id);
+  byId('amount').textContent = session.amount_formatted;
+  byId('test-mode').hidden = !session.test_mode;
+  const submit = byId('submit');
+  submit.textContent = t('payAmount', { amount: session.amount_formatted });
+  submit.dataset.continueLabel = t('continue');
+  const form = new CardForm(t);
+  const nameInput = form.form.querySelector<HTMLInputElement>('[name="name"]');
+  const emailInput = form.form.querySelector<HTMLInputElement>('[name="email"]');
+  if (nameInput && session.cardholder.name) nameInput.value = session.cardholder.name;
+  if (emailInput && session.cardholder.email) emailInput.value = session.cardholder.email;
+  byId('loading').hidden = true;
+  byId('payment').hidden = false;
+  byId('card_number').focus();
+
+  form.form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const card = form.collect();
+    if (!card) return;
+    byId('outcome').hidden = true;
+    form.setBusy(true, t('processing'));
+    void runPayment(pageData, card, {}, { challengeMode: 'window', onProcessing: (value) => post({ type: 'processing', value }) }).then((end) => {
+      form.setBusy(false, '');
+      report(end, pageData, form);
+    });
+  });
+}
+
+function timeoutArgument(bookingId: number | undefined) {
+  return { booking_id: bookingId ?? null, message: `${timeoutMessage} Booking ID: ${bookingId}.`, name: 'TimeoutError' };
+}
+
+function report(end: FlowEnd, page: PageData, form: CardForm): void {
+  if (end.kind === 'timeout' || (end.kind === 'answer' && end.answer.outcome === 'timeout')) {
+    emit('transaction_timeout', timeoutArgument(page.bookingId));
+    form.form.hidden = true;
+    return showOutcome('failed', [t('timeout', { bookingId: page.bookingId ?? '', company: page.company })]);
+  }
+  if (end.kind === 'network') {
+    emit('transaction_error', end.error);
+    return showOutcome('failed', [t('networkError')]);
+  }
+  if (end.kind === 'refused') return refused(end.error, page, form);
+  answered(end.answer, page, form);
+}
+
+function answered(answer: PaymentAnswer, page: PageData, form: CardForm): void {
+  if (answer.outcome === 'complete') {
+    emit('transaction_logged', answer.transaction);
+    form.form.hidden = true;
+    return showOutcome('success', [t('paymentSuccess'), [t('transactionId'), String(answer.transaction.id)], [t('bookingId'), String(page.bookingId)]]);
+  }
+  emit('transaction_failed', answer.transaction);
+  const decline = answer.decline ? t('declined', { reason: answer.decline.message, code: answer.decline.code }) : t('unexpectedError');
+  if (answer.rejected) {
+    emit('transaction_rejected', answer.rejected);
+    form.form.hidden = true;
+    return showOutcome('failed', [decline, t('rejected', { company: page.company })]);
+  }
+  showOutcome('failed', [decline, t('attemptsLeft', { count: answer.attempts_left })]);
+  form.clearCard();
+}
+
+function refused(error: ApiErrorBody, page: PageData, form: CardForm): void {
+  if (error.code === 'jwt_auth_invalid_request') {
+    emit('token_error', error);
+    form.form.hidden = true;
+    return showOutcome('failed', [t('sessionExpired')]);
+  }
+  if (error.code === 'rest_attempts_exhausted') {
+    emit('transaction_rejected', { message: error.message });
+    form.form.hidden = true;
+    return showOutcome('failed', [t('rejected', { company: page.company })]);
+  }
+  emit('transaction_error', { name: 'Error', message: error.message });
+  showOutcome('failed', fieldErrorsOf(error));
+}

@@ -1,0 +1,32 @@
+/**
+ * Messages between the integrator's page (payment-modal.js) and our frame. Every message carries
+ * `source` so unrelated postMessage traffic is ignored; both sides also check the exact origin
+ * and the window the message came from.
+ */
+export const hostSource = 'trustfare-modal-host';
+export const frameSource = 'trustfare-modal-frame';
+
+export const callbackNames = [
+  'token_error', 'booking_logged', 'booking_exists', 'booking_error', 'transaction_logged', 'transaction_failed',
+  'transaction_rejected', 'transaction_timeout', 'transaction_error', 'modal_closed', 'close_window_attempted',
+] as const;
+export type CallbackName = (typeof callbackNames)[number];
+
+/** What the host sends once the frame is ready: the modal options, minus the callbacks. */
+export interface ModalInit {
+  path: string;
+  channels: number;
+  currencies: string;
+  total: number;
+  auth: string;
+  verify: string[];
+  booking: Record<string, unknown>;
+  language?: string;
+}
+
+export type HostMessage = { source: typeof hostSource; type: 'init'; options: ModalInit };
+
+export type FrameMessage =
+  | { source: typeof frameSource; type: 'ready' }
+  | { source: typeof frameSource; type: 'event'; name: CallbackName; argument: unknown }
+  | { source: typeof frameSource; type: 'processing'; value: boolean };

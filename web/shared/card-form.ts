@@ -1,0 +1,175 @@
+import { cardTypeFromBin, cvvLength, luhnValid } from '../../src/domain/vault/card-types.js';
+import type { CardBrand } from '../../src/processor/connector.js';
+import { byId, type Translate } from './page-data.js';
+
+/**
+ * Enhances the server-rendered card form: spaces the card number by brand, names the brand,
+ * slashes the expiry, and validates on blur and submit with messages tied to each field
+ * (aria-invalid, aria-describedby, a focused error summary). The checks are the vault's own
+ * (Luhn, expiry, CVV length by brand), shared with the server code.
+ */
+export interface CardInput {
+  card_number: string;
+  expiry_month: string;
+  expiry_year: number;
+  cvv: string;
+  name?: string;
+  email?: string;
+  address?: string;
+  city?: string;
+  zip?: string;
+  country?: string;
+}
+
+const brandNames: Record<CardBrand, string> = { visa: 'Visa', master: 'Mastercard', amex: 'American Express', jcb: 'JCB', diners: 'Diners Club', discover: 'Discover', other: '' };
+
+export function digitsOf(value: string): string {
+  return value.replace(/\D/g, '');
+}
+
+/** Groups of 4, or 4-6-5 for American Express, as printed on the cards. */
+export function spaceCardNumber(digits: string): string {
+  const groups = cardTypeFromBin(digits.slice(0, 6)) === 'amex' ? [4, 6, 5] : [4, 4, 4, 4, 3];
+  const parts: string[] = [];
+  let at = 0;
+  for (const size of groups) {
+    if (at >= digits.length) break;
+    parts.push(digits.slice(at, at + size));
+    at += size;
+  }
+  return parts.join(' ');
+}
+
+export function parseExpiry(value: string): { month: number; year: number } | null {
+  const match = /^\s*(\d{1,2})\s*\/?\s*(\d{2}|\d{4})\s*$/.exec(value);
+  if (!match) return null;
+  const month = Number(match[1]);
+  const year = match[2]!.length === 2 ? 2000 + Number(match[2]) : Number(match[2]);
+  return month >= 1 && month <= 12 ? { month, year } : null;
+}
+
+export function expiryValid(value: string, now: Date): boolean {
+  const expiry = parseExpiry(value);
+  if (!expiry) return false;
+  const current = now.getFullYear() * 12 + now.getMonth();
+  const given = expiry.year * 12 + (expiry.month - 1);
+  return given >= current && expiry.year <= now.getFullYear() + 20;
+}
+
+type Check = (value: string) => string | null;
+
+export class CardForm {
+  readonly form: HTMLFormElement;
+  private readonly t: Translate;
+  private readonly checks = new Map<string, Check>();
+
+  constructor(t: Translate) {
+    this.t = t;
+    this.form = byId<HTMLFormElement>('card-form');
+    const number = this.input('card_number')!;
+    number.addEventListener('input', () => this.formatNumber(number));
+    const expiry = this.input('expiry')!;
+    expiry.addEventListener('input', (event) => {
+      if ((event as InputEvent).inputType?.startsWith('delete')) return;
+      const digits = digitsOf(expiry.value).slice(0, 4);
+      expiry.value = digits.length > 2 ? `${digits.slice(0, 2)}/${digits.slice(2)}` : digits;
+    });
+    this.checks.set('card_number', (value) => (luhnValid(digitsOf(value)) ? null : t('errorCardNumber')));
+    this.checks.set('expiry', (value) => (expiryValid(value, new Date()) ? null : t('errorExpiry')));
+    this.checks.set('cvv', (value) => {
+      const digits = cvvLength(this.brand());
+      return new RegExp(`^\\d{${digits}}$`).test(value.trim()) ? null : t('errorCvv', { digits });
+    });
+    if (this.input('name')) this.checks.set('name', (value) => (value.trim() ? null : t('errorRequired')));
+    if (this.input('email')) this.checks.set('email', (value) => (!value.trim() || /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/.test(value.trim()) ? null : t('errorEmail')));
+    for (const name of this.checks.keys()) {
+      this.input(name)!.addEventListener('blur', () => {
+        if (this.input(name)!.value !== '') this.validateField(name);
+      });
+    }
+  }
+
+  private input(name: string): HTMLInputElement | null {
+    return this.form.querySelector<HTMLInputElement>(`[name="${name}"]`);
+  }
+
+  brand(): CardBrand {
+    return cardTypeFromBin(digitsOf(this.input('card_number')!.value).slice(0, 6));
+  }
+
+  private formatNumber(input: HTMLInputElement): void {
+    const digits = digitsOf(input.value).slice(0, 19);
+    const caretAtEnd = input.selectionStart === input.value.length;
+    input.value = spaceCardNumber(digits);
+    if (caretAtEnd) input.setSelectionRange(input.value.length, input.value.length);
+    const brand = digits.length >= 1 ? brandNames[this.brand()] : '';
+    const label = byId('card-brand');
+    label.textContent = brand ? this.t('detectedBrand', { brand }) : '';
+    label.dataset.brand = brand ? this.brand() : '';
+    this.input('cvv')!.maxLength = cvvLength(this.brand());
+  }
+
+  private validateField(name: string): string | null {
+    const input = this.input(name)!;
+    const message = this.checks.get(name)!(input.value);
+    const error = byId(`${name}-error`);
+    error.textContent = message ?? '';
+    error.hidden = message === null;
+    if (message) input.setAttribute('aria-invalid', 'true');
+    else input.removeAttribute('aria-invalid');
+    return message;
+  }
+
+  /** Validates every field; on failure shows and focuses the summary and returns null. */
+  collect(): CardInput | null {
+    const failed = [...this.checks.keys()].filter((name) => this.validateField(name) !== null);
+    const summary = byId('error-summary');
+    if (failed.length > 0) {
+      summary.replaceChildren();
+      const heading = document.createElement('p');
+      heading.textContent = this.t('errorSummary');
+      const list = document.createElement('ul');
+      for (const name of failed) {
+        const item = document.createElement('li');
+        const link = document.createElement('a');
+        link.href = `#${name}`;
+        link.textContent = byId(`${name}-error`).textContent ?? '';
+        link.addEventListener('click', (event) => {
+          event.preventDefault();
+          this.input(name)!.focus();
+        });
+        item.append(link);
+        list.append(item);
+      }
+      summary.append(heading, list);
+      summary.hidden = false;
+      summary.focus();
+      return null;
+    }
+    summary.hidden = true;
+    const expiry = parseExpiry(this.input('expiry')!.value)!;
+    const value = (name: string) => this.input(name)?.value.trim() || undefined;
+    const input: CardInput = { card_number: digitsOf(this.input('card_number')!.value), expiry_month: String(expiry.month).padStart(2, '0'), expiry_year: expiry.year, cvv: this.input('cvv')!.value.trim() };
+    for (const name of ['name', 'email', 'address', 'city', 'zip', 'country'] as const) {
+      const text = value(name);
+      if (text !== undefined) input[name] = text;
+    }
+    return input;
+  }
+
+  /** Locks the form while a payment is in flight. */
+  setBusy(busy: boolean, status: string): void {
+    const button = byId<HTMLButtonElement>('submit');
+    button.disabled = busy;
+    button.setAttribute('aria-busy', String(busy));
+    this.form.querySelectorAll<HTMLInputElement>('input, select').forEach((element) => (element.readOnly = busy));
+    byId('status').textContent = status;
+  }
+
+  /** After a decline the card fields are cleared (a new card or a corrected one is typed). */
+  clearCard(): void {
+    for (const name of ['card_number', 'expiry', 'cvv']) this.input(name)!.value = '';
+    byId('card-brand').textContent = '';
+    this.input('card_number')!.focus();
+  }
+}

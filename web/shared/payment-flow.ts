@@ -1,0 +1,171 @@
+import { callApi } from './api.js';
+import type { CardInput } from './card-form.js';
+import { byId, type PageData } from './page-data.js';
+
+/** The answer of the page payment API (`POST /hosted/payments`, `GET /hosted/payments/current`). */
+export interface PaymentAnswer {
+  outcome: 'complete' | 'failed' | 'challenge' | 'timeout';
+  /** The transaction as the REST API returns it, plus `3ds_response`, `api_urls`, `statement_batches`. */
+  transaction: Record<string, unknown> & { id: number; status: string; content?: string };
+  attempts_left: number;
+  /** Set when this failure was the last attempt allowed. */
+  rejected?: { message: string };
+  challenge_url?: string;
+  /** Vaulting app: where to send the browser, every redirect parameter appended. */
+  redirect_url?: string;
+  decline?: { code: string; message: string };
+  booking_id?: number | null;
+}
+
+export interface ApiErrorBody {
+  code: string;
+  message: string;
+  data: { status: number; params?: Record<string, string> | string[] };
+}
+
+export type FlowEnd =
+  | { kind: 'answer'; answer: PaymentAnswer }
+  | { kind: 'refused'; status: number; error: ApiErrorBody }
+  | { kind: 'timeout'; error: { name: 'TimeoutError'; message: string } }
+  | { kind: 'network'; error: { name: 'TypeError'; message: string } };
+
+export interface FlowHooks {
+  /** The card is with the service and the bank is being asked (beforeunload protection starts). */
+  onProcessing?: (processing: boolean) => void;
+  /** The bank wants the cardholder: the challenge is shown in the page. */
+  onChallenge?: () => void;
+  /**
+   * `frame` (default): the bank's page in an iframe of this page. `window`: in a window the
+   * cardholder opens with a button, for pages that are themselves framed by another origin
+   * (the modal), where the bank's page refuses to be framed.
+   */
+  challengeMode?: 'frame' | 'window';
+}
+
+/**
+ * Card → capture endpoint → page payment API → (3DS challenge in an iframe of this page) → the
+ * final answer. The card data goes only to this page's own origin.
+ */
+export async function runPayment(data: PageData, card: CardInput, extra: Record<string, unknown>, hooks: FlowHooks = {}): Promise<FlowEnd> {
+  const capture = await callApi<{ token: string } | ApiErrorBody>({
+    method: 'POST',
+    url: `/${encodeURIComponent(data.sitePath)}/site-json/vendor/v2/cards`,
+    session: data.session,
+    body: { channels: data.channelId, ...card },
+    timeoutMs: data.timeoutMs,
+  });
+  if (capture.kind !== 'answer') return capture;
+  if (capture.status !== 201) return { kind: 'refused', status: capture.status, error: capture.body as ApiErrorBody };
+  hooks.onProcessing?.(true);
+  try {
+    const paid = await callApi<PaymentAnswer | ApiErrorBody>({
+      method: 'POST',
+      url: '/hosted/payments',
+      session: data.session,
+      body: { card_token: (capture.body as { token: string }).token, ...extra },
+      timeoutMs: data.timeoutMs,
+    });
+    if (paid.kind !== 'answer') return paid;
+    if (paid.status >= 300) return { kind: 'refused', status: paid.status, error: paid.body as ApiErrorBody };
+    const answer = paid.body as PaymentAnswer;
+    if (answer.outcome !== 'challenge' || !answer.challenge_url) return { kind: 'answer', answer };
+    hooks.onChallenge?.();
+    await (hooks.challengeMode === 'window' ? showChallengeWindow(answer.challenge_url) : showChallenge(answer.challenge_url));
+    const settled = await callApi<PaymentAnswer | ApiErrorBody>({ method: 'GET', url: '/hosted/payments/current', session: data.session, timeoutMs: data.timeoutMs });
+    if (settled.kind !== 'answer') return settled;
+    if (settled.status >= 300) return { kind: 'refused', status: settled.status, error: settled.body as ApiErrorBody };
+    return { kind: 'answer', answer: settled.body as PaymentAnswer };
+  } finally {
+    hooks.onProcessing?.(false);
+  }
+}
+
+/** Shows the bank's challenge page in this page and resolves when it returns to us. */
+function showChallenge(url: string): Promise<void> {
+  const section = byId('challenge');
+  const frame = byId<HTMLIFrameElement>('challenge-frame');
+  const form = byId('card-form');
+  return new Promise((resolve) => {
+    const listener = (event: MessageEvent) => {
+      // Only our own 3DS return page, loaded in this very iframe, may end the challenge.
+      if (event.origin !== location.origin || event.source !== frame.contentWindow) return;
+      if ((event.data as { type?: string } | null)?.type !== 'tf:3ds-complete') return;
+      window.removeEventListener('message', listener);
+      section.hidden = true;
+      form.hidden = false;
+      frame.removeAttribute('src');
+      resolve();
+    };
+    window.addEventListener('message', listener);
+    form.hidden = true;
+    section.hidden = false;
+    frame.src = url;
+    byId('challenge-title').focus();
+  });
+}
+
+/** Offers a button that opens the bank's page in its own window; resolves when it returns. */
+function showChallengeWindow(url: string): Promise<void> {
+  const section = byId('challenge');
+  const form = byId('card-form');
+  const frame = byId<HTMLIFrameElement>('challenge-frame');
+  frame.hidden = true;
+  let button = document.getElementById('challenge-open') as HTMLButtonElement | null;
+  if (!button) {
+    button = document.createElement('button');
+    button.type = 'button';
+    button.id = 'challenge-open';
+    button.className = 'primary';
+    button.textContent = byId('submit').dataset.continueLabel ?? 'Continue';
+    section.append(button);
+  }
+  return new Promise((resolve) => {
+    let opened: Window | null = null;
+    const listener = (event: MessageEvent) => {
+      if (event.origin !== location.origin || !opened || event.source !== opened) return;
+      if ((event.data as { type?: string } | null)?.type !== 'tf:3ds-complete') return;
+      window.removeEventListener('message', listener);
+      section.hidden = true;
+      form.hidden = false;
+      resolve();
+    };
+    window.addEventListener('message', listener);
+    button!.onclick = () => {
+      opened = window.open(url, 'trustfare-3ds', 'popup,width=520,height=680');
+    };
+    form.hidden = true;
+    section.hidden = false;
+    button!.focus();
+  });
+}
+
+/** Shows an outcome message in the page's outcome region and moves focus to it. */
+export function showOutcome(kind: 'success' | 'failed' | 'info', lines: (string | [string, string])[]): void {
+  const outcome = byId('outcome');
+  outcome.replaceChildren();
+  outcome.className = `outcome ${kind}`;
+  const list = document.createElement('dl');
+  for (const line of lines) {
+    if (typeof line === 'string') {
+      const paragraph = document.createElement('p');
+      paragraph.textContent = line;
+      outcome.append(paragraph);
+    } else {
+      const term = document.createElement('dt');
+      term.textContent = line[0];
+      const detail = document.createElement('dd');
+      detail.textContent = line[1];
+      list.append(term, detail);
+    }
+  }
+  if (list.childElementCount > 0) outcome.append(list);
+  outcome.hidden = false;
+  outcome.focus();
+}
+
+/** Puts the capture endpoint's field errors (400 rest_invalid_param) next to the fields. */
+export function fieldErrorsOf(error: ApiErrorBody): string[] {
+  const params = error.data.params;
+  if (!params || Array.isArray(params)) return [error.message];
+  return Object.values(params);
+}

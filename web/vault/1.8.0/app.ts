@@ -1,0 +1,55 @@
+// The vaulting app, version 1.8.0: one page that captures a card and verifies it with a
+// zero-value vault transaction, then sends the browser to `redirect` with the redirect
+// parameters (or shows the outcome when there is no redirect).
+import { CardForm } from '../../shared/card-form.js';
+import { byId, readPageData, translator } from '../../shared/page-data.js';
+import { fieldErrorsOf, runPayment, showOutcome, type PaymentAnswer } from '../../shared/payment-flow.js';
+
+const data = readPageData();
+const t = translator(data.messages);
+const form = new CardForm(t);
+
+function finish(answer: PaymentAnswer): void {
+  const success = answer.outcome === 'complete';
+  // The server built the URL and checked it is http(s); checked again here before leaving.
+  if (answer.redirect_url && /^https?:\/\//i.test(answer.redirect_url)) {
+    form.form.hidden = true;
+    showOutcome(success ? 'success' : 'failed', [success ? t('vaultSuccess') : t('vaultFailed'), t('redirecting')]);
+    location.assign(answer.redirect_url);
+    return;
+  }
+  if (success) {
+    form.form.hidden = true;
+    showOutcome('success', [t('vaultSuccess'), [t('transactionId'), String(answer.transaction.id)]]);
+    return;
+  }
+  const decline = answer.decline ? t('declined', { reason: answer.decline.message, code: answer.decline.code }) : t('vaultFailed');
+  if (answer.attempts_left > 0) {
+    showOutcome('failed', [decline, t('attemptsLeft', { count: answer.attempts_left })]);
+    form.clearCard();
+  } else {
+    form.form.hidden = true;
+    showOutcome('failed', [decline, t('rejected', { company: data.company })]);
+  }
+}
+
+form.form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const card = form.collect();
+  if (!card) return;
+  byId('outcome').hidden = true;
+  form.setBusy(true, t('processing'));
+  void runPayment(data, card, {}).then((end) => {
+    form.setBusy(false, '');
+    switch (end.kind) {
+      case 'answer':
+        return end.answer.outcome === 'timeout' ? showOutcome('failed', [t('unexpectedError')]) : finish(end.answer);
+      case 'refused':
+        return showOutcome('failed', end.status === 401 ? [t('sessionExpired')] : fieldErrorsOf(end.error));
+      case 'timeout':
+        return showOutcome('failed', [t('unexpectedError')]);
+      case 'network':
+        return showOutcome('failed', [t('networkError')]);
+    }
+  });
+});
