@@ -95,7 +95,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   await registerRateLimit(app, context.config);
   registerSecurityHeaders(app, context.config);
   await registerOpenApi(app, context.config);
-  registerIdempotency(app as never, context);
+  registerIdempotency(app, context);
   await registerRoutes(app, context);
   return app;
 }

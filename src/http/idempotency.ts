@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { App } from '../app.js';
 import type { AppContext } from '../context.js';
 import { limits } from '../limits.js';
 import type { Queryable } from '../storage/db.js';
@@ -42,17 +43,17 @@ interface KeyRow {
 }
 
 /** Registers the hooks; call before any route is registered (it extends every POST route). */
-export function registerIdempotency(app: { addHook: (...args: never[]) => unknown; decorateRequest: (name: string, value: unknown) => unknown }, context: AppContext): void {
+export function registerIdempotency(app: App, context: AppContext): void {
   app.decorateRequest('idempotency', null);
   const preHandler = (request: FastifyRequest, reply: FastifyReply) => claimOrReplay(context, request, reply);
-  (app.addHook as (name: 'onRoute', hook: (route: RouteOptions) => void) => void)('onRoute', (route) => {
+  app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (!methods.includes('POST')) return;
     const existing = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
     // Last, so authentication (requireAccess) has run and the site is known.
     route.preHandler = [...existing, preHandler] as RouteOptions['preHandler'];
   });
-  (app.addHook as (name: 'onSend', hook: (request: FastifyRequest, reply: FastifyReply, payload: unknown) => Promise<unknown>) => void)('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', async (request, reply, payload) => {
     if (request.idempotency) await storeResponse(context.db, request.idempotency, reply, payload);
     return payload;
   });
