@@ -1,0 +1,212 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { signAuthString } from '../../src/domain/hosted/auth-string.js';
+import { createMerchant, fillCard, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
+
+/**
+ * The payment modal on an integrator's page (another origin), in Chromium: the host page
+ * includes payment-modal.js with Subresource Integrity and records every callback.
+ */
+let e2e: E2E;
+let merchant: Merchant;
+let page: Page;
+let events: { name: string; argument: any }[] = [];
+
+const callbackNames = ['token_error', 'booking_logged', 'booking_exists', 'booking_error', 'transaction_logged', 'transaction_failed', 'transaction_rejected', 'transaction_timeout', 'transaction_error', 'modal_closed', 'close_window_attempted'];
+
+function hostPage(baseUrl: string): string {
+  const script = readFileSync('dist/web/modal/1.0.0/payment-modal.js');
+  const integrity = `sha384-${createHash('sha384').update(script).digest('base64')}`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Seaside Tours checkout</title>
+<script src="${baseUrl}/modal/1.0.0/payment-modal.js" integrity="${integrity}" crossorigin="anonymous"></script></head>
+<body><h1>Seaside Tours</h1><label>Booking <input class="tmt_booking_id" value="0"></label></body></html>`;
+}
+
+beforeAll(async () => {
+  // A short processor bound so the no-answer card times out quickly.
+  e2e = await startE2E({ PROCESSOR_TIMEOUT_MS: '1000', SANDBOX_NO_ANSWER_MS: '5000' });
+  merchant = await createMerchant(e2e);
+  e2e.host.pages.set('/checkout', hostPage(e2e.baseUrl));
+  page = await e2e.browser.newPage({ viewport: { width: 1280, height: 900 } });
+  await page.exposeFunction('recordCallback', (name: string, argument: unknown) => events.push({ name, argument }));
+  page.on('dialog', (dialog) => void dialog.accept());
+});
+afterAll(async () => e2e?.close());
+beforeEach(async () => {
+  events = [];
+  await page.unrouteAll();
+  await page.goto(`${e2e.host.origin}/checkout`);
+});
+
+const bookingData = { booking_id: 0, firstname: 'Grace', surname: 'Hopper', email: 'grace@example.com', date: '2031-06-30', countries: 'GB', reference: 'SEA-1' };
+
+function signed(total: number, options: { at?: Date; secret?: string; reference?: string } = {}) {
+  return signAuthString({ channels: merchant.channelId, currencies: 'USD', total, reference: options.reference ?? 'SEA-1' }, options.secret ?? merchant.channelSecret, options.at ?? new Date());
+}
+
+async function openModal(options: Record<string, unknown>): Promise<void> {
+  await page.evaluate(({ options, names }) => {
+    const callbacks = Object.fromEntries(names.map((name) => [name, (argument: unknown) => (window as any).recordCallback(name, argument)]));
+    (window as any).TrustfareModal.open({ ...options, callbacks });
+  }, { options, names: callbackNames });
+}
+
+function modalOptions(total: number, extra: Record<string, unknown> = {}) {
+  return { path: merchant.site.path, channels: merchant.channelId, currencies: 'USD', total, auth: signed(total), verify: ['reference'], booking: bookingData, ...extra };
+}
+
+const frame = () => page.frameLocator('iframe[title="Payment"]');
+const names = () => events.map((event) => event.name);
+
+async function pay(card: string): Promise<void> {
+  await frame().locator('#card_number').fill(card);
+  await frame().locator('#expiry').fill('12/30');
+  await frame().locator('#cvv').fill('123');
+  await frame().locator('#submit').click();
+}
+
+describe('payment modal in Chromium', () => {
+  it('creates the booking (booking_logged), takes the card in our frame and reports transaction_logged', async () => {
+    await openModal(modalOptions(12_500));
+    await expect.poll(names).toEqual(['booking_logged']);
+    const booking = events[0]!.argument;
+    expect(booking).toMatchObject({ firstname: 'Grace', surname: 'Hopper', total: 12_500, currencies: 'USD', channels: merchant.channelId, reference: 'SEA-1' });
+    await frame().locator('#submit').waitFor();
+    expect(await frame().locator('#booking-id').textContent()).toBe(String(booking.id));
+    await screenshots(page, 'modal-form');
+    await pay(testCards.visa);
+    await expect.poll(names).toEqual(['booking_logged', 'transaction_logged']);
+    const transaction = events[1]!.argument;
+    expect(transaction).toMatchObject({ status: 'complete', total: 12_500, currencies: 'USD', transaction_types: 'purchase', bookings: [expect.objectContaining({ id: booking.id })] });
+    expect(transaction).toHaveProperty('3ds_response');
+    expect(transaction).toHaveProperty('api_urls');
+    expect(transaction).toHaveProperty('statement_batches');
+    await frame().locator('#outcome.success').waitFor();
+    await screenshots(page, 'modal-success');
+    const read = await e2e.t.app.inject({ url: `/${merchant.site.path}/site-json/vendor/v2/bookings/${booking.id}`, headers: merchant.site.headers });
+    expect(read.json()).toMatchObject({ status: 'paid', total_unpaid: 0 });
+    // The card never touched the host page: no input of the host document holds it.
+    expect(await page.evaluate(() => document.body.innerHTML.includes('4111'))).toBe(false);
+  });
+
+  it('reads an existing booking from the .tmt_booking_id input (booking_exists)', async () => {
+    const created = await e2e.t.app.inject({
+      method: 'POST', url: `/${merchant.site.path}/site-json/vendor/v2/bookings`, headers: merchant.site.headers,
+      payload: { firstname: 'Alan', surname: 'Turing', email: 'alan@example.com', date: '2031-07-01', total: 30_000, currencies: 'USD', countries: 'GB', channels: merchant.channelId, reference: 'SEA-2' },
+    });
+    const bookingId = created.json().id as number;
+    await page.fill('.tmt_booking_id', String(bookingId));
+    const total = 10_000;
+    const auth = signAuthString({ channels: merchant.channelId, currencies: 'USD', total }, merchant.channelSecret, new Date());
+    await openModal({ path: merchant.site.path, channels: merchant.channelId, currencies: 'USD', total, auth });
+    await expect.poll(names).toEqual(['booking_exists']);
+    expect(events[0]!.argument).toMatchObject({ id: bookingId, surname: 'Turing', total: 30_000 });
+  });
+
+  it('reports booking_error with data.params for bad booking data', async () => {
+    // The spec's example: the booking currency differs from the channel base currency.
+    await openModal(modalOptions(5_000, { booking: { ...bookingData, currencies: 'EUR' } }));
+    await expect.poll(names).toEqual(['booking_error']);
+    const error = events[0]!.argument;
+    expect(error).toMatchObject({ code: 'rest_invalid_param', data: { status: 400, params: { channels: expect.stringContaining('currency') } } });
+    expect(error.message).toContain('channels');
+    await frame().locator('#fatal').waitFor();
+    await screenshots(page, 'modal-booking-error');
+    events = [];
+    await openModal(modalOptions(5_000, { booking: { ...bookingData, email: 'not-an-email', firstname: undefined } }));
+    await expect.poll(names).toEqual(['modal_closed', 'booking_error']);
+    expect(Object.keys(events[1]!.argument.data.params)).toEqual(expect.arrayContaining(['email', 'firstname']));
+    const drafts = await e2e.t.db.query("SELECT id FROM bookings WHERE site_id = $1 AND currency = 'EUR'", [merchant.site.siteId]);
+    expect(drafts).toHaveLength(0);
+  });
+
+  it('fires token_error for a wrongly signed or expired auth string, and shows no form', async () => {
+    await openModal(modalOptions(5_000, { auth: signed(5_000, { secret: 'not-the-secret' }) }));
+    await expect.poll(names).toEqual(['token_error']);
+    expect(events[0]!.argument).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
+    expect(events[0]!.argument.message).toContain('session has expired');
+    expect(await frame().locator('#payment').isVisible()).toBe(false);
+    await screenshots(page, 'modal-token-error');
+    events = [];
+    await openModal(modalOptions(5_000, { auth: signed(5_000, { at: new Date(Date.now() - 16 * 60 * 1000) }) }));
+    await expect.poll(names).toEqual(['modal_closed', 'token_error']);
+    // A tampered amount is refused too: the auth string covers channels, currencies, total, reference.
+    events = [];
+    await openModal(modalOptions(5_000, { total: 1 }));
+    await expect.poll(names).toEqual(['modal_closed', 'token_error']);
+  });
+
+  it('fires transaction_failed three times, then transaction_rejected, and stops taking cards', async () => {
+    await openModal(modalOptions(7_000));
+    await frame().locator('#submit').waitFor();
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await pay(testCards.visaDeclined);
+      await expect.poll(() => names().filter((name) => name === 'transaction_failed').length).toBe(attempt);
+    }
+    await expect.poll(names).toEqual(['booking_logged', 'transaction_failed', 'transaction_failed', 'transaction_failed', 'transaction_rejected']);
+    expect(events[1]!.argument).toMatchObject({ status: 'failed', total: 7_000 });
+    expect(events[4]!.argument.message).toContain('Three failed attempts');
+    expect(await frame().locator('#card-form').isVisible()).toBe(false);
+    await screenshots(page, 'modal-rejected');
+  });
+
+  it('fires transaction_timeout with the booking ID when the processor never answers', async () => {
+    await openModal(modalOptions(8_000));
+    await expect.poll(names).toEqual(['booking_logged']);
+    await frame().locator('#submit').waitFor();
+    await pay(testCards.noAnswer);
+    await expect.poll(names, { timeout: 15_000 }).toEqual(['booking_logged', 'transaction_timeout']);
+    expect(events[1]!.argument).toMatchObject({ booking_id: events[0]!.argument.id, name: 'TimeoutError' });
+    expect(events[1]!.argument.message).toContain('timed out');
+  });
+
+  it('fires transaction_error (TypeError, fetch failed) when the network fails', async () => {
+    await page.route('**/hosted/payments', (route) => route.abort('internetdisconnected'));
+    await openModal(modalOptions(9_000));
+    await frame().locator('#submit').waitFor();
+    await pay(testCards.visa);
+    await expect.poll(names).toEqual(['booking_logged', 'transaction_error']);
+    expect(events[1]!.argument).toMatchObject({ name: 'TypeError' });
+    expect(events[1]!.argument.message).toContain('fetch failed');
+  });
+
+  it('fires close_window_attempted while processing, and modal_closed on close', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/hosted/payments', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await openModal(modalOptions(9_500));
+    await frame().locator('#submit').waitFor();
+    await pay(testCards.visa);
+    await expect.poll(() => frame().locator('#submit').getAttribute('aria-busy')).toBe('true');
+    await page.evaluate(() => window.dispatchEvent(new Event('beforeunload', { cancelable: true })));
+    await expect.poll(names).toEqual(['booking_logged', 'close_window_attempted']);
+    release();
+    await expect.poll(names).toEqual(['booking_logged', 'close_window_attempted', 'transaction_logged']);
+    await page.getByRole('button', { name: 'Close' }).click();
+    await expect.poll(names).toEqual(['booking_logged', 'close_window_attempted', 'transaction_logged', 'modal_closed']);
+    expect(events[3]!.argument.message).toContain('closed');
+    expect(await page.locator('iframe[title="Payment"]').count()).toBe(0);
+  });
+
+  it('completes a 3DS challenge in its own window', async () => {
+    await openModal(modalOptions(6_000));
+    await frame().locator('#submit').waitFor();
+    await pay(testCards.visaChallenge);
+    const [popup] = await Promise.all([page.waitForEvent('popup'), frame().locator('#challenge-open').click()]);
+    await popup.getByRole('button', { name: 'Authenticate' }).click();
+    await expect.poll(names).toEqual(['booking_logged', 'transaction_logged']);
+  });
+
+  it('frames only for the host origin it names', async () => {
+    const response = await page.request.get(`${e2e.baseUrl}/modal/1.0.0/frame?origin=${encodeURIComponent(e2e.host.origin)}`);
+    expect(response.headers()['content-security-policy']).toContain(`frame-ancestors ${e2e.host.origin}`);
+    const script = await page.request.get(`${e2e.baseUrl}/modal/1.0.0/payment-modal.js`);
+    expect(script.headers()['access-control-allow-origin']).toBe('*');
+    expect((await page.request.get(`${e2e.baseUrl}/modal/0.9.0/payment-modal.js`)).status()).toBe(404);
+  });
+});
