@@ -6,7 +6,7 @@ const text = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
 /** Card details from a hosted page. Never logged (app.ts redacts card_number and cvv too). */
 export const CaptureCardBody = Type.Object(
   {
-    channels: Type.Integer({ minimum: 1, description: 'Channel the card is vaulted to' }),
+    channels: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Channel the card is vaulted to' }),
     card_number: Type.String({ minLength: 12, maxLength: 23, pattern: '^[0-9][0-9 -]*[0-9]$', description: 'Digits; spaces and dashes ignored' }),
     expiry_month: Type.Union([Type.Integer({ minimum: 1, maximum: 12 }), Type.String({ pattern: '^(0?[1-9]|1[0-2])$' })]),
     expiry_year: Type.Union([Type.Integer({ minimum: 0, maximum: 2200 }), Type.String({ pattern: '^([0-9]{2}|[0-9]{4})$' })]),

@@ -70,6 +70,14 @@ describe('POST /{path}/site-json/vendor/v2/cards', () => {
     expect((await post(body({ channels: otherChannel }))).json()).toMatchObject({ code: 'rest_post_invalid_id', data: { status: 404 } });
   });
 
+  it('refuses a channel id beyond the integer range with 400, not a database error', async () => {
+    for (const channels of [1e20, 2 ** 53, Number.MAX_SAFE_INTEGER + 2]) {
+      const reply = await post(body({ channels }));
+      expect(reply.statusCode).toBe(400);
+      expect(reply.json()).toMatchObject({ code: 'rest_invalid_param', data: { status: 400, params: { channels: expect.any(String) } } });
+    }
+  });
+
   it('validates the card and the body, storing nothing', async () => {
     const count = async () => (await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM cards')).count;
     const before = await count();
