@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestContext, type TestContext } from '../support/context.js';
+import { createSite, type SiteFixture } from '../support/fixtures.js';
+import { createHostedSession } from '../../src/domain/hosted/sessions.js';
+import { signAuthString } from '../../src/domain/hosted/auth-string.js';
+import { buildWebBundles } from '../e2e/support.js';
+
+let t: TestContext;
+let site: SiteFixture;
+let channel: { id: number; channel_secret: string };
+
+beforeAll(async () => {
+  await buildWebBundles();
+  t = await createTestContext();
+  site = await createSite(t.db);
+  channel = (await t.app.inject({ method: 'POST', url: `/${site.path}/site-json/vendor/v2/channels`, headers: site.headers, payload: { name: 'Tours', currencies: 'USD' } })).json();
+});
+afterAll(async () => t.close());
+
+async function bookingSession(total: number): Promise<{ token: string; bookingId: number }> {
+  const booking = (await t.app.inject({
+    method: 'POST', url: `/${site.path}/site-json/vendor/v2/bookings`, headers: site.headers,
+    payload: { firstname: 'Ada', surname: 'Lovelace', email: 'ada@example.com', date: '2031-05-20', total, currencies: 'USD', countries: 'GB', channels: channel.id },
+  })).json() as { id: number };
+  const { token } = await createHostedSession(t.db, { kind: 'modal', siteId: site.siteId, channelId: channel.id, userId: site.userId, bookingId: booking.id, amount: total, currency: 'USD', language: 'enGB' }, new Date());
+  return { token, bookingId: booking.id };
+}
+
+describe('hosted page APIs', () => {
+  it('blocks a fourth attempt on the server, even when requests race', async () => {
+    const { token, bookingId } = await bookingSession(5_000);
+    const headers = { authorization: `Bearer ${token}` };
+    const first = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers, payload: { card_token: 'tok_visa_declined' } });
+    expect(first.json()).toMatchObject({ outcome: 'failed', attempts_left: 2, transaction: { status: 'failed' } });
+    // Four more at once: the server lets at most two more reach the bank (a payment refused
+    // before the bank, e.g. while another holds the booking's room, gives its attempt back).
+    const raced = await Promise.all(Array.from({ length: 4 }, () => t.app.inject({ method: 'POST', url: '/hosted/payments', headers, payload: { card_token: 'tok_visa_declined' } })));
+    expect(raced.filter((answer) => answer.statusCode === 201).length).toBeLessThanOrEqual(2);
+    let answer = raced.find((candidate) => candidate.statusCode === 201)!;
+    for (let index = 0; index < 3; index++) {
+      const next = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers, payload: { card_token: 'tok_visa_declined' } });
+      if (next.statusCode !== 201) break;
+      answer = next;
+    }
+    expect(answer.json()).toMatchObject({ outcome: 'failed', attempts_left: 0, rejected: { message: expect.stringContaining('Three failed attempts') } });
+    const attempts = await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM transactions t JOIN bookings b ON t.id = ANY(b.transaction_ids) WHERE b.id = $1', [bookingId]);
+    expect(attempts.count).toBe(3);
+    const refused = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers, payload: { card_token: 'tok_visa_declined' } });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json()).toMatchObject({ code: 'rest_attempts_exhausted', data: { status: 403 } });
+    expect(refused.json().message).toContain('Three failed attempts');
+    const later = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers, payload: { card_token: 'tok_visa' } });
+    expect(later.statusCode).toBe(403);
+  });
+
+  it('refuses unknown session tokens with the token_error shape', async () => {
+    const answer = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: 'Bearer hps_' + 'a'.repeat(43) }, payload: { card_token: 'tok_visa' } });
+    expect(answer.statusCode).toBe(403);
+    expect(answer.json()).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
+  });
+
+  it('lets a page session capture cards only for its own channel and site', async () => {
+    const { token } = await bookingSession(1_000);
+    const card = { card_number: '4111111111111111', expiry_month: '12', expiry_year: 2030, cvv: '123' };
+    const own = await t.app.inject({ method: 'POST', url: `/${site.path}/site-json/vendor/v2/cards`, headers: { authorization: `Bearer ${token}` }, payload: { channels: channel.id, ...card } });
+    expect(own.statusCode).toBe(201);
+    const otherChannel = await t.app.inject({ method: 'POST', url: `/${site.path}/site-json/vendor/v2/cards`, headers: { authorization: `Bearer ${token}` }, payload: { channels: channel.id + 1000, ...card } });
+    expect(otherChannel.statusCode).toBe(400);
+    const other = await createSite(t.db);
+    const otherSite = await t.app.inject({ method: 'POST', url: `/${other.path}/site-json/vendor/v2/cards`, headers: { authorization: `Bearer ${token}` }, payload: { channels: channel.id, ...card } });
+    expect(otherSite.statusCode).toBe(404);
+  });
+
+  it('opens a modal session only with a valid auth string, and never for a channel of another site', async () => {
+    const total = 2_000;
+    const body = (auth: string, path = site.path) => ({ path, channels: channel.id, currencies: 'USD', total, auth, booking: { booking_id: 0, firstname: 'A', surname: 'B', email: 'a@example.com', date: '2031-01-01', countries: 'GB' }, origin: 'https://shop.example' });
+    const good = signAuthString({ channels: channel.id, currencies: 'USD', total }, channel.channel_secret, new Date());
+    const opened = await t.app.inject({ method: 'POST', url: '/hosted/modal/sessions', payload: body(good) });
+    expect(opened.statusCode).toBe(201);
+    expect(opened.json()).toMatchObject({ booking_event: 'booking_logged', booking: { status: 'draft', total }, attempts_left: 3 });
+    const other = await createSite(t.db);
+    const foreign = await t.app.inject({ method: 'POST', url: '/hosted/modal/sessions', payload: body(good, other.path) });
+    expect(foreign.json()).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
+  });
+
+  it('sets page CSPs: no inline script, frame-ancestors per page', async () => {
+    const frame = await t.app.inject({ url: '/modal/1.0.0/frame?origin=https%3A%2F%2Fshop.example' });
+    expect(frame.headers['content-security-policy']).toContain('frame-ancestors https://shop.example');
+    expect(frame.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(frame.body).not.toMatch(/<script(?![^>]*(src=|type="application\/json"))/);
+    const badOrigin = await t.app.inject({ url: '/modal/1.0.0/frame?origin=javascript:alert(1)' });
+    expect(badOrigin.statusCode).toBe(400);
+    expect(badOrigin.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+  });
+});
