@@ -143,11 +143,17 @@ export function bookingTotalUnpaid(booking: Pick<BookingRecord, 'total' | 'total
   return Math.max(0, booking.total - booking.totalPaid);
 }
 
+const loadBookingSql = `SELECT ${bookingSelect} FROM ${bookingFrom} WHERE b.id = $1 AND b.site_id = $2 AND b.deleted_at IS NULL`;
+const loadBookingStatement = { name: 'booking_by_id', text: loadBookingSql };
+const loadBookingForUpdateStatement = { name: 'booking_by_id_for_update', text: `${loadBookingSql} FOR UPDATE OF b` };
+
 /** A live booking of the site, or undefined; `lock: 'update'` inside a transaction. */
 export async function loadBooking(db: Queryable, options: { siteId: number; id: number; lock?: 'update' }): Promise<BookingRecord | undefined> {
   if (!Number.isSafeInteger(options.id)) return undefined;
-  const lock = options.lock === 'update' ? 'FOR UPDATE OF b' : '';
-  const row = await db.maybeOne<BookingRow>(`SELECT ${bookingSelect} FROM ${bookingFrom} WHERE b.id = $1 AND b.site_id = $2 AND b.deleted_at IS NULL ${lock}`, [options.id, options.siteId]);
+  // Named statements (bench, issue 7): GET bookings/{id} is a hot path; PostgreSQL parses and
+  // plans each once per connection instead of once per request.
+  const statement = options.lock === 'update' ? loadBookingForUpdateStatement : loadBookingStatement;
+  const row = await db.maybeOne<BookingRow>(statement as never, [options.id, options.siteId]);
   return row ? bookingFromRow(row) : undefined;
 }
 
