@@ -23,6 +23,8 @@ export const limits = {
   loginLockoutMinutes: 30,
   rateLimitPerMinute: 600,
   loginRateLimitPerMinute: 20,
+  /** Genuine bearer credentials the rate limiter remembers per process (one look-up each). */
+  rateLimitKnownCredentialsMax: 10_000,
   passwordLengthMin: 8,
   passwordLengthMax: 200,
   usernameLengthMax: 60,

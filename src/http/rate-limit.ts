@@ -1,8 +1,9 @@
 import rateLimit, { type RateLimitOptions } from '@fastify/rate-limit';
-import type { FastifyRequest } from 'fastify';
 import type { App } from '../app.js';
 import type { Config } from '../config.js';
-import { hashToken } from '../domain/credentials.js';
+import type { AppContext } from '../context.js';
+import { apiTokenPrefix, hashToken, looksLikeJwt, verifyJwt } from '../domain/credentials.js';
+import { limits } from '../limits.js';
 import { bearerToken } from './auth.js';
 import { ApiError } from './errors.js';
 
@@ -11,16 +12,25 @@ const probePaths = new Set(['/healthz', '/readyz']);
 
 /**
  * Per-process rate limit (in memory): `config.rateLimitPerMinute` requests per minute per bearer
- * credential (API token or JWT, keyed by its hash) or, without one, per client IP. Liveness and
- * readiness probes are exempt. Exceeding it answers 429 `rest_too_many_requests` with
- * `Retry-After` in seconds. Must be registered before the routes it covers.
+ * credential (API token or JWT, keyed by its hash) or, without one, per client IP. A bearer token
+ * that is not a genuine credential counts against the client IP: otherwise a fresh random token
+ * per request would get a fresh allowance each time. Liveness and readiness probes are exempt.
+ * Exceeding it answers 429 `rest_too_many_requests` with `Retry-After` in seconds. Must be
+ * registered before the routes it covers.
  */
-export async function registerRateLimit(app: App, config: Config): Promise<void> {
+export async function registerRateLimit(app: App, context: Pick<AppContext, 'config' | 'db'>): Promise<void> {
+  const { config } = context;
+  const genuine = genuineCredentials(context);
   await app.register(rateLimit, {
     global: true,
     max: config.rateLimitPerMinute,
     timeWindow: windowMs,
-    keyGenerator: credentialOrIp,
+    keyGenerator: async (request) => {
+      const token = bearerToken(request);
+      if (!token) return `ip:${request.ip}`;
+      const hash = hashToken(token);
+      return (await genuine(token, hash)) ? `bearer:${hash}` : `ip:${request.ip}`;
+    },
     allowList: (request) => probePaths.has(request.url),
     errorResponseBuilder: (_request, context) =>
       new ApiError(429, 'rest_too_many_requests', `Too many requests; retry in ${context.after}.`, {}, { 'retry-after': String(Math.max(1, Math.ceil(context.ttl / 1000))) }),
@@ -35,7 +45,26 @@ export function loginRateLimit(config: Config): RateLimitOptions {
   return { max: config.loginRateLimitPerMinute, timeWindow: windowMs, keyGenerator: (request) => `login:${request.ip}` };
 }
 
-function credentialOrIp(request: FastifyRequest): string {
-  const token = bearerToken(request);
-  return token ? `bearer:${hashToken(token)}` : `ip:${request.ip}`;
+/**
+ * Whether a bearer token is a credential this service issued: a JWT with a valid signature, or
+ * an API token whose hash is stored (expired or not). Positive answers are remembered (at most
+ * limits.rateLimitKnownCredentialsMax, oldest forgotten first), so a credential costs one look-up
+ * per process; authentication proper (expiry, membership, revocation) happens in the route.
+ */
+function genuineCredentials(context: Pick<AppContext, 'config' | 'db'>): (token: string, hash: string) => Promise<boolean> {
+  const known = new Set<string>();
+  return async (token, hash) => {
+    if (known.has(hash)) return true;
+    let genuine = false;
+    if (token.startsWith(apiTokenPrefix)) {
+      genuine = (await context.db.maybeOne('SELECT 1 FROM api_tokens WHERE token_hash = $1', [hash])) !== undefined;
+    } else if (looksLikeJwt(token)) {
+      const secret = context.config.secrets.jwtSecret;
+      genuine = (await verifyJwt(secret, token, 'user')) !== null || (await verifyJwt(secret, token, 'refresh')) !== null || (await verifyJwt(secret, token, 'cardvaultuser')) !== null;
+    }
+    if (!genuine) return false;
+    if (known.size >= limits.rateLimitKnownCredentialsMax) known.delete(known.values().next().value!);
+    known.add(hash);
+    return true;
+  };
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { createSite, type SiteFixture } from '../support/fixtures.js';
@@ -36,6 +37,20 @@ describe('rate limiting', () => {
     expect(answers[3]!.json().code).toBe('rest_too_many_requests');
     const elsewhere = await t.app.inject({ method: 'POST', url: `/${site.path}/site-json/jwt-auth/v1/token`, payload: { username: site.username, password: site.password }, remoteAddress: '10.0.0.10' });
     expect(elsewhere.statusCode).toBe(200);
+  });
+
+  it('counts unverified bearer tokens against the client address, so random tokens do not escape the limit', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const forged = `tfat_${randomBytes(32).toString('base64url')}`;
+      const response = await t.app.inject({ url: `/${site.path}/api-tokens`, headers: { authorization: `Bearer ${forged}` }, remoteAddress: '10.0.0.77' });
+      statuses.push(response.statusCode);
+    }
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(statuses.slice(5)).toEqual([429, 429]);
+    // A verified credential keeps its own allowance, whatever its address did.
+    const other = await createSite(t.db);
+    expect((await t.app.inject({ url: `/${other.path}/api-tokens`, headers: other.headers, remoteAddress: '10.0.0.77' })).statusCode).not.toBe(429);
   });
 
   it('never limits the health probes', async () => {
