@@ -43,8 +43,11 @@ export const redactedLogPaths = [
 // `auth`): their values are replaced in logged URLs.
 const secretQueryParameters = /([?&](?:auth|token|access_token|refresh_token|password|otp|card_number|number|cvv|pan|secret|key)=)[^&#]*/gi;
 
+// The token of a payment request link (`/pay/<token>`) is a capability: it pays the booking.
+const secretPathSegments = /^(\/pay\/)[^/?#]+/;
+
 export function redactUrl(url: string): string {
-  return url.replace(secretQueryParameters, '$1[redacted]');
+  return url.replace(secretPathSegments, '$1[redacted]').replace(secretQueryParameters, '$1[redacted]');
 }
 
 const requestSerializer = (request: FastifyRequest) => ({

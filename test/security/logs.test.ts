@@ -1,0 +1,39 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp, redactUrl } from '../../src/app.js';
+import { signPaymentRequestToken } from '../../src/domain/payment-request-link.js';
+import { createTestContext, type TestContext } from '../support/context.js';
+import { createSite, type SiteFixture } from '../support/fixtures.js';
+
+let t: TestContext;
+let site: SiteFixture;
+beforeAll(async () => {
+  t = await createTestContext();
+  site = await createSite(t.db);
+});
+afterAll(async () => t.close());
+
+describe('URLs in the logs', () => {
+  it('hide the capability token of a payment request link (whoever holds it can pay and read the booking)', async () => {
+    const token = signPaymentRequestToken(t.config.secrets.signingSecret, { siteId: site.siteId, bookingId: 1, expiresAt: new Date(Date.now() + 86_400_000) });
+    const signature = token.split('.').at(-1)!;
+    expect(redactUrl(`/pay/${token}`)).toBe('/pay/[redacted]');
+    expect(redactUrl(`/pay/${token}?lang=fr`)).toBe('/pay/[redacted]?lang=fr');
+    const lines: string[] = [];
+    const stream = new Writable({ write(chunk, _encoding, done) { lines.push(String(chunk)); done(); } });
+    const app = await buildApp({ context: { ...t.context, config: { ...t.config, logLevel: 'trace' } }, logStream: stream });
+    try {
+      await app.inject({ url: `/pay/${token}` });
+      const log = lines.join('');
+      expect(log).toContain('incoming request');
+      expect(log).not.toContain(signature);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('keep ordinary URLs readable', () => {
+    expect(redactUrl('/demo/site-json/vendor/v2/bookings?page=2')).toBe('/demo/site-json/vendor/v2/bookings?page=2');
+    expect(redactUrl('/payments/x')).toBe('/payments/x');
+  });
+});
