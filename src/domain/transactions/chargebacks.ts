@@ -2,11 +2,12 @@ import type { AppContext } from '../../context.js';
 import { forbidden, invalidId, invalidParam, missingParams } from '../../http/errors.js';
 import type { Queryable } from '../../storage/db.js';
 import { loadChannel } from '../channels.js';
-import { loadStoredForex } from '../forex/payments.js';
+import { loadStoredForex, recordForexTerms, type ForexTerms } from '../forex/payments.js';
 import { enqueueMailsForTransaction } from '../emails/outbox.js';
 import { appendEntries } from '../ledger/postings.js';
 import { applyBookingDeltas } from './bookings.js';
 import { completionBookingDeltas, completionPostings, type BookingDelta, type ShareAmount } from './effects.js';
+import { ForexPartRefusal, channelPartOf } from './forex-parts.js';
 import { adjustRemaining, adjustShares, bookingShares, findTransaction, insertTransaction, updateTransaction, type BookingShare } from './repository.js';
 import { canTransition, nextStatus } from './states.js';
 import { statementDate, type StatementPeriod } from '../statements/dates.js';
@@ -38,15 +39,14 @@ async function chargeBack(tx: Queryable, actor: Actor, target: TransactionRecord
   if (!isCapturedMoney(parent.type)) throw invalidParam('linked_id', 'Only purchases, retained purchases and captures can be charged back.');
   if (!canTransition(parent.status, 'chargeback')) throw invalidParam('linked_id', `A ${parent.status} transaction cannot be charged back.`);
   if (total > parent.totalRemaining) throw invalidParam('total', `The chargeback exceeds the amount not yet refunded or charged back, ${parent.totalRemaining}.`);
-  // Forex (issue 4): booking shares and the ledger are in the channel currency, the chargeback
-  // in the paid one; until chargebacks convert at the original rate they are refused (docs/forex.md).
-  if ((await loadStoredForex(tx, parent.id)).forexRate !== null) throw invalidParam('linked_id', 'Chargebacks of forex transactions are not supported yet; record a refund instead.');
   const parentShares = await bookingShares(tx, parent.id);
-  const taken = fill(parentShares, total);
+  // `total` is in the paid currency; booking shares and the ledger are in the channel currency.
+  const money = await partMoney(tx, parent, parentShares, total);
+  const taken = fill(parentShares, money.channelTotal);
   await adjustShares(tx, parent.id, taken.map((share) => ({ bookingId: share.bookingId, delta: -share.total })));
   await adjustRemaining(tx, parent.id, -total, at);
   await updateTransaction(tx, parent.id, { status: nextStatus(parent.status, 'chargeback'), at });
-  const id = await insertAdminRow(tx, actor, { type: 'chargeback', parent, total, at, shares: taken.map((share) => ({ ...share, totalRemaining: share.total })), totalRemaining: total });
+  const id = await insertAdminRow(tx, actor, { type: 'chargeback', parent, money, at, shares: taken.map((share) => ({ ...share, totalRemaining: share.total })), totalRemaining: total });
   const deltas = completionBookingDeltas({ type: 'chargeback', shares: taken });
   await applyBookingDeltas(tx, withLockChange(deltas, parentShares, +1), at);
   await enqueueMailsForTransaction(tx, id);
@@ -63,10 +63,14 @@ async function closeChargeback(tx: Queryable, actor: Actor, options: { type: 'ch
   const chargeback = (await findTransaction(tx, { siteId: actor.siteId, id: chargebackId, lock: true }))!;
   if (chargeback.totalRemaining === 0) throw invalidParam('linked_id', 'The chargeback is already closed.');
   if (total > chargeback.totalRemaining) throw invalidParam('total', `At most ${chargeback.totalRemaining} of the chargeback is still open.`);
-  const closed = fill(await bookingShares(tx, chargeback.id), total);
+  const chargebackShares = await bookingShares(tx, chargeback.id);
+  // A forex chargeback is closed in parts of its own two amounts, so closing all of it gives
+  // back exactly the channel amount it took.
+  const money = await partMoney(tx, chargeback, chargebackShares, total);
+  const closed = fill(chargebackShares, money.channelTotal);
   await adjustShares(tx, chargeback.id, closed.map((share) => ({ bookingId: share.bookingId, delta: -share.total })));
   await adjustRemaining(tx, chargeback.id, -total, at);
-  const id = await insertAdminRow(tx, actor, { type: options.type, parent: chargeback, total, at, shares: closed.map((share) => ({ ...share, totalRemaining: 0 })), totalRemaining: 0 });
+  const id = await insertAdminRow(tx, actor, { type: options.type, parent: chargeback, money, at, shares: closed.map((share) => ({ ...share, totalRemaining: 0 })), totalRemaining: 0 });
   let deltas = completionBookingDeltas({ type: options.type, shares: closed });
   if (options.type === 'chargeback-reversal') {
     await adjustShares(tx, parent.id, closed.map((share) => ({ bookingId: share.bookingId, delta: share.total })));
@@ -79,6 +83,38 @@ async function closeChargeback(tx: Queryable, actor: Actor, options: { type: 'ch
   await applyBookingDeltas(tx, deltas, at);
   await enqueueMailsForTransaction(tx, id);
   return id;
+}
+
+/** An admin record's money: `paidTotal` as recorded, `channelTotal` what the ledger and bookings move. */
+interface PartMoney {
+  paidTotal: number;
+  channelTotal: number;
+  /** The whole's forex terms, carried to the new row (null without forex). */
+  forex: ForexTerms | null;
+}
+
+/**
+ * The channel amount of a part `paid` (paid currency) of `whole` (the charged-back transaction,
+ * or the chargeback being closed), at the whole's original rate, cumulatively (forex-parts.ts).
+ * Reads what earlier parts took from the whole's locked row and shares.
+ */
+async function partMoney(tx: Queryable, whole: TransactionRecord, shares: BookingShare[], paid: number): Promise<PartMoney> {
+  const stored = await loadStoredForex(tx, whole.id);
+  if (stored.forexRate === null) return { paidTotal: paid, channelTotal: paid, forex: null };
+  const forexWhole = { paidCurrency: whole.currency, paidTotal: whole.total, channelCurrency: stored.channelCurrency!, channelTotal: stored.channelTotal!, rate: stored.forexRate };
+  const consumed = { paid: whole.total - whole.totalRemaining, channel: shares.reduce((sum, share) => sum + share.total - share.totalRemaining, 0) };
+  let channelTotal: number;
+  try {
+    channelTotal = channelPartOf(forexWhole, consumed, paid);
+  } catch (error) {
+    if (error instanceof ForexPartRefusal) throw invalidParam('total', error.message);
+    throw error;
+  }
+  return {
+    paidTotal: paid,
+    channelTotal,
+    forex: { quoteId: stored.forexQuoteId!, rate: stored.forexRate, channelCurrency: forexWhole.channelCurrency, channelTotal, paidCurrency: whole.currency, paidTotal: paid },
+  };
 }
 
 async function latestOpenChargeback(tx: Queryable, parentId: number): Promise<number | undefined> {
@@ -128,7 +164,7 @@ function withLockChange(deltas: BookingDelta[], shares: BookingShare[], change: 
 async function insertAdminRow(
   tx: Queryable,
   actor: Actor,
-  options: { type: AdminTransactionType; parent: TransactionRecord; total: number; at: Date; shares: { bookingId: number; total: number; totalRemaining: number }[]; totalRemaining: number },
+  options: { type: AdminTransactionType; parent: TransactionRecord; money: PartMoney; at: Date; shares: { bookingId: number; total: number; totalRemaining: number }[]; totalRemaining: number },
 ): Promise<number> {
   const { parent, at } = options;
   const channel = await loadChannel(tx, { siteId: parent.siteId, id: parent.channelId });
@@ -139,7 +175,7 @@ async function insertAdminRow(
     source: actor.source,
     type: options.type,
     status: 'complete',
-    total: options.total,
+    total: options.money.paidTotal,
     currency: parent.currency,
     totalRemaining: options.totalRemaining,
     reservedTotal: 0,
@@ -166,7 +202,11 @@ async function insertAdminRow(
     shares: options.shares,
   });
   await tx.query('UPDATE transactions SET settled_at = $2 WHERE id = $1', [record.id, at]);
-  const postings = completionPostings({ type: options.type, channelId: parent.channelId, currency: parent.currency, total: options.total });
+  const { money } = options;
+  await recordForexTerms(tx, record.id, money.forex);
+  // In the channel currency; a forex record's entries also keep the amount in the paid currency.
+  const postings = completionPostings({ type: options.type, channelId: parent.channelId, currency: money.forex?.channelCurrency ?? parent.currency, total: money.channelTotal })
+    .map((posting) => (money.forex ? { ...posting, paidCurrency: parent.currency, paidAmount: money.paidTotal } : posting));
   await appendEntries(tx, { siteId: actor.siteId, transactionId: record.id, at }, postings);
   return record.id;
 }
