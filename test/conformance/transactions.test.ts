@@ -136,11 +136,16 @@ describe('vault and retained purchases', () => {
     expectStatus(await api(t, site, 'PUT', `bookings/${booking.id}`, { total: 3000 }), 200);
   });
 
-  // Known difference (docs/conformance.md): the service accepts it (201, booking paid, total_unpaid 0).
-  it.skip('a payment above the booking\'s unpaid total is refused', async () => {
+  it('a payment above the booking\'s unpaid total is refused', async () => {
     const booking = await makeBooking(t, site, channel.id, { total: 1000 });
     const response = await retained(t, site, channel, booking, 1500, { linked_id: card.id });
     expectError(response, 400, 'rest_invalid_param');
+    expectStatus(await retained(t, site, channel, booking, 600, { linked_id: card.id }), 201);
+    expectError(await retained(t, site, channel, booking, 401, { linked_id: card.id }), 400, 'rest_invalid_param');
+    const auth = await api(t, site, 'POST', 'transactions', { transaction_types: 'retained_authorize', channels: channel.id, currencies: 'GBP', total: 401, linked_id: card.id, bookings: [{ id: booking.id, currencies: 'GBP', total: 401 }] });
+    expectError(auth, 400, 'rest_invalid_param');
+    expectStatus(await retained(t, site, channel, booking, 400, { linked_id: card.id }), 201);
+    expect(expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200)).toMatchObject({ status: 'paid', total_unpaid: 0 });
   });
 
   it('missing required fields: 400 rest_missing_callback_param', async () => {

@@ -1,4 +1,5 @@
 import { deriveBookingStatus, gmtDate, type BookingStatus } from '../booking-status.js';
+import { invalidParam } from '../../http/errors.js';
 import type { Queryable } from '../../storage/db.js';
 import type { BookingDelta } from './effects.js';
 
@@ -50,6 +51,31 @@ export async function recordAttempt(tx: Queryable, options: { bookingIds: number
       'UPDATE bookings SET transaction_ids = array_append(transaction_ids, $2::bigint), status = $3, modified_at = $4 WHERE id = $1',
       [booking.id, options.transactionId, status, options.at],
     );
+  }
+}
+
+/** Types whose money adds to what a booking holds (a capture only converts an authorisation). */
+export const fundingTypes: readonly string[] = ['purchase', 'authorize', 'retained_purchase', 'retained_authorize'];
+
+/**
+ * Refuses an attempt that would put more money on a booking than its total: the spec keeps a
+ * booking's total at or above its linked transactions. Counts settled money (paid, authorised)
+ * and every funding attempt still in flight (incomplete or pending, the new one included), so
+ * two concurrent payments cannot both pass. Call after recordAttempt, with the rows locked.
+ */
+export async function refuseOverfunding(tx: Queryable, bookingIds: number[]): Promise<void> {
+  if (bookingIds.length === 0) return;
+  const rows = await tx.query<{ id: number; total: number; held: number }>(
+    `SELECT b.id, b.total,
+            (b.total_paid + b.total_authorized + coalesce((
+               SELECT sum(tb.total) FROM transaction_bookings tb JOIN transactions t ON t.id = tb.transaction_id
+                WHERE tb.booking_id = b.id AND t.status IN ('incomplete', 'pending') AND t.type = ANY($2::text[])), 0))::bigint AS held
+       FROM bookings b WHERE b.id = ANY($1::bigint[]) ORDER BY b.id`,
+    [[...new Set(bookingIds)], fundingTypes],
+  );
+  const over = rows.find((row) => Number(row.held) > Number(row.total));
+  if (over) {
+    throw invalidParam('bookings', `Booking ${over.id}: this payment would take the money on the booking above its total (${over.total}); pay at most its unpaid total.`);
   }
 }
 
