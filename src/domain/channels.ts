@@ -263,8 +263,8 @@ export async function updateChannel(tx: Queryable, options: { siteId: number; id
   if (patch.accountMode !== undefined && patch.accountMode !== current.accountMode && !(selfServiceAccountModes as readonly string[]).includes(current.accountMode)) {
     return { param: 'account_mode', message: `a ${current.accountMode} channel's mode is changed by the platform operator only` };
   }
-  if (patch.currency !== undefined && patch.currency !== current.currency && (await countBookings(tx, current.id)) > 0) {
-    return { param: 'currencies', message: 'the base currency cannot change while the channel has bookings' };
+  if (patch.currency !== undefined && patch.currency !== current.currency && (await isInUse(tx, current.id))) {
+    return { param: 'currencies', message: 'the base currency cannot change while the channel has bookings or money movements' };
   }
   if (patch.primaryMail !== undefined) patch.primaryMail = normaliseEmailList(patch.primaryMail);
   if (patch.chargebackMail !== undefined) patch.chargebackMail = normaliseEmailList(patch.chargebackMail);
@@ -293,14 +293,24 @@ export type ChannelDeleteResult = 'deleted' | 'not_found' | 'has_bookings';
 export async function deleteChannel(tx: Queryable, options: { siteId: number; id: number }): Promise<ChannelDeleteResult> {
   const current = await loadChannel(tx, { ...options, lock: 'update' });
   if (!current) return 'not_found';
-  if ((await countBookings(tx, current.id)) > 0) return 'has_bookings';
+  if (await isInUse(tx, current.id)) return 'has_bookings';
   await tx.query('UPDATE channels SET deleted_at = now(), modified_at = now() WHERE id = $1', [current.id]);
   return 'deleted';
 }
 
-async function countBookings(db: Queryable, channelId: number): Promise<number> {
-  const row = await db.one<{ count: number }>('SELECT count(*)::bigint AS count FROM bookings WHERE channel_id = $1 AND deleted_at IS NULL', [channelId]);
-  return Number(row.count);
+/**
+ * A channel is in use while a live booking uses it or any money has moved through it: a channel
+ * without bookings can still hold funds (allocations from another channel credit it) and
+ * transactions (vaulting), and its ledger is in its currency.
+ */
+async function isInUse(db: Queryable, channelId: number): Promise<boolean> {
+  const row = await db.one<{ in_use: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM bookings WHERE channel_id = $1 AND deleted_at IS NULL)
+         OR EXISTS (SELECT 1 FROM transactions WHERE channel_id = $1)
+         OR EXISTS (SELECT 1 FROM ledger_entries WHERE channel_id = $1) AS in_use`,
+    [channelId],
+  );
+  return row.in_use;
 }
 
 // Routes validate at the edge; these catch programmer errors from other callers (seed, CLI).
