@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.js';
-import { isTestMode, openCard } from '../vault/index.js';
+import { isTestMode, openCard, resolvePaymentCard } from '../vault/index.js';
 import { receiptLabelOf } from '../channels.js';
 import { insertAttempt } from './attempt.js';
 import { recordChargeback } from './chargebacks.js';
@@ -58,8 +58,9 @@ async function callProcessor(context: AppContext, plan: PaymentPlan, record: Tra
   }
   let card;
   try {
-    // The PAN lives in this local only for the one call below.
-    card = await openCard(context.db, context.vault, plan.card!, plan.cvv);
+    const cvv = plan.captureToken === undefined ? plan.cvv : await redeemCvv(context, record, plan.captureToken);
+    // The PAN and CVV live in this local only for the one call below.
+    card = await openCard(context.db, context.vault, plan.card!, cvv);
   } catch {
     await context.db.transaction(async (tx) => failRow(tx, await lockRow(tx, record.id), { code: null, message: 'The vaulted card could not be read; vault the card again.' }, context.now()));
     return { kind: 'unknown', reason: 'card unreadable (recorded as failed)' };
@@ -76,4 +77,14 @@ async function callProcessor(context: AppContext, plan: PaymentPlan, record: Tra
       ...(plan.input.forcedDeclineCode !== undefined ? { forcedDeclineCode: plan.input.forcedDeclineCode } : {}),
     }),
   );
+}
+
+/**
+ * Takes the CVV out of a capture token, once every check has passed and the attempt is
+ * recorded: the first authorisation is the CVV's only use (decisions.md). Undefined when the
+ * token was used before or has expired since; the processor then decides without it.
+ */
+async function redeemCvv(context: AppContext, record: TransactionRecord, captureToken: string): Promise<string | undefined> {
+  const resolved = await resolvePaymentCard(context.db, context.vault, { siteId: record.siteId, token: captureToken, redeemCvv: true });
+  return resolved && resolved.card.id === record.cardId ? resolved.cvv : undefined;
 }

@@ -21,8 +21,14 @@ export interface PaymentPlan {
   shares: { bookingId: number; total: number }[];
   linked: TransactionRecord | null;
   card: CardRecord | null;
-  /** From a capture token's first use or a sandbox token; memory only. */
+  /** A sandbox token's CVV; memory only. A capture token's is taken later (`captureToken`). */
   cvv: string | undefined;
+  /**
+   * The capture token naming the card, if any. Its CVV can be taken once only, so it is taken
+   * right before the processor call, after every check (create.ts), never during validation:
+   * a refused request leaves the token usable with its CVV.
+   */
+  captureToken: string | undefined;
   /** Forex terms and validated allocations (issue 4; forex-allocations.ts). */
   extras: ForexAndAllocations;
 }
@@ -119,14 +125,16 @@ async function resolveLinked(context: AppContext, actor: Actor, input: Transacti
   return linked;
 }
 
-async function resolveCard(context: AppContext, actor: Actor, input: TransactionInput, channel: ChannelRecord, linked: TransactionRecord | null): Promise<{ card: CardRecord | null; cvv?: string }> {
+async function resolveCard(context: AppContext, actor: Actor, input: TransactionInput, channel: ChannelRecord, linked: TransactionRecord | null): Promise<{ card: CardRecord | null; cvv?: string; captureToken?: string }> {
   if (isFollowUpType(input.type)) return { card: linked?.cardId ? await cardById(context.db, actor.siteId, linked.cardId) : null };
-  let resolved: { card: CardRecord; cvv?: string } | null;
+  let resolved: { card: CardRecord; cvv?: string; captureToken?: string } | null;
   if (input.type === 'retained_purchase' || input.type === 'retained_authorize') {
     resolved = await retainedCard(context, actor, input, linked);
   } else {
-    resolved = await resolvePaymentCard(context.db, context.vault, { siteId: actor.siteId, token: input.token!, channelId: channel.id });
-    if (!resolved) throw invalidParam('token', 'Unknown or expired card token.');
+    // redeemCvv false: the capture token's CVV stays in it until the processor call.
+    const found = await resolvePaymentCard(context.db, context.vault, { siteId: actor.siteId, token: input.token!, channelId: channel.id, redeemCvv: false });
+    if (!found) throw invalidParam('token', 'Unknown or expired card token.');
+    resolved = { card: found.card, ...(found.cvv !== undefined ? { cvv: found.cvv } : {}), ...(found.via === 'capture_token' ? { captureToken: input.token! } : {}) };
   }
   assertCardAllowedInMode(resolved.card, channel.accountMode, 'token');
   assertCardUsableOnChannel(resolved.card, channel, 'channels');
@@ -157,6 +165,6 @@ export async function preparePayment(context: AppContext, actor: Actor, input: T
   const shares = await resolveShares(context, actor, input, channel);
   const linked = await resolveLinked(context, actor, input, channel);
   const extras = await prepareForexAndAllocations(context, actor, { input, channel, shares, linked });
-  const { card, cvv } = await resolveCard(context, actor, input, channel, linked);
-  return { input, channel, currency: input.currency!, total: input.total!, shares, linked, card, cvv, extras };
+  const { card, cvv, captureToken } = await resolveCard(context, actor, input, channel, linked);
+  return { input, channel, currency: input.currency!, total: input.total!, shares, linked, card, cvv, captureToken, extras };
 }
