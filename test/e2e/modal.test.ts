@@ -5,6 +5,9 @@ import type { Page } from 'playwright-core';
 import { signAuthString } from '../../src/domain/hosted/auth-string.js';
 import { createMerchant, fillCard, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
 
+/** Browser round trips on a busy two-core machine: poll generously (expect.poll's default is 1 s). */
+const slow = { timeout: 15_000 };
+
 /**
  * The payment modal on an integrator's page (another origin), in Chromium: the host page
  * includes payment-modal.js with Subresource Integrity and records every callback.
@@ -70,14 +73,14 @@ async function pay(card: string): Promise<void> {
 describe('payment modal in Chromium', () => {
   it('creates the booking (booking_logged), takes the card in our frame and reports transaction_logged', async () => {
     await openModal(modalOptions(12_500));
-    await expect.poll(names).toEqual(['booking_logged']);
+    await expect.poll(names, slow).toEqual(['booking_logged']);
     const booking = events[0]!.argument;
     expect(booking).toMatchObject({ firstname: 'Grace', surname: 'Hopper', total: 12_500, currencies: 'USD', channels: merchant.channelId, reference: 'SEA-1' });
     await frame().locator('#submit').waitFor();
     expect(await frame().locator('#booking-id').textContent()).toBe(String(booking.id));
     await screenshots(page, 'modal-form');
     await pay(testCards.visa);
-    await expect.poll(names).toEqual(['booking_logged', 'transaction_logged']);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_logged']);
     const transaction = events[1]!.argument;
     expect(transaction).toMatchObject({ status: 'complete', total: 12_500, currencies: 'USD', transaction_types: 'purchase', bookings: [expect.objectContaining({ id: booking.id })] });
     expect(transaction).toHaveProperty('3ds_response');
@@ -101,14 +104,14 @@ describe('payment modal in Chromium', () => {
     const total = 10_000;
     const auth = signAuthString({ channels: merchant.channelId, currencies: 'USD', total }, merchant.channelSecret, new Date());
     await openModal({ path: merchant.site.path, channels: merchant.channelId, currencies: 'USD', total, auth });
-    await expect.poll(names).toEqual(['booking_exists']);
+    await expect.poll(names, slow).toEqual(['booking_exists']);
     expect(events[0]!.argument).toMatchObject({ id: bookingId, surname: 'Turing', total: 30_000 });
   });
 
   it('reports booking_error with data.params for bad booking data', async () => {
     // The spec's example: the booking currency differs from the channel base currency.
     await openModal(modalOptions(5_000, { booking: { ...bookingData, currencies: 'EUR' } }));
-    await expect.poll(names).toEqual(['booking_error']);
+    await expect.poll(names, slow).toEqual(['booking_error']);
     const error = events[0]!.argument;
     expect(error).toMatchObject({ code: 'rest_invalid_param', data: { status: 400, params: { channels: expect.stringContaining('currency') } } });
     expect(error.message).toContain('channels');
@@ -116,7 +119,7 @@ describe('payment modal in Chromium', () => {
     await screenshots(page, 'modal-booking-error');
     events = [];
     await openModal(modalOptions(5_000, { booking: { ...bookingData, email: 'not-an-email', firstname: undefined } }));
-    await expect.poll(names).toEqual(['modal_closed', 'booking_error']);
+    await expect.poll(names, slow).toEqual(['modal_closed', 'booking_error']);
     expect(Object.keys(events[1]!.argument.data.params)).toEqual(expect.arrayContaining(['email', 'firstname']));
     const drafts = await e2e.t.db.query("SELECT id FROM bookings WHERE site_id = $1 AND currency = 'EUR'", [merchant.site.siteId]);
     expect(drafts).toHaveLength(0);
@@ -124,18 +127,18 @@ describe('payment modal in Chromium', () => {
 
   it('fires token_error for a wrongly signed or expired auth string, and shows no form', async () => {
     await openModal(modalOptions(5_000, { auth: signed(5_000, { secret: 'not-the-secret' }) }));
-    await expect.poll(names).toEqual(['token_error']);
+    await expect.poll(names, slow).toEqual(['token_error']);
     expect(events[0]!.argument).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
     expect(events[0]!.argument.message).toContain('session has expired');
     expect(await frame().locator('#payment').isVisible()).toBe(false);
     await screenshots(page, 'modal-token-error');
     events = [];
     await openModal(modalOptions(5_000, { auth: signed(5_000, { at: new Date(Date.now() - 16 * 60 * 1000) }) }));
-    await expect.poll(names).toEqual(['modal_closed', 'token_error']);
+    await expect.poll(names, slow).toEqual(['modal_closed', 'token_error']);
     // A tampered amount is refused too: the auth string covers channels, currencies, total, reference.
     events = [];
     await openModal(modalOptions(5_000, { total: 1 }));
-    await expect.poll(names).toEqual(['modal_closed', 'token_error']);
+    await expect.poll(names, slow).toEqual(['modal_closed', 'token_error']);
   });
 
   it('fires transaction_failed three times, then transaction_rejected, and stops taking cards', async () => {
@@ -143,9 +146,9 @@ describe('payment modal in Chromium', () => {
     await frame().locator('#submit').waitFor();
     for (let attempt = 1; attempt <= 3; attempt++) {
       await pay(testCards.visaDeclined);
-      await expect.poll(() => names().filter((name) => name === 'transaction_failed').length).toBe(attempt);
+      await expect.poll(() => names().filter((name) => name === 'transaction_failed').length, { ...slow, message: JSON.stringify(events.map((event) => [event.name, event.argument?.message ?? event.argument?.status])) }).toBe(attempt);
     }
-    await expect.poll(names).toEqual(['booking_logged', 'transaction_failed', 'transaction_failed', 'transaction_failed', 'transaction_rejected']);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_failed', 'transaction_failed', 'transaction_failed', 'transaction_rejected']);
     expect(events[1]!.argument).toMatchObject({ status: 'failed', total: 7_000 });
     expect(events[4]!.argument.message).toContain('Three failed attempts');
     expect(await frame().locator('#card-form').isVisible()).toBe(false);
@@ -154,10 +157,10 @@ describe('payment modal in Chromium', () => {
 
   it('fires transaction_timeout with the booking ID when the processor never answers', async () => {
     await openModal(modalOptions(8_000));
-    await expect.poll(names).toEqual(['booking_logged']);
+    await expect.poll(names, slow).toEqual(['booking_logged']);
     await frame().locator('#submit').waitFor();
     await pay(testCards.noAnswer);
-    await expect.poll(names, { timeout: 15_000 }).toEqual(['booking_logged', 'transaction_timeout']);
+    await expect.poll(names, { timeout: 20_000 }).toEqual(['booking_logged', 'transaction_timeout']);
     expect(events[1]!.argument).toMatchObject({ booking_id: events[0]!.argument.id, name: 'TimeoutError' });
     expect(events[1]!.argument.message).toContain('timed out');
   });
@@ -167,28 +170,32 @@ describe('payment modal in Chromium', () => {
     await openModal(modalOptions(9_000));
     await frame().locator('#submit').waitFor();
     await pay(testCards.visa);
-    await expect.poll(names).toEqual(['booking_logged', 'transaction_error']);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_error']);
     expect(events[1]!.argument).toMatchObject({ name: 'TypeError' });
     expect(events[1]!.argument.message).toContain('fetch failed');
   });
 
   it('fires close_window_attempted while processing, and modal_closed on close', async () => {
     let release!: () => void;
+    let reached!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
+    const paymentRequested = new Promise<void>((resolve) => (reached = resolve));
     await page.route('**/hosted/payments', async (route) => {
+      reached();
       await held;
       await route.continue();
     });
     await openModal(modalOptions(9_500));
     await frame().locator('#submit').waitFor();
     await pay(testCards.visa);
-    await expect.poll(() => frame().locator('#submit').getAttribute('aria-busy')).toBe('true');
+    // The card is captured and the payment is on its way (held here): the modal is processing.
+    await paymentRequested;
     await page.evaluate(() => window.dispatchEvent(new Event('beforeunload', { cancelable: true })));
-    await expect.poll(names).toEqual(['booking_logged', 'close_window_attempted']);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'close_window_attempted']);
     release();
-    await expect.poll(names).toEqual(['booking_logged', 'close_window_attempted', 'transaction_logged']);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'close_window_attempted', 'transaction_logged']);
     await page.getByRole('button', { name: 'Close' }).click();
-    await expect.poll(names).toEqual(['booking_logged', 'close_window_attempted', 'transaction_logged', 'modal_closed']);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'close_window_attempted', 'transaction_logged', 'modal_closed']);
     expect(events[3]!.argument.message).toContain('closed');
     expect(await page.locator('iframe[title="Payment"]').count()).toBe(0);
   });
@@ -199,7 +206,7 @@ describe('payment modal in Chromium', () => {
     await pay(testCards.visaChallenge);
     const [popup] = await Promise.all([page.waitForEvent('popup'), frame().locator('#challenge-open').click()]);
     await popup.getByRole('button', { name: 'Authenticate' }).click();
-    await expect.poll(names).toEqual(['booking_logged', 'transaction_logged']);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_logged']);
   });
 
   it('frames only for the host origin it names', async () => {

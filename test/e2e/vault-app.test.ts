@@ -3,6 +3,9 @@ import type { Page } from 'playwright-core';
 import { signJwt } from '../../src/domain/credentials.js';
 import { cardVaultToken, createMerchant, fillCard, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
 
+/** Browser round trips on a busy two-core machine: poll generously (expect.poll's default is 1 s). */
+const slow = { timeout: 15_000 };
+
 let e2e: E2E;
 let merchant: Merchant;
 let page: Page;
@@ -51,7 +54,7 @@ describe('vaulting app 1.8.0 in Chromium', () => {
     await page.goto(await vaultUrl({ name: 'Ada Lovelace' }));
     await fillCard(page, { number: '4111 1111 1111 1112', expiry: '01/20', cvv: '12' });
     await page.click('#submit');
-    await expect.poll(() => page.isVisible('#error-summary')).toBe(true);
+    await expect.poll(() => page.isVisible('#error-summary'), slow).toBe(true);
     expect(await page.getAttribute('#card_number', 'aria-invalid')).toBe('true');
     expect(await page.getAttribute('#expiry', 'aria-invalid')).toBe('true');
     expect(await page.getAttribute('#cvv', 'aria-invalid')).toBe('true');

@@ -47,6 +47,16 @@ export interface FlowHooks {
  * final answer. The card data goes only to this page's own origin.
  */
 export async function runPayment(data: PageData, card: CardInput, extra: Record<string, unknown>, hooks: FlowHooks = {}): Promise<FlowEnd> {
+  // Processing from the moment the card leaves the form until the outcome is known.
+  hooks.onProcessing?.(true);
+  try {
+    return await capturePayAndSettle(data, card, extra, hooks);
+  } finally {
+    hooks.onProcessing?.(false);
+  }
+}
+
+async function capturePayAndSettle(data: PageData, card: CardInput, extra: Record<string, unknown>, hooks: FlowHooks): Promise<FlowEnd> {
   const capture = await callApi<{ token: string } | ApiErrorBody>({
     method: 'POST',
     url: `/${encodeURIComponent(data.sitePath)}/site-json/vendor/v2/cards`,
@@ -56,28 +66,23 @@ export async function runPayment(data: PageData, card: CardInput, extra: Record<
   });
   if (capture.kind !== 'answer') return capture;
   if (capture.status !== 201) return { kind: 'refused', status: capture.status, error: capture.body as ApiErrorBody };
-  hooks.onProcessing?.(true);
-  try {
-    const paid = await callApi<PaymentAnswer | ApiErrorBody>({
-      method: 'POST',
-      url: '/hosted/payments',
-      session: data.session,
-      body: { card_token: (capture.body as { token: string }).token, ...extra },
-      timeoutMs: data.timeoutMs,
-    });
-    if (paid.kind !== 'answer') return paid;
-    if (paid.status >= 300) return { kind: 'refused', status: paid.status, error: paid.body as ApiErrorBody };
-    const answer = paid.body as PaymentAnswer;
-    if (answer.outcome !== 'challenge' || !answer.challenge_url) return { kind: 'answer', answer };
-    hooks.onChallenge?.();
-    await (hooks.challengeMode === 'window' ? showChallengeWindow(answer.challenge_url) : showChallenge(answer.challenge_url));
-    const settled = await callApi<PaymentAnswer | ApiErrorBody>({ method: 'GET', url: '/hosted/payments/current', session: data.session, timeoutMs: data.timeoutMs });
-    if (settled.kind !== 'answer') return settled;
-    if (settled.status >= 300) return { kind: 'refused', status: settled.status, error: settled.body as ApiErrorBody };
-    return { kind: 'answer', answer: settled.body as PaymentAnswer };
-  } finally {
-    hooks.onProcessing?.(false);
-  }
+  const paid = await callApi<PaymentAnswer | ApiErrorBody>({
+    method: 'POST',
+    url: '/hosted/payments',
+    session: data.session,
+    body: { card_token: (capture.body as { token: string }).token, ...extra },
+    timeoutMs: data.timeoutMs,
+  });
+  if (paid.kind !== 'answer') return paid;
+  if (paid.status >= 300) return { kind: 'refused', status: paid.status, error: paid.body as ApiErrorBody };
+  const answer = paid.body as PaymentAnswer;
+  if (answer.outcome !== 'challenge' || !answer.challenge_url) return { kind: 'answer', answer };
+  hooks.onChallenge?.();
+  await (hooks.challengeMode === 'window' ? showChallengeWindow(answer.challenge_url) : showChallenge(answer.challenge_url));
+  const settled = await callApi<PaymentAnswer | ApiErrorBody>({ method: 'GET', url: '/hosted/payments/current', session: data.session, timeoutMs: data.timeoutMs });
+  if (settled.kind !== 'answer') return settled;
+  if (settled.status >= 300) return { kind: 'refused', status: settled.status, error: settled.body as ApiErrorBody };
+  return { kind: 'answer', answer: settled.body as PaymentAnswer };
 }
 
 /** Shows the bank's challenge page in this page and resolves when it returns to us. */
