@@ -148,6 +148,24 @@ describe('vault and retained purchases', () => {
     expect(expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200)).toMatchObject({ status: 'paid', total_unpaid: 0 });
   });
 
+  it('RO fields sent on POST are ignored, never applied', async () => {
+    const booking = await makeBooking(t, site, channel.id, { total: 1000 });
+    const paid = expectStatus(await retained(t, site, channel, booking, 1000, {
+      linked_id: card.id,
+      id: 999999, uuid: '00000000-0000-0000-0000-000000000000', trust_id: 'x', status: 'failed', total_remaining: 5, hash: 'forged', auth_code: '000000',
+      issuer_countries: 'FR', payment_ids: [1], adjustments: [2], content: 'mine', statement_date: '2000-01-01', author_id: 42, card_types: 'amex', last_four_digits: '0000',
+    }), 201);
+    expect(paid.id).not.toBe(999999);
+    expect(paid.status).toBe('complete');
+    expect(paid.total_remaining).toBe(1000);
+    expect(paid.hash).not.toBe('forged');
+    expect(paid.content).not.toBe('mine');
+    expect(paid.card_types).toBe('visa');
+    expect(paid.last_four_digits).toBe('1111');
+    expect(paid.author_id).toBe(site.userId);
+    expect(paid.statement_date).not.toBe('2000-01-01');
+  });
+
   it('missing required fields: 400 rest_missing_callback_param', async () => {
     const body = expectError(await api(t, site, 'POST', 'transactions', { transaction_types: 'retained_purchase' }), 400, 'rest_missing_callback_param');
     const params = JSON.stringify(body.data.params);
@@ -266,7 +284,10 @@ describe('authorize, capture, void, refund', () => {
     const refund = expectStatus(await post({ transaction_types: 'refund', total: 1000, linked_id: paid.id, bookings: share(booking, 1000) }), 201);
     expectTransaction(refund);
     expect(refund).toMatchObject({ status: 'complete', transaction_types: 'refund', total: 1000 });
-    expect(expectStatus(await api(t, site, 'GET', `transactions/${paid.id}`), 200).total_remaining).toBe(2000);
+    const afterRefund = expectStatus(await api(t, site, 'GET', `transactions/${paid.id}`), 200);
+    expect(afterRefund.total_remaining).toBe(2000);
+    expect(afterRefund.adjustments).toContain(refund.id);
+    expect(refund.linked_id).toBe(paid.id);
     expect(expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200)).toMatchObject({ status: 'partial-payment', total_unpaid: 1000 });
     expectError(await post({ transaction_types: 'refund', total: 2001, linked_id: paid.id, bookings: share(booking, 2001) }), 400, 'rest_invalid_param');
     expectStatus(await post({ transaction_types: 'refund', total: 2000, linked_id: paid.id, bookings: share(booking, 2000) }), 201);
