@@ -1,5 +1,6 @@
+import { limits } from '../../limits.js';
 import type { Queryable } from '../../storage/db.js';
-import { clearLoginFailures, lockedForSeconds, recordLoginFailure } from './lockout.js';
+import { clearLoginFailures, countLoginAttempt, lockLogin, lockedForSeconds, uncountLoginAttempt } from './lockout.js';
 import { verifyPassword } from './passwords.js';
 import { matchTotp, openTotpSecret } from './totp.js';
 
@@ -46,23 +47,33 @@ const loginStatement = {
 export async function logIn(db: Queryable, input: LoginInput): Promise<LoginResult> {
   const locked = await lockedForSeconds(db, input.username, input.now);
   if (locked > 0) return { ok: false, reason: 'locked', retryAfterSeconds: locked };
+  const attempt = await countLoginAttempt(db, input.username, input.now);
+  if (attempt === 'locked') return lockedResult(db, input);
   const user = await db.maybeOne<LoginRow & Record<string, unknown>>(loginStatement as never, [input.username, input.sitePath]);
   const passwordOk = await verifyPassword(user?.password_hash ?? null, input.password);
-  if (!user || !passwordOk || user.site_id === null) return failure(db, input, 'bad_credentials');
+  if (!user || !passwordOk || user.site_id === null) return failure(db, input, attempt, 'bad_credentials');
   if (user.two_factor_confirmed_at && user.totp_secret) {
-    if (!input.otp) return { ok: false, reason: 'otp_required' };
+    if (!input.otp) {
+      await uncountLoginAttempt(db, input.username);
+      return { ok: false, reason: 'otp_required' };
+    }
     const secret = openTotpSecret(input.signingSecret, user.id, user.totp_secret);
     const step = matchTotp(secret, input.otp, input.now, user.totp_last_step);
     // The conditional update makes a code single-use even under concurrent logins.
     const claimed = step !== null && (await db.query('UPDATE users SET totp_last_step = $2 WHERE id = $1 AND (totp_last_step IS NULL OR totp_last_step < $2) RETURNING id', [user.id, step])).length === 1;
-    if (!claimed) return failure(db, input, 'otp_invalid');
+    if (!claimed) return failure(db, input, attempt, 'otp_invalid');
   }
   await clearLoginFailures(db, input.username);
   return { ok: true, userId: user.id, siteId: user.site_id };
 }
 
-async function failure(db: Queryable, input: LoginInput, reason: 'bad_credentials' | 'otp_invalid'): Promise<LoginResult> {
-  const lockedNow = await recordLoginFailure(db, input.username, input.now);
-  if (lockedNow) return { ok: false, reason: 'locked', retryAfterSeconds: await lockedForSeconds(db, input.username, input.now) };
-  return { ok: false, reason };
+/** The attempt was counted before the check; the one that reaches loginFailuresMax locks the name. */
+async function failure(db: Queryable, input: LoginInput, attempt: number, reason: 'bad_credentials' | 'otp_invalid'): Promise<LoginResult> {
+  if (attempt < limits.loginFailuresMax) return { ok: false, reason };
+  await lockLogin(db, input.username, input.now);
+  return lockedResult(db, input);
+}
+
+async function lockedResult(db: Queryable, input: LoginInput): Promise<LoginResult> {
+  return { ok: false, reason: 'locked', retryAfterSeconds: Math.max(1, await lockedForSeconds(db, input.username, input.now)) };
 }

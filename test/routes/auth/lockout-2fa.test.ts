@@ -56,6 +56,21 @@ describe('lock-out after repeated failures', () => {
     expect(again.every((answer) => answer.statusCode === 401)).toBe(true);
   });
 
+  it('bounds the passwords checked when guesses arrive at once, from many addresses', async () => {
+    const site = await createSite(t.db);
+    const guesses = limits.loginFailuresMax * 3;
+    const answers = await Promise.all(
+      Array.from({ length: guesses }, (_, i) =>
+        t.app.inject({ method: 'POST', url: authPath(site.path, 'token'), payload: { username: site.username, password: `parallel-${i}-guess` }, remoteAddress: `10.1.${Math.floor(i / 250)}.${i % 250}` }),
+      ),
+    );
+    const statuses = answers.map((answer) => answer.statusCode);
+    // Only the first loginFailuresMax - 1 guesses may be answered "incorrect"; every other one is the lock-out.
+    expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(limits.loginFailuresMax - 1);
+    expect(statuses.filter((status) => status !== 401).every((status) => status === 429)).toBe(true);
+    expect((await postToken(t, site.path, { username: site.username, password: site.password })).statusCode).toBe(429);
+  });
+
   it('counts names case-insensitively', async () => {
     const site = await createSite(t.db);
     await failTimes(site, site.username.toUpperCase(), limits.loginFailuresMax);
