@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestContext } from '../support/context.js';
 import { verifyLedger } from '../../src/domain/ledger/verify.js';
+import { convert } from '../../src/domain/money.js';
 import { bookingRow, createBooking, createShop, entriesOf, get, paymentsContext, post, purchaseBody, type Shop } from './support.js';
 
 // Concurrent requests through app.inject share one process and a 20-connection pool, so they
@@ -65,6 +66,52 @@ describe('no double charge', () => {
       expect(row.total_paid).toBe(capture.statusCode === 201 ? 5000 : 0);
       expect((await get(t, shop, `/transactions/${authorization.id}`)).json().adjustments).toHaveLength(1);
     }
+    expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
+  });
+
+  it('keeps the parts of a forex payment exact under 10 concurrent partial refunds that exhaust it', async () => {
+    // 3333 USD paid as 3066 EUR (3066.36 at 0.92). Each refund names its USD part in `bookings`;
+    // its EUR total is the cumulative conversion less what earlier refunds took, so it depends on
+    // which refunds came first: that must be decided under the purchase's lock.
+    const booking = await createBooking(t, shop, { total: 3333 });
+    const purchase = (await post(t, shop, { transaction_types: 'purchase', channels: shop.channelId, currencies: 'EUR', total: 3066, token: 'tok_visa', bookings: bookingsOf(booking, 3333) })).json();
+    expect(purchase).toMatchObject({ status: 'complete', forex_rate: '0.92' });
+    const parts = [...Array(9).fill(333), 336] as number[];
+    const eur = (usd: number) => convert({ amount: usd, from: 'USD', to: 'EUR', rate: '0.92' });
+    // The EUR totals a client would send if the refunds were taken in the order fired.
+    let before = 0;
+    const bodies = parts.map((usd) => {
+      const total = eur(before + usd) - eur(before);
+      before += usd;
+      return { transaction_types: 'refund', channels: shop.channelId, currencies: 'EUR', total, linked_id: purchase.id, bookings: bookingsOf(booking, usd) };
+    });
+    const responses = await Promise.all(bodies.map((refund) => post(t, shop, refund)));
+    // A refund that lost the race is told the EUR total its part has now; the client sends that.
+    for (const [index, first] of responses.entries()) {
+      let response = first;
+      for (let attempt = 0; response.statusCode === 400 && attempt < parts.length; attempt++) {
+        const expected = /The total must be (\d+) EUR/.exec(response.json().data.params.total ?? '');
+        expect(expected, JSON.stringify(response.json())).not.toBeNull();
+        response = await post(t, shop, { ...bodies[index]!, total: Number(expected![1]) });
+      }
+      expect(response.statusCode).toBe(201);
+      expect(response.json().status).toBe('complete');
+    }
+    const refunds = await t.db.query<{ total: number; channel_total: number }>(
+      `SELECT total, channel_total FROM transactions WHERE linked_id = $1 AND type = 'refund' AND status = 'complete' ORDER BY id`, [purchase.id]);
+    expect(refunds).toHaveLength(10);
+    expect(refunds.reduce((sum, refund) => sum + refund.channel_total, 0)).toBe(3333);
+    expect(refunds.reduce((sum, refund) => sum + refund.total, 0)).toBe(3066);
+    // In the order they took the lock, each EUR part is the cumulative conversion's step.
+    let usd = 0;
+    let paid = 0;
+    for (const refund of refunds) {
+      usd += refund.channel_total;
+      paid += refund.total;
+      expect(paid).toBe(eur(usd));
+    }
+    expect((await get(t, shop, `/transactions/${purchase.id}`)).json()).toMatchObject({ total_remaining: 0 });
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'unpaid', total_paid: 0 });
     expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@ import type { AppContext } from '../../context.js';
 import { invalidParam } from '../../http/errors.js';
 import type { Queryable } from '../../storage/db.js';
 import { fundingTypes, recordAttempt, refuseOverfunding } from './bookings.js';
-import { recordForexAndAllocations } from './forex-allocations.js';
+import { assertForexPart, recordForexAndAllocations } from './forex-allocations.js';
 import type { PaymentPlan } from './prepare.js';
 import { adjustRemaining, adjustShares, bookingShares, findTransaction, insertTransaction, type BookingShare } from './repository.js';
 import { statementDate, type StatementPeriod } from '../statements/dates.js';
@@ -83,10 +83,13 @@ async function reserveOnParent(tx: Queryable, plan: PaymentPlan, at: Date): Prom
     if (type === 'capture' && plan.total > parent.totalRemaining) throw invalidParam('total', `The capture exceeds the authorised amount ${parent.totalRemaining}.`);
     if (type === 'void' && plan.total !== parent.totalRemaining) throw invalidParam('total', `A void is for the authorisation's full remaining amount, ${parent.totalRemaining}.`);
     assertSharesWithin(plan.shares, parentShares, 'total');
+    assertForexPart({ forex: plan.extras.forex, parent, parentShares, total: plan.total });
     // Capture happens once: the whole authorisation is consumed, the uncaptured rest released.
     reserve = parent.totalRemaining;
     await adjustShares(tx, parent.id, parentShares.map((share) => ({ bookingId: share.bookingId, delta: -share.totalRemaining })));
   } else {
+    // Forex first: its refusal names the exact total to send now.
+    assertForexPart({ forex: plan.extras.forex, parent, parentShares, total: plan.total });
     if (plan.total > parent.totalRemaining) throw invalidParam('total', `The refund exceeds the amount still refundable, ${parent.totalRemaining}.`);
     assertSharesWithin(plan.shares, parentShares, 'totalRemaining');
     reserve = plan.total;

@@ -10,6 +10,8 @@ import { ForexRefusal, forexTermsFor, loadStoredForex, recordForexTerms, type Fo
 import type { ChannelRecord } from '../channels.js';
 import type { Posting } from '../ledger/postings.js';
 import { completionPostings } from './effects.js';
+import { ForexPartRefusal, paidPartOf } from './forex-parts.js';
+import type { BookingShare } from './repository.js';
 import { isFollowUpType, type Actor, type TransactionInput, type TransactionRecord } from './types.js';
 
 /**
@@ -40,8 +42,12 @@ export async function prepareForexAndAllocations(
   const channelAmount = options.shares.reduce((sum, share) => sum + share.total, 0);
   let forex: ForexTerms | null;
   try {
-    const linkedForex = linked && isFollowUpType(input.type) ? { id: linked.id, currency: linked.currency, forex: await loadStoredForex(context.db, linked.id) } : null;
-    forex = await forexTermsFor(context, context.db, { channel, currency: input.currency!, total: input.total!, channelAmount, linked: linkedForex });
+    const linkedForex = linked && isFollowUpType(input.type) ? await loadStoredForex(context.db, linked.id) : null;
+    // A part of a forex transaction: its paid total depends on what earlier parts took, so it is
+    // checked under the parent's lock (assertForexPart), not here.
+    forex = linkedForex?.forexRate != null
+      ? { quoteId: linkedForex.forexQuoteId!, rate: linkedForex.forexRate, channelCurrency: linkedForex.channelCurrency!, channelTotal: channelAmount, paidCurrency: linked!.currency, paidTotal: input.total! }
+      : await forexTermsFor(context, context.db, { channel, currency: input.currency!, total: input.total!, channelAmount, linked: null });
   } catch (error) {
     if (error instanceof ForexRefusal) throw invalidParam(error.param, error.message);
     throw error;
@@ -119,4 +125,28 @@ export async function completionPostingsWithAllocations(tx: Queryable, row: Tran
   });
   const allocations = await allocationPostingsOnCompletion(tx, { id: row.id, siteId: row.siteId, type: row.type, channelId: row.channelId, linkedId: row.linkedId, channelTotal });
   return [...withPaid, ...allocations];
+}
+
+/**
+ * Under the parent's row lock, in the database transaction that reserves the amount: the paid
+ * total of a capture, void or refund of a forex transaction must be its part of the parent at
+ * the original rate, cumulatively (forex-parts.ts), counted from what the parent has left now.
+ * Computed earlier, two concurrent refunds would both start from the same point and their parts
+ * would no longer add up to the parent. No-op without forex.
+ */
+export function assertForexPart(options: { forex: ForexTerms | null; parent: TransactionRecord; parentShares: readonly BookingShare[]; total: number }): void {
+  const { forex, parent, parentShares } = options;
+  if (!forex) return;
+  const whole = { paidCurrency: parent.currency, paidTotal: parent.total, channelCurrency: forex.channelCurrency, channelTotal: parentShares.reduce((sum, share) => sum + share.total, 0), rate: forex.rate };
+  const consumed = { paid: parent.total - parent.totalRemaining, channel: parentShares.reduce((sum, share) => sum + share.total - share.totalRemaining, 0) };
+  let expected: number;
+  try {
+    expected = paidPartOf(whole, consumed, forex.channelTotal);
+  } catch (error) {
+    if (error instanceof ForexPartRefusal) throw invalidParam('total', error.message);
+    throw error;
+  }
+  if (expected !== options.total) {
+    throw invalidParam('total', `The total must be ${expected} ${parent.currency}: the bookings' ${forex.channelTotal} ${forex.channelCurrency} at the rate ${forex.rate}.`);
+  }
 }

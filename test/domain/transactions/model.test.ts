@@ -104,7 +104,14 @@ async function assertInvariants(): Promise<void> {
 
 describe('payments model', () => {
   it('holds the ledger invariants over random operation sequences', async () => {
-    await fc.assert(fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 14 }), runSequence), { numRuns: 25 });
+    // One fixed sequence reaches every follow-up path whatever the random runs draw (amounts
+    // that fit the bookings, which refuse more money than their total).
+    const everyKind: Op[] = [
+      { kind: 'purchase', booking: 0, amount: 5000 }, { kind: 'authorize', booking: 1, amount: 4000 }, { kind: 'authorize', booking: 1, amount: 3000 },
+      { kind: 'capture', target: 0, amount: 2500 }, { kind: 'void', target: 1 }, { kind: 'refund', target: 0, amount: 700 },
+      { kind: 'chargeback', target: 1, amount: 900 }, { kind: 'reversal', target: 0, amount: 400 },
+    ];
+    await fc.assert(fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 14 }), runSequence), { numRuns: 25, examples: [[everyKind]] });
     // The sequences really reached the follow-up paths (a model run that only purchases proves little).
     const kinds = await t.db.query<{ type: string }>(`SELECT DISTINCT type FROM transactions WHERE site_id = $1 AND status = 'complete'`, [shop.site.siteId]);
     expect(kinds.map((row) => row.type).sort()).toEqual(expect.arrayContaining(['authorize', 'capture', 'chargeback', 'purchase', 'refund', 'void']));
