@@ -3,6 +3,7 @@ import type { App } from '../app.js';
 import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
 import { apiTokenPrefix, hashToken, looksLikeJwt, verifyJwt } from '../domain/credentials.js';
+import { findHostedSession, looksLikeHostedSessionToken } from '../domain/hosted/sessions.js';
 import { limits } from '../limits.js';
 import { bearerToken } from './auth.js';
 import { ApiError } from './errors.js';
@@ -18,7 +19,7 @@ const probePaths = new Set(['/healthz', '/readyz']);
  * Exceeding it answers 429 `rest_too_many_requests` with `Retry-After` in seconds. Must be
  * registered before the routes it covers.
  */
-export async function registerRateLimit(app: App, context: Pick<AppContext, 'config' | 'db'>): Promise<void> {
+export async function registerRateLimit(app: App, context: Pick<AppContext, 'config' | 'db' | 'now'>): Promise<void> {
   const { config } = context;
   const genuine = genuineCredentials(context);
   await app.register(rateLimit, {
@@ -46,18 +47,21 @@ export function loginRateLimit(config: Config): RateLimitOptions {
 }
 
 /**
- * Whether a bearer token is a credential this service issued: a JWT with a valid signature, or
- * an API token whose hash is stored (expired or not). Positive answers are remembered (at most
+ * Whether a bearer token is a credential this service issued: a JWT with a valid signature, an
+ * API token whose hash is stored (expired or not), or a live hosted page session (each
+ * cardholder's page keeps its own allowance, even when many arrive through one proxy address). Positive answers are remembered (at most
  * limits.rateLimitKnownCredentialsMax, oldest forgotten first), so a credential costs one look-up
  * per process; authentication proper (expiry, membership, revocation) happens in the route.
  */
-function genuineCredentials(context: Pick<AppContext, 'config' | 'db'>): (token: string, hash: string) => Promise<boolean> {
+function genuineCredentials(context: Pick<AppContext, 'config' | 'db' | 'now'>): (token: string, hash: string) => Promise<boolean> {
   const known = new Set<string>();
   return async (token, hash) => {
     if (known.has(hash)) return true;
     let genuine = false;
     if (token.startsWith(apiTokenPrefix)) {
       genuine = (await context.db.maybeOne('SELECT 1 FROM api_tokens WHERE token_hash = $1', [hash])) !== undefined;
+    } else if (looksLikeHostedSessionToken(token)) {
+      genuine = (await findHostedSession(context.db, token, context.now())) !== null;
     } else if (looksLikeJwt(token)) {
       const secret = context.config.secrets.jwtSecret;
       genuine = (await verifyJwt(secret, token, 'user')) !== null || (await verifyJwt(secret, token, 'refresh')) !== null || (await verifyJwt(secret, token, 'cardvaultuser')) !== null;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { createHostedSession } from '../../src/domain/hosted/sessions.js';
 import { createSite, type SiteFixture } from '../support/fixtures.js';
 
 let t: TestContext;
@@ -51,6 +52,17 @@ describe('rate limiting', () => {
     // A verified credential keeps its own allowance, whatever its address did.
     const other = await createSite(t.db);
     expect((await t.app.inject({ url: `/${other.path}/api-tokens`, headers: other.headers, remoteAddress: '10.0.0.77' })).statusCode).not.toBe(429);
+  });
+
+  it('gives each live hosted page session its own allowance (cardholders behind one address)', async () => {
+    const channel = await t.db.one<{ id: number }>("INSERT INTO channels (site_id, name, slug, currency) VALUES ($1, 'Hosted', 'hosted', 'EUR') RETURNING id", [site.siteId]);
+    const { token } = await createHostedSession(t.db, { kind: 'vault', siteId: site.siteId, channelId: channel.id, userId: site.userId, language: 'enGB' }, new Date());
+    const url = `/${site.path}/api-tokens`;
+    for (let i = 0; i < 6; i++) await t.app.inject({ url, remoteAddress: '10.0.0.88' });
+    expect((await t.app.inject({ url, remoteAddress: '10.0.0.88' })).statusCode).toBe(429);
+    // Not a REST credential (401), but not counted against the exhausted address either.
+    const page = await t.app.inject({ url, headers: { authorization: `Bearer ${token}` }, remoteAddress: '10.0.0.88' });
+    expect(page.statusCode).toBe(401);
   });
 
   it('never limits the health probes', async () => {
