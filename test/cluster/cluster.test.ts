@@ -49,6 +49,8 @@ describe('WORKERS=2', () => {
 
     // A fresh connection per request: the primary hands connections to the workers in turn.
     for (let index = 0; index < 12; index++) expect((await get(server.port, '/healthz')).status).toBe(200);
+    // Log lines travel through a pipe and may trail the answers a little.
+    await waitUntil(async () => new Set(requestLogPids(server.output())).size >= 2, 10_000, server.output);
     const servingPids = new Set(requestLogPids(server.output()));
     expect([...servingPids].sort()).toEqual([...workers].sort());
   });
@@ -102,9 +104,10 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Pids of the pino "request completed" lines. */
+/** Pids of the pino "request completed" lines (complete lines only: the last may be partial). */
 function requestLogPids(output: string): number[] {
-  return output.split('\n').filter((line) => line.includes('"request completed"')).map((line) => (JSON.parse(line) as { pid: number }).pid);
+  const lines = output.split('\n').slice(0, -1);
+  return lines.filter((line) => line.startsWith('{') && line.includes('"request completed"')).map((line) => (JSON.parse(line) as { pid: number }).pid);
 }
 
 function get(port: number, urlPath: string): Promise<{ status: number }> {
