@@ -42,7 +42,7 @@ export async function insertAttempt(context: AppContext, actor: Actor, plan: Pay
       payeeEmail: input.payeeEmail ?? null,
       country: input.country ?? null,
       ipAddress: input.ipAddress ?? null,
-      language: input.language ?? plan.channel.language,
+      language: plan.language,
       statementDate: statementDate(at, plan.channel.statementPeriod as StatementPeriod),
       cardBrand: card?.brand ?? null,
       binNumber: card?.bin ?? null,

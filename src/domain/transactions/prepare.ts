@@ -31,6 +31,8 @@ export interface PaymentPlan {
   captureToken: string | undefined;
   /** Forex terms and validated allocations (issue 4; forex-allocations.ts). */
   extras: ForexAndAllocations;
+  /** The receipt language stored on the row (languageOf). */
+  language: string;
 }
 
 const needsBookings = new Set(['purchase', 'authorize', 'retained_purchase', 'retained_authorize', 'capture', 'void', 'refund']);
@@ -71,18 +73,21 @@ interface BookingRow {
   id: number;
   channel_id: number;
   currency: string;
+  language: string;
 }
 
+type Shares = { bookingId: number; total: number }[];
+
 /** bookings[]: known bookings of the site, on this channel, in its currency, adding up to total. */
-async function resolveShares(context: AppContext, actor: Actor, input: TransactionInput, channel: ChannelRecord): Promise<PaymentPlan['shares']> {
+async function resolveShares(context: AppContext, actor: Actor, input: TransactionInput, channel: ChannelRecord): Promise<{ shares: Shares; firstBookingLanguage: string | null }> {
   const items = input.bookings ?? [];
-  if (!needsBookings.has(input.type)) return [];
+  if (!needsBookings.has(input.type)) return { shares: [], firstBookingLanguage: null };
   if (items.length === 0) throw invalidParam('bookings', 'Name at least one booking.');
   if (items.length > limits.bookingsPerTransactionMax) throw invalidParam('bookings', `At most ${limits.bookingsPerTransactionMax} bookings per transaction.`);
   const ids = items.map((item) => item.id);
   if (new Set(ids).size !== ids.length) throw invalidParam('bookings', 'A booking appears more than once.');
   const rows = await context.db.query<BookingRow & Record<string, unknown>>(
-    'SELECT id, channel_id, currency FROM bookings WHERE id = ANY($1::bigint[]) AND site_id = $2 AND deleted_at IS NULL',
+    'SELECT id, channel_id, currency, language FROM bookings WHERE id = ANY($1::bigint[]) AND site_id = $2 AND deleted_at IS NULL',
     [ids, actor.siteId],
   );
   const byId = new Map(rows.map((row) => [row.id, row]));
@@ -95,7 +100,18 @@ async function resolveShares(context: AppContext, actor: Actor, input: Transacti
     }
   }
   // The sum is checked against total (or its forex conversion) in prepareForexAndAllocations.
-  return items.map((item) => ({ bookingId: item.id, total: item.total }));
+  return { shares: items.map((item) => ({ bookingId: item.id, total: item.total })), firstBookingLanguage: byId.get(items[0]!.id)!.language };
+}
+
+/**
+ * The language of the transaction's mails (spec "Languages", issue 6): the request's, else
+ * (captures, voids, refunds) the transaction it applies to, whose language came from its own
+ * request, else the first booking's, else the channel's.
+ */
+function languageOf(input: TransactionInput, linked: TransactionRecord | null, firstBookingLanguage: string | null, channel: ChannelRecord): string {
+  if (input.language !== undefined) return input.language;
+  if (linked && isFollowUpType(input.type)) return linked.language;
+  return firstBookingLanguage ?? channel.language;
 }
 
 /** The linked transaction: of this site (else 404), channel and currency, and of the right type. */
@@ -162,9 +178,9 @@ export async function preparePayment(context: AppContext, actor: Actor, input: T
   assertRequired(input);
   assertAmount(input);
   const channel = await resolveChannel(context, actor, input);
-  const shares = await resolveShares(context, actor, input, channel);
+  const { shares, firstBookingLanguage } = await resolveShares(context, actor, input, channel);
   const linked = await resolveLinked(context, actor, input, channel);
   const extras = await prepareForexAndAllocations(context, actor, { input, channel, shares, linked });
   const { card, cvv, captureToken } = await resolveCard(context, actor, input, channel, linked);
-  return { input, channel, currency: input.currency!, total: input.total!, shares, linked, card, cvv, captureToken, extras };
+  return { input, channel, currency: input.currency!, total: input.total!, shares, linked, card, cvv, captureToken, extras, language: languageOf(input, linked, firstBookingLanguage, channel) };
 }
