@@ -102,6 +102,35 @@ describe('transaction bookings[] rules', () => {
   });
 });
 
+describe('cards across channels (spec: same currency and account_type)', () => {
+  it('a card vaulted on one GBP test channel pays on another GBP test channel of the site', async () => {
+    const second = await makeChannel(t, site, { name: 'Second GBP' });
+    const booking = await makeBooking(t, site, second.id, { total: 1500 });
+    const paid = expectStatus(await retained(t, site, second, booking, 1500, { linked_id: card.id }), 201);
+    expect(paid.status).toBe('complete');
+    expect(paid.channels).toBe(second.id);
+  });
+
+  it('one payment split over two bookings of the channel', async () => {
+    const first = await makeBooking(t, site, channel.id, { total: 1000 });
+    const second = await makeBooking(t, site, channel.id, { total: 2000 });
+    const paid = expectStatus(await post({ transaction_types: 'retained_purchase', total: 2500, linked_id: card.id, bookings: [{ id: first.id, currencies: 'GBP', total: 1000 }, { id: second.id, currencies: 'GBP', total: 1500 }] }), 201);
+    expect(paid.status).toBe('complete');
+    expect(expectStatus(await api(t, site, 'GET', `bookings/${first.id}`), 200)).toMatchObject({ status: 'paid', total_unpaid: 0, transaction_ids: [paid.id] });
+    expect(expectStatus(await api(t, site, 'GET', `bookings/${second.id}`), 200)).toMatchObject({ status: 'partial-payment', total_unpaid: 500, transaction_ids: [paid.id] });
+    const read = expectStatus(await api(t, site, 'GET', `transactions/${paid.id}`), 200);
+    expect(read.bookings.map((item: Json) => [item.id, item.total])).toEqual([[first.id, 1000], [second.id, 1500]]);
+  });
+
+  it('an authorised amount counts as linked: the booking total cannot drop below it', async () => {
+    const booking = await makeBooking(t, site, channel.id, { total: 3000 });
+    expectStatus(await post({ transaction_types: 'retained_authorize', total: 2000, linked_id: card.id, bookings: share(booking, 2000) }), 201);
+    expectError(await api(t, site, 'PUT', `bookings/${booking.id}`, { total: 1999 }), 400, 'rest_invalid_param');
+    const updated = expectStatus(await api(t, site, 'PUT', `bookings/${booking.id}`, { total: 2000 }), 200);
+    expect(updated.status).toBe('authorized');
+  });
+});
+
 describe('money linked to bookings and channels', () => {
   it('a booking with money on it cannot be deleted (or stays readable with its transactions)', async () => {
     const booking = await makeBooking(t, site, channel.id, { total: 5000 });

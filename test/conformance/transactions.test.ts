@@ -166,6 +166,16 @@ describe('vault and retained purchases', () => {
     expect(paid.statement_date).not.toBe('2000-01-01');
   });
 
+  it('two concurrent payments of the whole unpaid total: exactly one is charged', async () => {
+    const booking = await makeBooking(t, site, channel.id, { total: 2000 });
+    const responses = await Promise.all([1, 2, 3].map(() => retained(t, site, channel, booking, 2000, { linked_id: card.id })));
+    const statuses = responses.map((response) => response.statusCode).sort();
+    expect(statuses).toEqual([201, 400, 400]);
+    const read = expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200);
+    expect(read).toMatchObject({ status: 'paid', total_unpaid: 0 });
+    expect(read.transaction_ids).toHaveLength(1);
+  });
+
   it('missing required fields: 400 rest_missing_callback_param', async () => {
     const body = expectError(await api(t, site, 'POST', 'transactions', { transaction_types: 'retained_purchase' }), 400, 'rest_missing_callback_param');
     const params = JSON.stringify(body.data.params);
