@@ -6,7 +6,7 @@ import { logIn, type LoginResult } from '../../domain/users/login.js';
 import { loadProfile, type UserProfile } from '../../domain/users/profile.js';
 import { issueRefreshToken, revokeRefreshTokens, verifyRefreshToken } from '../../domain/users/refresh-tokens.js';
 import { authenticate, bearerToken } from '../../http/auth.js';
-import { ApiError, invalidId, invalidToken } from '../../http/errors.js';
+import { ApiError, forbidden, invalidId, invalidToken } from '../../http/errors.js';
 import { errorResponseSchema } from '../../http/openapi.js';
 import { loginRateLimit } from '../../http/rate-limit.js';
 import { cardVaultTokenSchema, credentialsBody, deletedSchema, sitePathParams, userObjectSchema, type CredentialsBody } from './schemas.js';
@@ -86,11 +86,14 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
   app.post(
     `${prefix}/token/cardvaultuser`,
     {
-      schema: { summary: 'A JWT for the vaulting app, bound to the site, valid 15 minutes', tags, security: [], params: sitePathParams, body: credentialsBody, response: { 200: cardVaultTokenSchema, ...errors } },
+      schema: { summary: 'A JWT for the vaulting app, bound to the site, valid 15 minutes', tags, security: [], params: sitePathParams, body: credentialsBody, response: { 200: cardVaultTokenSchema, 403: errorResponseSchema, ...errors } },
       config: { rateLimit },
     },
     async (request, reply) => {
       const { userId, siteId } = await checkCredentials(request.params.path, request.body);
+      // The vaulting app writes (stores cards, records vault transactions): not for read-only users.
+      const membership = await db.maybeOne<{ read_only: boolean }>('SELECT read_only FROM memberships WHERE site_id = $1 AND user_id = $2', [siteId, userId]);
+      if (!membership || membership.read_only) throw forbidden('Read-only users may only read; the vaulting app stores cards.');
       noStore(reply);
       return { token: await signJwt(jwtSecret, { userId, kind: 'cardvaultuser', siteId }, context.now()) };
     },

@@ -33,12 +33,14 @@ export async function authorizeCardCapture(request: FastifyRequest, context: App
     throw invalidToken();
   }
   const sitePath = (request.params as { path?: string }).path ?? '';
-  const site = await context.db.maybeOne<{ id: number }>(
-    'SELECT s.id FROM sites s JOIN memberships m ON m.site_id = s.id AND m.user_id = $2 WHERE s.path = $1',
+  const site = await context.db.maybeOne<{ id: number; read_only: boolean }>(
+    'SELECT s.id, m.read_only FROM sites s JOIN memberships m ON m.site_id = s.id AND m.user_id = $2 WHERE s.path = $1',
     [sitePath, claims.userId],
   );
   // Another site's path, or a user no longer in the site: never confirm the site exists.
   if (!site || site.id !== claims.siteId) throw invalidId('site');
+  // Made read-only since the token was issued: capturing a card is a write.
+  if (site.read_only) throw forbidden('Read-only users may only read; card capture stores a card.');
   return { siteId: site.id, userId: claims.userId, via: 'cardvaultuser' };
 }
 

@@ -174,6 +174,14 @@ describe('token/cardvaultuser', () => {
     expect(claims.exp! - claims.iat!).toBe(15 * 60);
   });
 
+  it('refuses read-only users with 403: the vaulting app stores cards and records vault transactions', async () => {
+    const readOnly = await createSite(t.db, { role: 'member_admin', readOnly: true });
+    const response = await t.app.inject({ method: 'POST', url: authPath(readOnly.path, 'token/cardvaultuser'), payload: { username: readOnly.username, password: readOnly.password } });
+    expect(response.statusCode).toBe(403);
+    expect(response.json()).toMatchObject({ code: 'rest_forbidden', data: { status: 403 } });
+    expect(response.body).not.toMatch(/eyJ/);
+  });
+
   it('refuses bad credentials like POST token', async () => {
     const response = await t.app.inject({ method: 'POST', url: authPath(site.path, 'token/cardvaultuser'), payload: { username: site.username, password: 'nope-nope' } });
     expect(response.statusCode).toBe(401);

@@ -55,6 +55,17 @@ describe('POST /{path}/site-json/vendor/v2/cards', () => {
     expect((await post(body(), `Bearer ${userJwt}`)).statusCode).toBe(403);
   });
 
+  it('refuses a vaulting-app token of a user who is now read-only (403), storing nothing', async () => {
+    const member = await createSite(t.db);
+    const memberChannel = await createChannel(t.db, member.siteId, { currency: 'EUR' });
+    const jwt = await signJwt(t.config.secrets.jwtSecret, { userId: member.userId, kind: 'cardvaultuser', siteId: member.siteId });
+    await t.db.query('UPDATE memberships SET read_only = true WHERE site_id = $1 AND user_id = $2', [member.siteId, member.userId]);
+    const reply = await post(body({ channels: memberChannel }), `Bearer ${jwt}`, member.path);
+    expect(reply.statusCode).toBe(403);
+    expect(reply.json()).toMatchObject({ code: 'rest_forbidden', data: { status: 403 } });
+    expect((await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM cards WHERE site_id = $1', [member.siteId])).count).toBe(0);
+  });
+
   it('refuses missing, expired and forged tokens with 401', async () => {
     expect((await post(body(), null)).json()).toMatchObject({ code: 'rest_not_logged_in', data: { status: 401 } });
     const expired = await signJwt(t.config.secrets.jwtSecret, { userId: site.userId, kind: 'cardvaultuser', siteId: site.siteId }, new Date(Date.now() - 16 * 60_000));
