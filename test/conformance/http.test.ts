@@ -41,6 +41,11 @@ describe('pagination', () => {
     const url = new URL(next);
     expect(url.pathname).toBe(`${apiPrefix(site.path)}/bookings`);
     expect(url.searchParams.get('per_page')).toBe('2');
+    const filtered = String((await api(t, site, 'GET', 'bookings?per_page=2&order=desc&status=unpaid')).headers.link);
+    const nextFiltered = new URL(/<([^>]+)>;\s*rel="next"/.exec(filtered)![1]!);
+    expect(nextFiltered.searchParams.get('order')).toBe('desc');
+    expect(nextFiltered.searchParams.get('status')).toBe('unpaid');
+    expect(nextFiltered.searchParams.get('page')).toBe('2');
     const last = await api(t, site, 'GET', 'bookings?per_page=2&page=3');
     expect((last.json() as Json[]).length).toBe(1);
     expect(String(last.headers.link)).not.toMatch(/rel="next"/);
