@@ -200,13 +200,43 @@ describe('payment modal in Chromium', () => {
     expect(await page.locator('iframe[title="Payment"]').count()).toBe(0);
   });
 
-  it('completes a 3DS challenge in its own window', async () => {
+  it('runs a 3DS challenge inline in the modal: Authenticate reports transaction_logged', async () => {
     await openModal(modalOptions(6_000));
     await frame().locator('#submit').waitFor();
+    const popups: unknown[] = [];
+    page.on('popup', (popup) => popups.push(popup));
     await pay(testCards.visaChallenge);
-    const [popup] = await Promise.all([page.waitForEvent('popup'), frame().locator('#challenge-open').click()]);
-    await popup.getByRole('button', { name: 'Authenticate' }).click();
+    // The issuer's page is an iframe of our frame, under the integrator's page: no window opens.
+    const challenge = frame().frameLocator('#challenge-frame');
+    await challenge.getByRole('button', { name: 'Authenticate' }).waitFor();
+    await screenshots(page, 'modal-3ds-challenge');
+    await challenge.getByRole('button', { name: 'Authenticate' }).click();
     await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_logged']);
+    expect(events[1]!.argument).toMatchObject({ status: 'complete', total: 6_000, '3ds_response': { status: 'authenticated' } });
+    await frame().locator('#outcome.success').waitFor();
+    expect(await frame().locator('#challenge').isHidden()).toBe(true);
+    expect(popups).toHaveLength(0);
+    const read = await e2e.t.app.inject({ url: `/${merchant.site.path}/site-json/vendor/v2/bookings/${events[0]!.argument.id}`, headers: merchant.site.headers });
+    expect(read.json()).toMatchObject({ status: 'paid', total_unpaid: 0 });
+  });
+
+  it('runs a 3DS challenge inline in the modal: Fail reports transaction_failed and the card can be retried', async () => {
+    await openModal(modalOptions(6_100));
+    await frame().locator('#submit').waitFor();
+    await pay(testCards.visaChallenge);
+    await frame().frameLocator('#challenge-frame').getByRole('button', { name: 'Fail' }).click();
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_failed']);
+    expect(events[1]!.argument).toMatchObject({ status: 'failed', total: 6_100, '3ds_response': { status: 'failed' } });
+    await frame().locator('#outcome.failed').waitFor();
+    expect(await frame().locator('#outcome').textContent()).toContain('Attempts left: 2');
+    // Back to the card form for another attempt, which succeeds.
+    await pay(testCards.visa);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_failed', 'transaction_logged']);
+  });
+
+  it('lets any http(s) page frame the sandbox challenge and the 3DS return page', async () => {
+    const returned = await page.request.get(`${e2e.baseUrl}/hosted/3ds-return`);
+    expect(returned.headers()['content-security-policy']).toContain('frame-ancestors http: https:');
   });
 
   it('frames only for the host origin it names', async () => {

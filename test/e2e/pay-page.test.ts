@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
+import { insertQuotes } from '../../src/domain/forex/index.js';
 import { signPaymentRequestToken } from '../../src/domain/payment-request-link.js';
 import { createMerchant, fillCard, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
 
@@ -14,10 +15,10 @@ beforeAll(async () => {
 });
 afterAll(async () => e2e?.close());
 
-async function bookingWithLink(total: number): Promise<{ id: number; link: string }> {
+async function bookingWithLink(total: number, language = 'frFR'): Promise<{ id: number; link: string }> {
   const response = await e2e.t.app.inject({
     method: 'POST', url: `/${merchant.site.path}/site-json/vendor/v2/bookings`, headers: merchant.site.headers,
-    payload: { firstname: 'Ada', surname: 'Lovelace', email: 'ada@example.com', date: '2031-05-20', date_start: '2031-05-10', total, currencies: 'USD', countries: 'GB', channels: merchant.channelId, reference: 'LAKE-7', payment_request_url: true, language: 'frFR' },
+    payload: { firstname: 'Ada', surname: 'Lovelace', email: 'ada@example.com', date: '2031-05-20', date_start: '2031-05-10', total, currencies: 'USD', countries: 'GB', channels: merchant.channelId, reference: 'LAKE-7', payment_request_url: true, language },
   });
   const booking = response.json() as { id: number; _links: { self: { payment_request?: string }[] } };
   return { id: booking.id, link: booking._links.self[0]!.payment_request! };
@@ -47,6 +48,74 @@ describe('payment request page in Chromium', () => {
     await page.goto(link);
     expect(await page.locator('#card_number').count()).toBe(0);
     expect(await page.textContent('main')).toContain('entièrement payée');
+  });
+
+  /** Pays the open page in `currency` and returns the booking and its transaction (REST reads). */
+  async function payIn(currency: string, link: string, expectedAmount: string) {
+    await page.goto(link);
+    await page.selectOption('#currency', currency);
+    expect(await page.textContent('#amount-due')).toBe(expectedAmount);
+    expect(await page.textContent('#submit')).toContain(expectedAmount);
+    await fillCard(page, { number: testCards.visa });
+    await page.click('#submit');
+    await page.waitForSelector('#outcome.success');
+    expect(await page.textContent('#outcome')).toContain(expectedAmount);
+  }
+
+  async function bookingAndLastTransaction(id: number) {
+    const booking = (await e2e.t.app.inject({ url: `/${merchant.site.path}/site-json/vendor/v2/bookings/${id}`, headers: merchant.site.headers })).json();
+    const transactionId = booking.transaction_ids.at(-1);
+    const transaction = (await e2e.t.app.inject({ url: `/${merchant.site.path}/site-json/vendor/v2/transactions/${transactionId}`, headers: merchant.site.headers })).json();
+    return { booking, transaction };
+  }
+
+  it('pays a USD booking in EUR at the sandbox rate: the amount shown is the amount charged', async () => {
+    // 99.99 USD at 0.92 = 91.9908 EUR -> 91.99 EUR.
+    const { id, link } = await bookingWithLink(9_999, 'enGB');
+    await page.goto(link);
+    const labels = await page.locator('#currency option').allTextContents();
+    expect(labels).toEqual(expect.arrayContaining(['USD · US$99.99', 'EUR · €91.99', 'JPY · JP¥14,999']));
+    await page.selectOption('#currency', 'EUR');
+    expect(await page.textContent('#converted')).toContain('1 USD = 0.92 EUR');
+    await screenshots(page, 'pay-form-eur');
+    await payIn('EUR', link, '€91.99');
+    await screenshots(page, 'pay-receipt-eur');
+    const { booking, transaction } = await bookingAndLastTransaction(id);
+    expect(booking).toMatchObject({ status: 'paid', total_unpaid: 0, currencies: 'USD' });
+    expect(transaction).toMatchObject({
+      status: 'complete', currencies: 'EUR', total: 9_199, forex_rate: '0.92', forex_id: expect.any(Number),
+      forex: [expect.objectContaining({ currencies: 'USD', total: 9_999 })],
+      bookings: [expect.objectContaining({ id, currencies: 'USD', total: 9_999 })],
+    });
+  });
+
+  it('pays in JPY (no minor units), rounding half-up', async () => {
+    // 123.45 USD at 150 = 18517.5 JPY -> 18518 JPY.
+    const { id, link } = await bookingWithLink(12_345, 'enGB');
+    await payIn('JPY', link, 'JP¥18,518');
+    const { booking, transaction } = await bookingAndLastTransaction(id);
+    expect(booking).toMatchObject({ status: 'paid', total_unpaid: 0 });
+    expect(transaction).toMatchObject({ status: 'complete', currencies: 'JPY', total: 18_518, forex_rate: '150', forex_id: expect.any(Number), forex: [expect.objectContaining({ currencies: 'USD', total: 12_345 })] });
+  });
+
+  it('never charges an amount it did not show: a rate changed after the page opened is shown again first', async () => {
+    const { id, link } = await bookingWithLink(10_000, 'enGB');
+    await page.goto(link);
+    await page.selectOption('#currency', 'EUR');
+    expect(await page.textContent('#amount-due')).toBe('€92.00');
+    // The operator loads a new USD→EUR rate while the payer types the card.
+    await insertQuotes(e2e.t.db, { provider: 'file', quotes: [{ base: 'USD', currency: 'EUR', rate: '0.95', expiresAt: new Date(Date.now() + 3_600_000) }], now: new Date() });
+    await fillCard(page, { number: testCards.visa });
+    await page.click('#submit');
+    await page.waitForSelector('#outcome.info');
+    expect(await page.textContent('#outcome')).toContain('€95.00');
+    expect(await page.textContent('#amount-due')).toBe('€95.00');
+    expect((await bookingAndLastTransaction(id)).booking.transaction_ids).toEqual([]);
+    await fillCard(page, { number: testCards.visa });
+    await page.click('#submit');
+    await page.waitForSelector('#outcome.success');
+    const { transaction } = await bookingAndLastTransaction(id);
+    expect(transaction).toMatchObject({ status: 'complete', currencies: 'EUR', total: 9_500, forex_rate: '0.95' });
   });
 
   it('refuses an expired or tampered link without showing a form', async () => {

@@ -1,34 +1,78 @@
 // The payment request page: pays the booking's amount due, in the chosen currency, then shows
 // a receipt.
+import { callApi } from '../shared/api.js';
 import { CardForm } from '../shared/card-form.js';
 import { byId, readPageData, translator, type PageData } from '../shared/page-data.js';
-import { fieldErrorsOf, runPayment, showOutcome, type PaymentAnswer } from '../shared/payment-flow.js';
+import { fieldErrorsOf, runPayment, showOutcome, type ApiErrorBody, type PaymentAnswer } from '../shared/payment-flow.js';
 
-const data = readPageData<PageData & { currencies: { currency: string; formatted: string; rate: string | null }[] }>();
+/** One currency choice, as the server computed it (src/domain/hosted/currencies.ts). */
+interface CurrencyOption {
+  currency: string;
+  /** Minor units: sent as `total`, so the card is charged exactly what the page shows. */
+  amount: number;
+  formatted: string;
+  rate: string | null;
+}
+
+const data = readPageData<PageData & { currencies: CurrencyOption[] }>();
 const t = translator(data.messages);
 const form = new CardForm(t);
 const select = document.getElementById('currency') as HTMLSelectElement | null;
+let options = data.currencies;
+const base = options[0]!;
 
-function chosen() {
-  return data.currencies.find((option) => option.currency === select?.value) ?? data.currencies[0]!;
+function chosen(): CurrencyOption {
+  return options.find((option) => option.currency === select?.value) ?? base;
 }
 
-select?.addEventListener('change', () => {
+/** Amount due, pay button and the rate line follow the chosen currency. */
+function showChosen(): void {
   const option = chosen();
   byId('amount-due').textContent = option.formatted;
   byId('submit').textContent = t('payAmount', { amount: option.formatted });
-  byId('converted').textContent = option.rate ? t('converted', { amount: option.formatted, rate: option.rate }) : '';
-});
+  const converted = document.getElementById('converted');
+  if (converted) converted.textContent = option.rate ? t('converted', { amount: option.formatted, rate: `1 ${base.currency} = ${option.rate} ${option.currency}` }) : '';
+}
 
-function receipt(answer: PaymentAnswer): void {
+select?.addEventListener('change', showChosen);
+
+/**
+ * The payments core refused the converted total the page showed: the quote changed since the
+ * page was opened. Fetch the amounts at the current quote, show them, and let the payer decide.
+ */
+async function refreshRates(): Promise<void> {
+  const previous = chosen().currency;
+  const answer = await callApi<{ currencies: CurrencyOption[] }>({ method: 'GET', url: '/hosted/payments/currencies', session: data.session, timeoutMs: data.timeoutMs });
+  if (answer.kind !== 'answer' || answer.status !== 200) return showOutcome('failed', [t('unexpectedError')]);
+  options = answer.body.currencies;
+  if (select) {
+    select.replaceChildren(...options.map((option) => new Option(`${option.currency} · ${option.formatted}`, option.currency)));
+    select.value = options.some((option) => option.currency === previous) ? previous : base.currency;
+  }
+  showChosen();
+  showOutcome('info', [t('rateChanged', { amount: chosen().formatted })]);
+}
+
+function receipt(answer: PaymentAnswer, paid: CurrencyOption): void {
   const transaction = answer.transaction as PaymentAnswer['transaction'] & { auth_code?: string; last_four_digits?: string; card_types?: string; created?: string };
   form.form.hidden = true;
-  const lines: (string | [string, string])[] = [t('paymentSuccess'), [t('bookingId'), String(data.bookingId)], [t('transactionId'), String(transaction.id)], [t('amountPaid'), chosen().formatted]];
+  const lines: (string | [string, string])[] = [t('paymentSuccess'), [t('bookingId'), String(data.bookingId)], [t('transactionId'), String(transaction.id)], [t('amountPaid'), paid.formatted]];
   if (transaction.auth_code) lines.push([t('authCode'), transaction.auth_code]);
   if (transaction.last_four_digits) lines.push([t('card'), t('cardEnding', { brand: transaction.card_types ?? '', lastFour: transaction.last_four_digits })]);
   if (transaction.created) lines.push([t('date'), `${transaction.created} GMT`]);
   showOutcome('success', lines);
   if (select) select.disabled = true;
+}
+
+function refused(error: ApiErrorBody): void {
+  if (error.code === 'rest_attempts_exhausted') {
+    form.form.hidden = true;
+    return showOutcome('failed', [t('rejected', { company: data.company })]);
+  }
+  if (error.code === 'jwt_auth_invalid_request') return showOutcome('failed', [t('sessionExpired')]);
+  const params = error.data.params;
+  if (params && !Array.isArray(params) && params.total) return void refreshRates();
+  showOutcome('failed', fieldErrorsOf(error));
 }
 
 form.form.addEventListener('submit', (event) => {
@@ -37,20 +81,19 @@ form.form.addEventListener('submit', (event) => {
   if (!card) return;
   byId('outcome').hidden = true;
   form.setBusy(true, t('processing'));
-  const currency = chosen().currency;
-  void runPayment(data, card, currency !== data.currencies[0]?.currency ? { currencies: currency } : {}).then((end) => {
+  if (select) select.disabled = true;
+  const paying = chosen();
+  void runPayment(data, card, { currencies: paying.currency, total: paying.amount }).then((end) => {
     form.setBusy(false, '');
+    if (select) select.disabled = false;
     if (end.kind === 'network') return showOutcome('failed', [t('networkError')]);
     if (end.kind === 'timeout' || (end.kind === 'answer' && end.answer.outcome === 'timeout')) {
       form.form.hidden = true;
       return showOutcome('failed', [t('timeout', { bookingId: data.bookingId ?? '', company: data.company })]);
     }
-    if (end.kind === 'refused') {
-      if (end.error.code === 'rest_attempts_exhausted') form.form.hidden = true;
-      return showOutcome('failed', end.error.code === 'jwt_auth_invalid_request' ? [t('sessionExpired')] : end.error.code === 'rest_attempts_exhausted' ? [t('rejected', { company: data.company })] : fieldErrorsOf(end.error));
-    }
+    if (end.kind === 'refused') return refused(end.error);
     const answer = end.answer;
-    if (answer.outcome === 'complete') return receipt(answer);
+    if (answer.outcome === 'complete') return receipt(answer, paying);
     const decline = answer.decline ? t('declined', { reason: answer.decline.message, code: answer.decline.code }) : t('unexpectedError');
     if (answer.rejected) {
       form.form.hidden = true;

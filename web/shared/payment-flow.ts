@@ -34,12 +34,6 @@ export interface FlowHooks {
   onProcessing?: (processing: boolean) => void;
   /** The bank wants the cardholder: the challenge is shown in the page. */
   onChallenge?: () => void;
-  /**
-   * `frame` (default): the bank's page in an iframe of this page. `window`: in a window the
-   * cardholder opens with a button, for pages that are themselves framed by another origin
-   * (the modal), where the bank's page refuses to be framed.
-   */
-  challengeMode?: 'frame' | 'window';
 }
 
 /**
@@ -78,14 +72,19 @@ async function capturePayAndSettle(data: PageData, card: CardInput, extra: Recor
   const answer = paid.body as PaymentAnswer;
   if (answer.outcome !== 'challenge' || !answer.challenge_url) return { kind: 'answer', answer };
   hooks.onChallenge?.();
-  await (hooks.challengeMode === 'window' ? showChallengeWindow(answer.challenge_url) : showChallenge(answer.challenge_url));
+  await showChallenge(answer.challenge_url);
   const settled = await callApi<PaymentAnswer | ApiErrorBody>({ method: 'GET', url: '/hosted/payments/current', session: data.session, timeoutMs: data.timeoutMs });
   if (settled.kind !== 'answer') return settled;
   if (settled.status >= 300) return { kind: 'refused', status: settled.status, error: settled.body as ApiErrorBody };
   return { kind: 'answer', answer: settled.body as PaymentAnswer };
 }
 
-/** Shows the bank's challenge page in this page and resolves when it returns to us. */
+/**
+ * Shows the bank's challenge page in an iframe of this page and resolves when the bank sends the
+ * cardholder back to our 3DS return page inside it. Issuers' challenge pages (ACS) are built to
+ * be framed (EMV 3-D Secure's browser flow runs the challenge in an iframe), and so is the
+ * sandbox's, so this works in the modal too, where this page is itself framed by the integrator.
+ */
 function showChallenge(url: string): Promise<void> {
   const section = byId('challenge');
   const frame = byId<HTMLIFrameElement>('challenge-frame');
@@ -106,41 +105,6 @@ function showChallenge(url: string): Promise<void> {
     section.hidden = false;
     frame.src = url;
     byId('challenge-title').focus();
-  });
-}
-
-/** Offers a button that opens the bank's page in its own window; resolves when it returns. */
-function showChallengeWindow(url: string): Promise<void> {
-  const section = byId('challenge');
-  const form = byId('card-form');
-  const frame = byId<HTMLIFrameElement>('challenge-frame');
-  frame.hidden = true;
-  let button = document.getElementById('challenge-open') as HTMLButtonElement | null;
-  if (!button) {
-    button = document.createElement('button');
-    button.type = 'button';
-    button.id = 'challenge-open';
-    button.className = 'primary';
-    button.textContent = byId('submit').dataset.continueLabel ?? 'Continue';
-    section.append(button);
-  }
-  return new Promise((resolve) => {
-    let opened: Window | null = null;
-    const listener = (event: MessageEvent) => {
-      if (event.origin !== location.origin || !opened || event.source !== opened) return;
-      if ((event.data as { type?: string } | null)?.type !== 'tf:3ds-complete') return;
-      window.removeEventListener('message', listener);
-      section.hidden = true;
-      form.hidden = false;
-      resolve();
-    };
-    window.addEventListener('message', listener);
-    button!.onclick = () => {
-      opened = window.open(url, 'trustfare-3ds', 'popup,width=520,height=680');
-    };
-    form.hidden = true;
-    section.hidden = false;
-    button!.focus();
   });
 }
 

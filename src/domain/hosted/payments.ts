@@ -1,9 +1,8 @@
 import type { AppContext } from '../../context.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError, missingParams } from '../../http/errors.js';
 import { loadTransactionViews, type TransactionJson } from '../transactions/view.js';
 import type { Actor, TransactionInput, TransactionSource } from '../transactions/types.js';
 import { createTransaction } from '../transactions/index.js';
-import { convertAtQuote, currentQuote } from '../forex/index.js';
 import { attemptsLeft, cancelAttempt, getHostedSession, recordAttemptOutcome, startAttempt, type HostedSession } from './sessions.js';
 
 /**
@@ -37,24 +36,19 @@ export function attemptRefusal(reason: 'attempts_exhausted' | 'already_completed
 
 export interface PayInput {
   cardToken: string;
-  /** Payment request page: the currency the payer chose (forex), default the channel's. */
+  /**
+   * Payment request page: the currency the payer chose (forex), default the channel's, and the
+   * total in it that the page showed (paymentCurrencyOptions). The payments core checks that
+   * total against the current quote (spec "Forex rule"), so the cardholder is charged exactly
+   * what was shown or not at all.
+   */
   currency?: string;
+  total?: number;
   ipAddress?: string;
   payee?: { name?: string; email?: string };
 }
 
-/**
- * Forex (spec "Forex rule"): paying a booking in another offered currency charges the booking
- * amount converted at the current quote; the booking share stays in the channel currency.
- */
-async function paidTotal(context: AppContext, session: HostedSession, currency: string): Promise<number> {
-  if (currency === session.currency) return session.amount!;
-  const channel = await context.db.one<{ currency: string; account_mode: string }>('SELECT currency, account_mode FROM channels WHERE id = $1', [session.channelId]);
-  const quote = await currentQuote(context, context.db, { channel: { currency: channel.currency.trim(), accountMode: channel.account_mode }, currency });
-  return convertAtQuote({ amount: session.amount!, quote, now: context.now() });
-}
-
-function transactionInputOf(context: AppContext, session: HostedSession, input: PayInput & { total?: number }): TransactionInput {
+function transactionInputOf(context: AppContext, session: HostedSession, input: PayInput): TransactionInput {
   const common = {
     channelId: session.channelId,
     token: input.cardToken,
@@ -70,10 +64,13 @@ function transactionInputOf(context: AppContext, session: HostedSession, input: 
     return { ...common, type: 'vault', currency: session.currency!, total: 0, ...(session.options.failCode ? { forcedDeclineCode: session.options.failCode } : {}) };
   }
   if (session.bookingId === null || session.amount === null || session.currency === null) throw new Error('payment session without booking or amount');
+  const currency = input.currency ?? session.currency;
+  // In another currency the total is the converted amount the page showed; never guessed here.
+  if (currency !== session.currency && input.total === undefined) throw missingParams(['total']);
   return {
     ...common,
     type: 'purchase',
-    currency: input.currency ?? session.currency,
+    currency,
     total: input.total ?? session.amount,
     bookings: [{ id: session.bookingId, currency: session.currency, total: session.amount }],
   };
@@ -81,20 +78,12 @@ function transactionInputOf(context: AppContext, session: HostedSession, input: 
 
 /** Starts one card attempt of the session and answers with its outcome (or the 3DS challenge). */
 export async function payWithSession(context: AppContext, session: HostedSession, input: PayInput): Promise<HostedPaymentAnswer> {
-  let total: number | undefined;
-  if (input.currency !== undefined && input.currency !== session.currency) {
-    try {
-      total = await paidTotal(context, session, input.currency);
-    } catch (error) {
-      throw new ApiError(400, 'rest_invalid_param', (error as Error).message, { params: { currencies: (error as Error).message } });
-    }
-  }
   const started = await startAttempt(context.db, session.id);
   if (!started.ok) throw attemptRefusal(started.reason);
   const actor: Actor = { siteId: session.siteId, userId: session.userId, source: sourceOf[session.kind], isPlatformAdmin: false };
   let created: { id: number; status: string };
   try {
-    created = await createTransaction(context, actor, transactionInputOf(context, session, { ...input, ...(total !== undefined ? { total } : {}) }));
+    created = await createTransaction(context, actor, transactionInputOf(context, session, input));
   } catch (error) {
     // Refused before the bank was asked (bad token, wrong currency...): not a card attempt.
     if (error instanceof ApiError && error.status < 500) await cancelAttempt(context.db, session.id);
@@ -150,7 +139,10 @@ async function answerFor(context: AppContext, session: HostedSession, transactio
 
 async function declineOf(context: AppContext, transactionId: number, content: string): Promise<{ code: string; message: string }> {
   const row = await context.db.maybeOne<{ decline_code: string | null }>('SELECT decline_code FROM transactions WHERE id = $1', [transactionId]);
-  return { code: row?.decline_code ?? '', message: content };
+  const code = row?.decline_code ?? '';
+  // `content` reads "<code> <message>"; the pages show the code apart, so not twice.
+  const message = code && content.startsWith(`${code} `) ? content.slice(code.length + 1) : content;
+  return { code, message };
 }
 
 /**

@@ -59,6 +59,7 @@ export const messages = {
   amountDue: 'Fälliger Betrag',
   payIn: 'Bezahlen in',
   converted: '{amount} zum Kurs von {rate}',
+  rateChanged: 'Der Wechselkurs hat sich geändert: Der Betrag beträgt jetzt {amount}. Bitte prüfen Sie ihn und bezahlen Sie erneut.',
   fullyPaid: 'Diese Buchung ist vollständig bezahlt. Es ist nichts fällig.',
   receipt: 'Beleg',
   transactionId: 'Transaktionsnummer',

@@ -60,6 +60,7 @@ export const messages = {
   amountDue: 'Amount due',
   payIn: 'Pay in',
   converted: '{amount} at a rate of {rate}',
+  rateChanged: 'The exchange rate has changed: the amount is now {amount}. Please check it and pay again.',
   fullyPaid: 'This booking is fully paid. Nothing is due.',
   receipt: 'Receipt',
   transactionId: 'Transaction ID',

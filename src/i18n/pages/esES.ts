@@ -59,6 +59,7 @@ export const messages = {
   amountDue: 'Importe pendiente',
   payIn: 'Pagar en',
   converted: '{amount} a un tipo de {rate}',
+  rateChanged: 'El tipo de cambio ha cambiado: el importe es ahora {amount}. Compruébelo y vuelva a pagar.',
   fullyPaid: 'Esta reserva está totalmente pagada. No hay nada pendiente.',
   receipt: 'Recibo',
   transactionId: 'Número de transacción',

@@ -59,6 +59,7 @@ export const messages = {
   amountDue: 'Montant dû',
   payIn: 'Payer en',
   converted: '{amount} au taux de {rate}',
+  rateChanged: 'Le taux de change a changé : le montant est maintenant de {amount}. Vérifiez-le et payez à nouveau.',
   fullyPaid: 'Cette réservation est entièrement payée. Rien n’est dû.',
   receipt: 'Reçu',
   transactionId: 'Numéro de transaction',

@@ -59,6 +59,7 @@ export const messages = {
   amountDue: 'Importo dovuto',
   payIn: 'Paga in',
   converted: '{amount} al tasso di {rate}',
+  rateChanged: 'Il tasso di cambio è cambiato: l\'importo ora è {amount}. Controllalo e paga di nuovo.',
   fullyPaid: 'Questa prenotazione è interamente pagata. Non è dovuto nulla.',
   receipt: 'Ricevuta',
   transactionId: 'Numero di transazione',

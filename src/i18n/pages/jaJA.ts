@@ -59,6 +59,7 @@ export const messages = {
   amountDue: 'お支払い金額',
   payIn: '支払い通貨',
   converted: '{amount}（レート {rate}）',
+  rateChanged: '為替レートが変わりました。金額は {amount} になりました。ご確認のうえ、もう一度お支払いください。',
   fullyPaid: 'この予約はお支払い済みです。お支払いの必要はありません。',
   receipt: '領収書',
   transactionId: '取引番号',

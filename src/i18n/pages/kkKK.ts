@@ -59,6 +59,7 @@ export const messages = {
   amountDue: 'Төленетін сома',
   payIn: 'Төлем валютасы',
   converted: '{amount}, бағам {rate}',
+  rateChanged: 'Айырбас бағамы өзгерді: сома енді {amount}. Тексеріп, қайта төлеңіз.',
   fullyPaid: 'Бұл брондау толық төленген. Ештеңе төлеудің қажеті жоқ.',
   receipt: 'Түбіртек',
   transactionId: 'Транзакция нөмірі',

@@ -59,6 +59,7 @@ export const messages = {
   amountDue: '결제할 금액',
   payIn: '결제 통화',
   converted: '{amount} (환율 {rate})',
+  rateChanged: '환율이 변경되었습니다. 금액은 이제 {amount}입니다. 확인하신 후 다시 결제해 주세요.',
   fullyPaid: '이 예약은 전액 결제되었습니다. 결제할 금액이 없습니다.',
   receipt: '영수증',
   transactionId: '거래 번호',

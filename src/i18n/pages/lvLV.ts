@@ -59,6 +59,7 @@ export const messages = {
   amountDue: 'Maksājamā summa',
   payIn: 'Maksāt valūtā',
   converted: '{amount} pēc kursa {rate}',
+  rateChanged: 'Valūtas kurss ir mainījies: summa tagad ir {amount}. Lūdzu, pārbaudiet to un maksājiet vēlreiz.',
   fullyPaid: 'Šī rezervācija ir pilnībā apmaksāta. Nekas nav jāmaksā.',
   receipt: 'Kvīts',
   transactionId: 'Darījuma numurs',

@@ -59,6 +59,7 @@ export const messages = {
   amountDue: 'Valor devido',
   payIn: 'Pagar em',
   converted: '{amount} à taxa de {rate}',
+  rateChanged: 'A taxa de câmbio mudou: o valor agora é {amount}. Confira e pague novamente.',
   fullyPaid: 'Esta reserva está totalmente paga. Nada é devido.',
   receipt: 'Recibo',
   transactionId: 'Número da transação',

@@ -59,6 +59,7 @@ export const messages = {
   amountDue: 'Sumă de plată',
   payIn: 'Plătiți în',
   converted: '{amount} la cursul de {rate}',
+  rateChanged: 'Cursul de schimb s-a modificat: suma este acum {amount}. Verificați-o și plătiți din nou.',
   fullyPaid: 'Această rezervare este plătită integral. Nu este nimic de plată.',
   receipt: 'Chitanță',
   transactionId: 'Numărul tranzacției',

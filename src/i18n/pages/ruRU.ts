@@ -59,6 +59,7 @@ export const messages = {
   amountDue: 'К оплате',
   payIn: 'Валюта оплаты',
   converted: '{amount} по курсу {rate}',
+  rateChanged: 'Курс обмена изменился: сумма теперь {amount}. Проверьте её и оплатите снова.',
   fullyPaid: 'Это бронирование полностью оплачено. Ничего платить не нужно.',
   receipt: 'Квитанция',
   transactionId: 'Номер транзакции',

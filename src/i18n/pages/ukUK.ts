@@ -59,6 +59,7 @@ export const messages = {
   amountDue: 'До сплати',
   payIn: 'Валюта оплати',
   converted: '{amount} за курсом {rate}',
+  rateChanged: 'Курс обміну змінився: сума тепер {amount}. Перевірте її та сплатіть ще раз.',
   fullyPaid: 'Це бронювання повністю оплачено. Нічого сплачувати не потрібно.',
   receipt: 'Квитанція',
   transactionId: 'Номер транзакції',

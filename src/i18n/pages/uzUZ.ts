@@ -59,6 +59,7 @@ export const messages = {
   amountDue: 'Toʻlanishi kerak',
   payIn: 'Toʻlov valyutasi',
   converted: '{amount}, kurs {rate}',
+  rateChanged: 'Valyuta kursi o‘zgardi: summa endi {amount}. Iltimos, tekshirib, qaytadan to‘lang.',
   fullyPaid: 'Bu bron toʻliq toʻlangan. Hech narsa toʻlash shart emas.',
   receipt: 'Kvitansiya',
   transactionId: 'Tranzaksiya raqami',

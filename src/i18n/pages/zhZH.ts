@@ -59,6 +59,7 @@ export const messages = {
   amountDue: '应付金额',
   payIn: '支付币种',
   converted: '{amount}，汇率 {rate}',
+  rateChanged: '汇率已变动：金额现为 {amount}。请核对后重新付款。',
   fullyPaid: '此预订已全额付清，无需再付款。',
   receipt: '收据',
   transactionId: '交易编号',

@@ -1,8 +1,8 @@
 import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import { loadBooking, bookingTotalUnpaid, type BookingRecord } from '../../domain/bookings.js';
-import { loadChannel, receiptLabelOf, type ChannelRecord } from '../../domain/channels.js';
-import { offeredCurrencies, currentQuote, convertAtQuote } from '../../domain/forex/index.js';
+import { loadChannel, receiptLabelOf } from '../../domain/channels.js';
+import { paymentCurrencyOptions, type PaymentCurrencyOption } from '../../domain/hosted/currencies.js';
 import { createHostedSession, attemptsLeft } from '../../domain/hosted/sessions.js';
 import { formatMoney } from '../../domain/money.js';
 import { verifyPaymentRequestToken } from '../../domain/payment-request-link.js';
@@ -21,29 +21,6 @@ import { cardFormView, errorPage, hostedPage, pageMessages, secureNoteView, tran
  */
 const payCsp = { frameAncestors: "'none'", frameSrc: "'self'" } as const;
 
-interface CurrencyOption {
-  currency: string;
-  amount: number;
-  formatted: string;
-  rate: string | null;
-}
-
-/** The channel currency first, then each offered currency that has a usable rate now. */
-async function currencyOptions(context: AppContext, channel: ChannelRecord, due: number, locale: string): Promise<CurrencyOption[]> {
-  const options: CurrencyOption[] = [{ currency: channel.currency, amount: due, formatted: formatMoney(due, channel.currency, locale), rate: null }];
-  for (const currency of offeredCurrencies(channel.currency)) {
-    if (currency === channel.currency) continue;
-    try {
-      const quote = await currentQuote(context, context.db, { channel, currency });
-      const amount = convertAtQuote({ amount: due, quote, now: context.now() });
-      options.push({ currency, amount, formatted: formatMoney(amount, currency, locale), rate: String(quote.rate) });
-    } catch {
-      // No usable rate for this currency now: it is simply not offered.
-    }
-  }
-  return options;
-}
-
 function summaryView(t: Translator, booking: BookingRecord, locale: string): SafeHtml {
   const dates = booking.dateStart ? `${booking.dateStart} – ${booking.dateEnd}` : booking.dateEnd;
   return html`<h2>${t('bookingSummary')}</h2>
@@ -56,7 +33,7 @@ ${booking.reference ? html`<dt>${t('reference')}</dt><dd>${booking.reference}</d
 </dl>`;
 }
 
-function currencyChoiceView(t: Translator, options: CurrencyOption[]): SafeHtml {
+function currencyChoiceView(t: Translator, options: PaymentCurrencyOption[]): SafeHtml {
   if (options.length < 2) return html``;
   return html`<div class="field currency-choice">
 <label for="currency">${t('payIn')}</label>
@@ -99,7 +76,7 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
       kind: 'pay', siteId: booking.siteId, channelId: channel.id, userId: booking.authorId, bookingId: booking.id, amount: due, currency: channel.currency, language,
       options: { cardholder: { name: `${booking.firstname} ${booking.surname}`, email: booking.email } },
     }, now);
-    const options = await currencyOptions(context, channel, due, locale);
+    const options = await paymentCurrencyOptions(context, { channel, amount: due, locale });
     const body = hostedPage({
       ...header,
       script: sharedAssets.payScript,
@@ -120,7 +97,7 @@ ${cardFormView({ t, language, holderFields: ['name', 'email'], prefill: { name: 
         timeoutMs: limits.hostedPaymentTimeoutMs,
         company,
         bookingId: booking.id,
-        currencies: options.map((option) => ({ currency: option.currency, formatted: option.formatted, rate: option.rate })),
+        currencies: options,
       },
     });
     return sendPage(reply, 200, body, payCsp);

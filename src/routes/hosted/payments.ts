@@ -4,6 +4,10 @@ import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import { findHostedSession, type HostedSession } from '../../domain/hosted/sessions.js';
 import { currentPayment, payWithSession } from '../../domain/hosted/payments.js';
+import { paymentCurrencyOptions } from '../../domain/hosted/currencies.js';
+import { loadChannel } from '../../domain/channels.js';
+import { localeOf, parseLanguage } from '../../i18n/catalogue.js';
+import { limits } from '../../limits.js';
 import { bearerToken } from '../../http/auth.js';
 import { ApiError, invalidParam } from '../../http/errors.js';
 import { sharedAssets } from './assets.js';
@@ -25,6 +29,8 @@ const PayBody = Type.Object(
   {
     card_token: Type.String({ minLength: 1, maxLength: 2048 }),
     currencies: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$' })),
+    /** Payment request page: the amount it showed in `currencies` (minor units). */
+    total: Type.Optional(Type.Integer({ minimum: 1, maximum: limits.amountCentsMax })),
   },
   { additionalProperties: false },
 );
@@ -37,12 +43,29 @@ const PayBody = Type.Object(
 export async function hostedPaymentRoutes(app: App, context: AppContext): Promise<void> {
   app.post('/hosted/payments', { schema: { body: PayBody } }, async (request, reply) => {
     const session = await requireSession(context, request);
-    const body = request.body as { card_token: string; currencies?: string };
-    if (body.currencies !== undefined && session.kind !== 'pay' && body.currencies !== session.currency) {
-      throw invalidParam('currencies', 'This page pays in the currency it was opened with.');
+    const body = request.body as { card_token: string; currencies?: string; total?: number };
+    if (session.kind !== 'pay') {
+      if (body.currencies !== undefined && body.currencies !== session.currency) throw invalidParam('currencies', 'This page pays in the currency it was opened with.');
+      if (body.total !== undefined && body.total !== (session.amount ?? 0)) throw invalidParam('total', 'This page pays the amount it was opened with.');
     }
-    const answer = await payWithSession(context, session, { cardToken: body.card_token, ...(body.currencies ? { currency: body.currencies } : {}), ipAddress: request.ip });
+    const answer = await payWithSession(context, session, {
+      cardToken: body.card_token,
+      ...(body.currencies ? { currency: body.currencies } : {}),
+      ...(body.total !== undefined ? { total: body.total } : {}),
+      ipAddress: request.ip,
+    });
     return reply.code(201).header('cache-control', 'no-store').send(answer);
+  });
+
+  // The payment request page's currency choice, again: after the payments core refused the
+  // converted total it showed because the quote changed (400 on `total`).
+  app.get('/hosted/payments/currencies', async (request, reply) => {
+    const session = await requireSession(context, request);
+    if (session.kind !== 'pay' || session.amount === null) throw new ApiError(404, 'rest_no_route', 'This page pays in one currency only.');
+    const channel = await loadChannel(context.db, { siteId: session.siteId, id: session.channelId });
+    if (!channel) throw sessionExpired();
+    const currencies = await paymentCurrencyOptions(context, { channel, amount: session.amount, locale: localeOf(parseLanguage(session.language) ?? 'enGB') });
+    return reply.header('cache-control', 'no-store').send({ currencies });
   });
 
   app.get('/hosted/payments/current', async (request, reply) => {
@@ -52,8 +75,11 @@ export async function hostedPaymentRoutes(app: App, context: AppContext): Promis
     return reply.header('cache-control', 'no-store').send(answer);
   });
 
-  // Where the bank's 3DS page sends the cardholder back (inside the page's challenge iframe or
-  // the modal's challenge window): a script tells the page, which reads the outcome.
+  // Where the bank's 3DS page sends the cardholder back, inside the page's challenge iframe: a
+  // script tells the page (same origin only), which reads the outcome from the server. In the
+  // modal that iframe sits in our frame under the integrator's page, and frame-ancestors checks
+  // every ancestor, so any http(s) page may be an ancestor: the page shows nothing but "…", has
+  // no control to click (nothing to clickjack) and posts only to our own origin.
   app.get('/hosted/3ds-return', async (_request, reply) => {
     const body = page({
       lang: 'en',
@@ -62,6 +88,6 @@ export async function hostedPaymentRoutes(app: App, context: AppContext): Promis
       scripts: [sharedAssets.threeDsReturnScript],
       body: html`<main class="card"><p role="status">…</p></main>`,
     });
-    return sendPage(reply, 200, body, { frameAncestors: "'self'" });
+    return sendPage(reply, 200, body, { frameAncestors: 'http: https:' });
   });
 }

@@ -18,6 +18,18 @@ function originOf(url: string): string {
   }
 }
 
+/**
+ * The sandbox issuer's framing policy: any http(s) page may frame the challenge. Real issuers'
+ * challenge pages (the ACS of EMV 3-D Secure 2) are built to be shown in an iframe of the
+ * merchant's checkout, which is often itself a frame of a payment provider under the shop's
+ * page; `frame-ancestors` checks every ancestor, so `'self'` broke the payment modal (our frame
+ * under the integrator's page). Acceptable here: the page has no scripts, only test-card
+ * challenges reach it (no real money, no real card data: it shows brand and last four), and what
+ * a clickjacker could make someone press is "Authenticate" on a sandbox payment, whose outcome the
+ * payments code takes from the processor's record anyway.
+ */
+export const sandboxFrameAncestors = 'http: https:';
+
 /** Strict CSP: no scripts at all, one nonce'd style block, the form may post here and land on the return URL. */
 function sendPage(reply: FastifyReply, status: number, html: (nonce: string) => string, returnUrl?: string): FastifyReply {
   const nonce = randomBytes(16).toString('base64');
@@ -25,7 +37,7 @@ function sendPage(reply: FastifyReply, status: number, html: (nonce: string) => 
   return reply
     .code(status)
     .header('content-type', 'text/html; charset=utf-8')
-    .header('content-security-policy', `default-src 'none'; style-src 'nonce-${nonce}'; form-action ${formTargets}; frame-ancestors 'self'; base-uri 'none'`)
+    .header('content-security-policy', `default-src 'none'; style-src 'nonce-${nonce}'; form-action ${formTargets}; frame-ancestors ${sandboxFrameAncestors}; base-uri 'none'`)
     .header('cache-control', 'no-store')
     .header('referrer-policy', 'no-referrer')
     .header('x-content-type-options', 'nosniff')

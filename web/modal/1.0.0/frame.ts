@@ -89,7 +89,6 @@ function showForm(session: SessionAnswer): void {
   byId('test-mode').hidden = !session.test_mode;
   const submit = byId('submit');
   submit.textContent = t('payAmount', { amount: session.amount_formatted });
-  submit.dataset.continueLabel = t('continue');
   const form = new CardForm(t);
   const nameInput = form.form.querySelector<HTMLInputElement>('[name="name"]');
   const emailInput = form.form.querySelector<HTMLInputElement>('[name="email"]');
@@ -105,7 +104,7 @@ function showForm(session: SessionAnswer): void {
     if (!card) return;
     byId('outcome').hidden = true;
     form.setBusy(true, t('processing'));
-    void runPayment(pageData, card, {}, { challengeMode: 'window', onProcessing: (value) => post({ type: 'processing', value }) }).then((end) => {
+    void runPayment(pageData, card, {}, { onProcessing: (value) => post({ type: 'processing', value }) }).then((end) => {
       form.setBusy(false, '');
       report(end, pageData, form);
     });
