@@ -46,7 +46,19 @@ export const limits = {
   descriptorLengthMax: 22,
   supplierImportRowsMax: 100_000,
   supplierImportBytesMax: 20 * 1024 * 1024,
+  /**
+   * Connections of the API's pool, per server process. With the sandbox pool below and the
+   * cluster primary's one connection, WORKERS × (dbPoolSize + sandboxDbPoolSize) + 1 must stay
+   * under PostgreSQL's max_connections less its reserved slots (100 − 3 by default, the embedded
+   * server's setting): up to 7 workers (docs/performance.md "Connections").
+   */
   dbPoolSize: 10,
+  /**
+   * Connections of the sandbox processor's own pool, per process. The sandbox stands for a remote
+   * system: API requests queueing for the API pool must never delay a processor call, whose
+   * whole duration counts against processorTimeoutMs (issue 7).
+   */
+  sandboxDbPoolSize: 3,
   dbStatementTimeoutMs: 10_000,
   shutdownGraceMs: 10_000,
   /** Replacements of crashed cluster workers per minute before the primary gives up and exits. */

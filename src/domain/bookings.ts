@@ -166,12 +166,8 @@ export function isCalendarDate(text: string): boolean {
   return year >= 1900 && date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
-/**
- * Checks the parts of a booking the schema cannot: real dates in order, a live channel of the
- * same site whose base currency is the booking currency, and known suppliers. The channel row is
- * share-locked so it cannot be deleted or re-currencied under the booking.
- */
-async function refuseInvalid(tx: Queryable, siteId: number, booking: BookingInput): Promise<BookingRefusal | null> {
+/** The checks that need no database: a known country, real dates in order. */
+function refuseShape(booking: BookingInput): Record<string, string> {
   const params: Record<string, string> = {};
   if (!isCountryCode(booking.country)) params.countries = 'must be an ISO 3166-1 alpha-2 country code';
   if (!isCalendarDate(booking.dateEnd)) params.date = 'must be a valid date, Y-m-d';
@@ -179,7 +175,19 @@ async function refuseInvalid(tx: Queryable, siteId: number, booking: BookingInpu
     if (!isCalendarDate(booking.dateStart)) params.date_start = 'must be a valid date, Y-m-d';
     else if (booking.dateStart > booking.dateEnd) params.date_start = 'must not be after the end date (date)';
   }
-  const channel = await loadChannel(tx, { siteId, id: booking.channelId, lock: 'share' });
+  return params;
+}
+
+/**
+ * Checks the parts of a booking the schema cannot: real dates in order, a live channel of the
+ * same site whose base currency is the booking currency, and known suppliers. The channel row is
+ * key-share-locked: channel updates and deletions lock it FOR UPDATE (which conflicts) and then
+ * look for bookings, so it cannot be deleted or re-currencied under the booking, while bookings
+ * of one channel (and payments, which only take weaker locks) do not wait for each other.
+ */
+async function refuseInvalid(tx: Queryable, siteId: number, booking: BookingInput): Promise<BookingRefusal | null> {
+  const params = refuseShape(booking);
+  const channel = await loadChannel(tx, { siteId, id: booking.channelId, lock: 'key share' });
   if (!channel) params.channels = 'Invalid channel ID.';
   else if (channel.currency !== booking.currency) {
     params.channels = `The booking currency (${booking.currency}) must match the channel base currency (${channel.currency}).`;
@@ -193,21 +201,52 @@ async function refuseInvalid(tx: Queryable, siteId: number, booking: BookingInpu
   return Object.keys(params).length > 0 ? { params } : null;
 }
 
-/** Creates an unpaid booking (or a draft, for the payment modal) inside the caller's transaction. */
-export async function createBooking(tx: Queryable, options: { siteId: number; authorId: number; input: BookingInput; draft?: boolean }): Promise<BookingRecord | BookingRefusal> {
+/**
+ * The whole create in one statement (one round trip, atomic on its own): the row is inserted
+ * only when the channel is a live channel of the site in the booking's currency (key-share-locked
+ * as in refuseInvalid; under READ COMMITTED a concurrent channel update is waited for and its
+ * new version re-checked) and every supplier exists; it answers the booking as loadBooking does.
+ */
+const insertBookingStatement = {
+  name: 'booking_insert',
+  text: `WITH inserted AS (
+           INSERT INTO bookings (site_id, channel_id, author_id, status, content, firstname, surname, email, date_end, date_start, pax, reference, total, currency, country, language, suppliers)
+           SELECT c.site_id, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, c.currency, $15, $16, $17::text[]
+             FROM channels c
+            WHERE c.id = $2 AND c.site_id = $1 AND c.deleted_at IS NULL AND c.currency = $14::text
+              AND (SELECT count(*) FROM suppliers WHERE id = ANY($17::text[])) = cardinality($17::text[])
+              FOR KEY SHARE OF c
+           RETURNING *)
+         SELECT ${bookingSelect.replaceAll('b.', 'inserted.')} FROM inserted JOIN users u ON u.id = inserted.author_id`,
+};
+
+/** Inserts and reads back in one statement, or undefined when a check of insertBookingStatement failed. */
+async function insertBooking(db: Queryable, options: { siteId: number; authorId: number; input: BookingInput & { suppliers: string[] }; draft?: boolean }): Promise<BookingRecord | undefined> {
+  const { input } = options;
+  const row = await db.maybeOne<BookingRow>(insertBookingStatement, [
+    options.siteId, input.channelId, options.authorId, options.draft ? 'draft' : 'unpaid', input.content ?? '', input.firstname, input.surname, input.email,
+    input.dateEnd, input.dateStart ?? null, input.pax ?? null, input.reference ?? '', input.total, input.currency, input.country,
+    input.language ?? defaultLanguage, input.suppliers,
+  ]);
+  return row ? bookingFromRow(row) : undefined;
+}
+
+/**
+ * Creates an unpaid booking (or a draft, for the payment modal): one statement, so `db` may be
+ * the pool or the caller's transaction. A refused insert is explained by refuseInvalid; when that
+ * finds nothing wrong, the channel changed in between and the insert is tried once more.
+ */
+export async function createBooking(db: Queryable, options: { siteId: number; authorId: number; input: BookingInput; draft?: boolean }): Promise<BookingRecord | BookingRefusal> {
   const input = { ...options.input, suppliers: [...new Set(options.input.suppliers ?? [])] };
-  const refusal = await refuseInvalid(tx, options.siteId, input);
-  if (refusal) return refusal;
-  const row = await tx.one<{ id: number }>(
-    `INSERT INTO bookings (site_id, channel_id, author_id, status, content, firstname, surname, email, date_end, date_start, pax, reference, total, currency, country, language, suppliers)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id`,
-    [
-      options.siteId, input.channelId, options.authorId, options.draft ? 'draft' : 'unpaid', input.content ?? '', input.firstname, input.surname, input.email,
-      input.dateEnd, input.dateStart ?? null, input.pax ?? null, input.reference ?? '', input.total, input.currency, input.country,
-      input.language ?? defaultLanguage, input.suppliers,
-    ],
-  );
-  return (await loadBooking(tx, { siteId: options.siteId, id: row.id }))!;
+  const attemptsMax = 2;
+  for (let attempt = 1; attempt <= attemptsMax; attempt++) {
+    if (!Number.isSafeInteger(input.channelId) || Object.keys(refuseShape(input)).length > 0) break;
+    const created = await insertBooking(db, { ...options, input });
+    if (created) return created;
+    const refusal = await refuseInvalid(db, options.siteId, input);
+    if (refusal) return refusal;
+  }
+  return (await refuseInvalid(db, options.siteId, input)) ?? { params: { channels: 'The channel changed during the request; try again.' } };
 }
 
 const patchColumns: { [K in keyof BookingPatch]-?: string } = {

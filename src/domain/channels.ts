@@ -161,10 +161,14 @@ export function receiptLabelOf(channel: ChannelRecord): string {
   return channel.receiptLabel ?? channel.siteName;
 }
 
-/** A live (not deleted) channel of the site, or undefined; `lock` takes a row lock in a transaction. */
-export async function loadChannel(db: Queryable, options: { siteId: number; id: number; lock?: 'update' | 'share' }): Promise<ChannelRecord | undefined> {
+/**
+ * A live (not deleted) channel of the site, or undefined; `lock` takes a row lock in a
+ * transaction. `key share` (what a booking takes, like its foreign key) conflicts only with
+ * FOR UPDATE, which every change of a channel takes first (updateChannel, deleteChannel).
+ */
+export async function loadChannel(db: Queryable, options: { siteId: number; id: number; lock?: 'update' | 'key share' }): Promise<ChannelRecord | undefined> {
   if (!Number.isSafeInteger(options.id)) return undefined;
-  const lock = options.lock === 'update' ? 'FOR UPDATE OF c' : options.lock === 'share' ? 'FOR SHARE OF c' : '';
+  const lock = options.lock === 'update' ? 'FOR UPDATE OF c' : options.lock === 'key share' ? 'FOR KEY SHARE OF c' : '';
   const row = await db.maybeOne<ChannelRow>(`SELECT ${channelSelect} FROM ${channelFrom} WHERE c.id = $1 AND c.site_id = $2 AND c.deleted_at IS NULL ${lock}`, [options.id, options.siteId]);
   return row ? channelFromRow(row) : undefined;
 }
@@ -253,7 +257,7 @@ export interface ChannelPatchRefusal {
 
 /**
  * Applies a patch inside the caller's transaction. The channel row is locked first, so a
- * concurrent booking create (which share-locks it) cannot slip in under a currency change.
+ * concurrent booking create (which key-share-locks it) cannot slip in under a currency change.
  */
 export async function updateChannel(tx: Queryable, options: { siteId: number; id: number; patch: ChannelPatch }): Promise<ChannelRecord | ChannelPatchRefusal | undefined> {
   const current = await loadChannel(tx, { siteId: options.siteId, id: options.id, lock: 'update' });

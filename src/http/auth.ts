@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Db } from '../storage/db.js';
+import type { Db, Row, Statement } from '../storage/db.js';
 import { apiTokenPrefix, hashToken, looksLikeJwt, verifyJwt } from '../domain/credentials.js';
 import { forbidden, invalidId, invalidToken, notLoggedIn } from './errors.js';
 
@@ -25,42 +25,81 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * The principal's columns, prefixed `auth_` so the columns of a route's own query joined to them
+ * (authenticatedRead) never collide with them.
+ */
 interface PrincipalRow {
-  user_id: number;
-  username: string;
-  site_id: number;
-  site_path: string;
-  site_name: string;
-  role: Role;
-  read_only: boolean;
-  is_platform_admin: boolean;
-  token_id: number | null;
-  last_used_stale: boolean | null;
+  auth_token_id: number | null;
+  auth_user_id: number;
+  auth_username: string;
+  auth_site_id: number;
+  auth_site_path: string;
+  auth_site_name: string;
+  auth_role: Role;
+  auth_read_only: boolean;
+  auth_is_platform_admin: boolean;
+  auth_last_used_stale: boolean | null;
 }
 
-// One round trip per request: token, user, membership and site in a single statement.
-const apiTokenStatement = {
-  name: 'auth_api_token',
-  text: `SELECT t.id AS token_id, u.id AS user_id, u.username, s.id AS site_id, s.path AS site_path, s.name AS site_name,
-                m.role, m.read_only, u.is_platform_admin,
-                (t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute') AS last_used_stale
+type Credential = 'api_token' | 'jwt';
+
+/** An API token is usable through the last second (23:59:59 GMT) of its `expires_at` date. */
+const apiTokenLiveSql = (alias: string) => `(${alias}.expires_at IS NULL OR now() <= (${alias}.expires_at::timestamp + interval '23:59:59') AT TIME ZONE 'UTC')`;
+
+const principalColumns = `u.id AS auth_user_id, u.username AS auth_username, s.id AS auth_site_id, s.path AS auth_site_path, s.name AS auth_site_name,
+                m.role AS auth_role, m.read_only AS auth_read_only, u.is_platform_admin AS auth_is_platform_admin`;
+
+/**
+ * The principal of a credential within a site, in one statement: $1 is the API token hash or
+ * the JWT's user id, $2 the site path. Written once; every authenticating statement embeds it.
+ */
+const principalSql: Record<Credential, string> = {
+  api_token: `SELECT t.id AS auth_token_id, ${principalColumns},
+                (t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute') AS auth_last_used_stale
            FROM api_tokens t
            JOIN sites s ON s.id = t.site_id
            JOIN users u ON u.id = t.user_id
            JOIN memberships m ON m.site_id = t.site_id AND m.user_id = t.user_id
-          WHERE t.token_hash = $1 AND s.path = $2
-            AND (t.expires_at IS NULL OR now() <= (t.expires_at::timestamp + interval '23:59:59') AT TIME ZONE 'UTC')`,
-};
-
-const membershipStatement = {
-  name: 'auth_membership',
-  text: `SELECT NULL::bigint AS token_id, u.id AS user_id, u.username, s.id AS site_id, s.path AS site_path, s.name AS site_name,
-                m.role, m.read_only, u.is_platform_admin, NULL::boolean AS last_used_stale
+          WHERE t.token_hash = $1 AND s.path = $2 AND ${apiTokenLiveSql('t')}`,
+  jwt: `SELECT NULL::bigint AS auth_token_id, ${principalColumns}, NULL::boolean AS auth_last_used_stale
            FROM memberships m
            JOIN sites s ON s.id = m.site_id
            JOIN users u ON u.id = m.user_id
           WHERE m.user_id = $1 AND s.path = $2`,
 };
+
+/**
+ * A route's read joined to authentication, so a hot route costs one round trip: the principal
+ * is the CTE `auth` (columns of PrincipalRow: `auth.auth_site_id`, `auth.auth_user_id`, ...);
+ * `sql` reads at most one row with its own parameters from $3, and `on` ties that row to the
+ * principal (`item.site_id = auth.auth_site_id`). No row (a 404 for an item route) still
+ * authenticates.
+ */
+export interface AuthenticatedRead {
+  /** Unique among statement names (the prepared statements are `auth_<credential>_<name>`). */
+  name: string;
+  sql: string;
+  on: string;
+}
+
+type Statements = Record<Credential, Statement>;
+
+const principalStatements: Statements = {
+  api_token: { name: 'auth_api_token', text: principalSql.api_token },
+  jwt: { name: 'auth_membership', text: principalSql.jwt },
+};
+
+function joinedStatements(read: AuthenticatedRead): Statements {
+  const joined = (credential: Credential): Statement => ({
+    name: `auth_${credential}_${read.name}`,
+    // The read stays a subquery of its own (LIMIT keeps the planner from flattening it), so it
+    // is planned on its own parameters, e.g. a primary-key look-up, whatever the statistics say
+    // of the site's rows; `on` then checks it belongs to the principal's site.
+    text: `WITH auth AS (${principalSql[credential]}) SELECT auth.*, item.* FROM auth LEFT JOIN (SELECT * FROM (${read.sql}) item_read LIMIT 1) item ON ${read.on}`,
+  });
+  return { api_token: joined('api_token'), jwt: joined('jwt') };
+}
 
 export interface AuthOptions {
   db: Db;
@@ -73,41 +112,57 @@ export interface AuthOptions {
  * so the existence of other sites' data is never confirmed.
  */
 export async function authenticate(request: FastifyRequest, options: AuthOptions): Promise<Principal> {
+  return principalFromRow(await authenticatedRow(request, options, principalStatements, []));
+}
+
+/**
+ * One statement for authentication and the route's read; its row holds the principal's
+ * `auth_*` columns and the read's columns (all null when the read found nothing).
+ */
+async function authenticatedRow(request: FastifyRequest, options: AuthOptions, statements: Statements, values: unknown[]): Promise<PrincipalRow & Row> {
   const token = bearerToken(request);
   if (!token) throw notLoggedIn();
   const sitePath = (request.params as { path?: string }).path ?? '';
-  let row: PrincipalRow | undefined;
   if (token.startsWith(apiTokenPrefix)) {
-    row = await options.db.maybeOne<PrincipalRow & Record<string, unknown>>(apiTokenStatement as never, [hashToken(token), sitePath]);
+    const hash = hashToken(token);
+    const row = await options.db.maybeOne<PrincipalRow & Row>(statements.api_token, [hash, sitePath, ...values]);
     if (!row) {
       // Distinguish "bad token" (401) from "good token, other site" (404) without a second
       // round trip on the hot path: only failures pay for this look-up.
-      const known = await options.db.maybeOne('SELECT 1 FROM api_tokens WHERE token_hash = $1 AND (expires_at IS NULL OR now() <= (expires_at::timestamp + interval \'23:59:59\') AT TIME ZONE \'UTC\')', [hashToken(token)]);
+      const known = await options.db.maybeOne(knownApiTokenStatement, [hash]);
       throw known ? invalidId('site') : invalidToken();
     }
-    if (row.last_used_stale) {
+    if (row.auth_last_used_stale) {
       // Bounded write rate: last_used_at is refreshed at most once a minute per token.
-      void options.db.query('UPDATE api_tokens SET last_used_at = now() WHERE id = $1', [row.token_id]).catch(() => undefined);
+      void options.db.query(touchApiTokenStatement, [row.auth_token_id]).catch(() => undefined);
     }
-  } else if (looksLikeJwt(token)) {
+    return row;
+  }
+  if (looksLikeJwt(token)) {
     const claims = await verifyJwt(options.jwtSecret, token, 'user');
     if (!claims) throw invalidToken();
-    row = await options.db.maybeOne<PrincipalRow & Record<string, unknown>>(membershipStatement as never, [claims.userId, sitePath]);
+    const row = await options.db.maybeOne<PrincipalRow & Row>(statements.jwt, [claims.userId, sitePath, ...values]);
     if (!row) throw invalidId('site');
-  } else {
-    throw invalidToken();
+    return row;
   }
+  throw invalidToken();
+}
+
+const knownApiTokenStatement: Statement = { name: 'auth_api_token_known', text: `SELECT 1 FROM api_tokens t WHERE t.token_hash = $1 AND ${apiTokenLiveSql('t')}` };
+const touchApiTokenStatement: Statement = { name: 'auth_api_token_touch', text: 'UPDATE api_tokens SET last_used_at = now() WHERE id = $1' };
+
+function principalFromRow(row: PrincipalRow): Principal {
   return {
-    via: row.token_id ? 'api_token' : 'jwt',
-    userId: row.user_id,
-    username: row.username,
-    siteId: row.site_id,
-    sitePath: row.site_path,
-    siteName: row.site_name,
-    role: row.role,
-    readOnly: row.read_only,
-    isPlatformAdmin: row.is_platform_admin,
-    apiTokenId: row.token_id,
+    via: row.auth_token_id ? 'api_token' : 'jwt',
+    userId: row.auth_user_id,
+    username: row.auth_username,
+    siteId: row.auth_site_id,
+    sitePath: row.auth_site_path,
+    siteName: row.auth_site_name,
+    role: row.auth_role,
+    readOnly: row.auth_read_only,
+    isPlatformAdmin: row.auth_is_platform_admin,
+    apiTokenId: row.auth_token_id,
   };
 }
 
@@ -123,17 +178,42 @@ export interface AccessRule {
   roles?: Role[];
 }
 
-/**
- * Builds the preHandler of a site-scoped route: authenticates, then applies the role rules of
- * decisions.md (read_only users may only GET; `roles` narrows who may call at all).
- */
+/** The role rules of decisions.md: read_only users may only GET; `roles` narrows who may call at all. */
+function admit(request: FastifyRequest, principal: Principal, rule: AccessRule): void {
+  const isRead = request.method === 'GET' || request.method === 'HEAD';
+  if (principal.readOnly && !isRead) throw forbidden('Read-only users may only read.');
+  if (rule.roles && !rule.roles.includes(principal.role)) throw forbidden();
+}
+
+/** Builds the onRequest hook of a site-scoped route: authenticates, then applies the role rules. */
 export function requireAccess(options: AuthOptions, rule: AccessRule = {}) {
   return async function accessHook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const principal = await authenticate(request, options);
     request.principal = principal;
-    const isRead = request.method === 'GET' || request.method === 'HEAD';
-    if (principal.readOnly && !isRead) throw forbidden('Read-only users may only read.');
-    if (rule.roles && !rule.roles.includes(principal.role)) throw forbidden();
+    admit(request, principal, rule);
+  };
+}
+
+/**
+ * requireAccess and the route's read in one statement (AuthenticatedRead): the hook sets the
+ * principal with the same checks and answers as requireAccess, and keeps the read's row for the
+ * handler (`rowOf(request)`: undefined when the read found nothing). `values(request)` gives the
+ * read's parameters from the raw request (the hook runs before validation, as requireAccess).
+ */
+export function requireAccessWithRead<T extends Row>(options: AuthOptions, read: AuthenticatedRead & { values(request: FastifyRequest): unknown[]; found(row: Row): boolean }, rule: AccessRule = {}) {
+  const statements = joinedStatements(read);
+  const rows = new WeakMap<FastifyRequest, T>();
+  return {
+    async hook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+      const row = await authenticatedRow(request, options, statements, read.values(request));
+      const principal = principalFromRow(row);
+      request.principal = principal;
+      admit(request, principal, rule);
+      if (read.found(row)) rows.set(request, row as unknown as T);
+    },
+    rowOf(request: FastifyRequest): T | undefined {
+      return rows.get(request);
+    },
   };
 }
 

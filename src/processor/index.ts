@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
-import type { Db } from '../storage/db.js';
+import { limits } from '../limits.js';
+import { createDb, type Db } from '../storage/db.js';
 import type { Connector } from './connector.js';
 import { SandboxConnector } from './sandbox/sandbox.js';
 
@@ -10,7 +11,15 @@ export { testCards, testCardByPan, testCardBySandboxToken, isSandboxToken, type 
 /**
  * The payment processor the service talks to. Only the sandbox exists today; a real acquirer is
  * another Connector chosen here, with no change to the transaction code.
+ *
+ * The sandbox keeps its state in the service's database but, like the remote system it stands
+ * for, through its own small pool (limits.sandboxDbPoolSize) on the same server as `db`: when
+ * every connection of the API's pool is busy, a processor call still gets one at once instead of
+ * queueing behind API requests while its processorTimeoutMs runs out (issue 7).
  */
-export function createConnector(config: Config, db: Db): Connector {
-  return new SandboxConnector(db, { baseUrl: config.baseUrl, latencyMs: config.sandboxLatencyMs, noAnswerMs: config.sandboxNoAnswerMs });
+export function createConnector(config: Config, db: Db): Connector & { close(): Promise<void> } {
+  const connectionString = db.pool.options.connectionString;
+  if (!connectionString) throw new Error('createConnector: the database handle has no connection string');
+  const sandboxDb = createDb(connectionString, limits.sandboxDbPoolSize, { applicationName: 'trustfare-sandbox', allowExitOnIdle: true });
+  return new SandboxConnector(sandboxDb, { baseUrl: config.baseUrl, latencyMs: config.sandboxLatencyMs, noAnswerMs: config.sandboxNoAnswerMs });
 }

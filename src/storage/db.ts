@@ -9,13 +9,6 @@ pg.types.setTypeParser(pg.types.builtins.DATE, (value) => value);
 
 export type Row = Record<string, unknown>;
 
-/** Anything that can run a query: the pool, or a client inside a transaction. */
-export interface Queryable {
-  query<T extends Row = Row>(text: string, values?: unknown[]): Promise<T[]>;
-  one<T extends Row = Row>(text: string, values?: unknown[]): Promise<T>;
-  maybeOne<T extends Row = Row>(text: string, values?: unknown[]): Promise<T | undefined>;
-}
-
 /**
  * A named statement is prepared once per connection by PostgreSQL and reused; use it on hot
  * paths. `name` must be unique per SQL text.
@@ -25,7 +18,14 @@ export interface Statement {
   text: string;
 }
 
-type Sql = string | Statement;
+export type Sql = string | Statement;
+
+/** Anything that can run a query: the pool, or a client inside a transaction. */
+export interface Queryable {
+  query<T extends Row = Row>(text: Sql, values?: unknown[]): Promise<T[]>;
+  one<T extends Row = Row>(text: Sql, values?: unknown[]): Promise<T>;
+  maybeOne<T extends Row = Row>(text: Sql, values?: unknown[]): Promise<T | undefined>;
+}
 
 class Runner implements Queryable {
   constructor(private readonly target: pg.Pool | pg.PoolClient) {}
@@ -82,12 +82,20 @@ export class Db extends Runner {
   }
 }
 
-export function createDb(connectionString: string, poolSize: number = limits.dbPoolSize): Db {
+export interface PoolOptions {
+  /** Shown in pg_stat_activity, so each pool's connections can be told apart. */
+  applicationName?: string;
+  /** An idle pool lets the process exit (a secondary pool nobody closes explicitly). */
+  allowExitOnIdle?: boolean;
+}
+
+export function createDb(connectionString: string, poolSize: number = limits.dbPoolSize, options: PoolOptions = {}): Db {
   const pool = new pg.Pool({
     connectionString,
     max: poolSize,
     statement_timeout: limits.dbStatementTimeoutMs,
-    application_name: 'trustfare',
+    application_name: options.applicationName ?? 'trustfare',
+    allowExitOnIdle: options.allowExitOnIdle ?? false,
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);

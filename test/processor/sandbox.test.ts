@@ -4,6 +4,7 @@ import { createTestContext, type TestContext } from '../support/context.js';
 import { createConnector, ProcessorTimeoutError, testCards, type AuthoriseRequest, type Connector, type LookupOutcome, type ProcessorOutcome } from '../../src/processor/index.js';
 import { forcedDeclines } from '../../src/processor/sandbox/declines.js';
 import { loadConfig } from '../../src/config.js';
+import { boundedCall } from '../../src/domain/transactions/processor-call.js';
 
 let t: TestContext;
 let sandbox: Connector;
@@ -143,6 +144,40 @@ describe('latency', () => {
       await ctx.close();
     }
   });
+});
+
+describe('a processor call while the API pool is exhausted (issue 7)', () => {
+  it('still authorises, captures and looks up within PROCESSOR_TIMEOUT_MS: the sandbox has its own pool', async () => {
+    const ctx = await createTestContext({ env: { PROCESSOR_TIMEOUT_MS: '3000' } });
+    const pool = ctx.db.pool;
+    // Every connection of the API's pool held by an open transaction, as under 50 concurrent requests.
+    const held = await Promise.all(Array.from({ length: pool.options.max }, () => pool.connect()));
+    try {
+      for (const client of held) await client.query('BEGIN');
+      const queued = ctx.db.query('SELECT 1');
+      expect(pool.waitingCount).toBe(1);
+      const timeoutMs = ctx.config.processorTimeoutMs;
+      const req = request({ capture: false });
+      const authorised = await boundedCall(timeoutMs, req.reference, () => ctx.context.connector.authorise(req));
+      const { processorReference } = approved(authorised as ProcessorOutcome);
+      const captureReference = randomUUID();
+      const captured = await boundedCall(timeoutMs, captureReference, () => ctx.context.connector.capture({ reference: captureReference, processorReference, amount: req.amount, currency: 'USD', mode: 'test' }));
+      expect(captured.kind).toBe('approved');
+      expect(await boundedCall(timeoutMs, req.reference, () => ctx.context.connector.lookup(req.reference))).toEqual(authorised);
+      // The API's own request was still waiting all along.
+      expect(pool.waitingCount).toBe(1);
+      for (const client of held.splice(0)) {
+        await client.query('ROLLBACK');
+        client.release();
+      }
+      await queued;
+      // Same database: the API sees what the sandbox recorded.
+      expect(await ctx.db.one('SELECT status, captured_amount FROM sandbox_operations WHERE reference = $1', [req.reference])).toEqual({ status: 'approved', captured_amount: req.amount });
+    } finally {
+      for (const client of held) client.release();
+      await ctx.close();
+    }
+  }, 30_000);
 });
 
 describe('capture, void and refund', () => {

@@ -51,6 +51,11 @@ export class SandboxConnector implements Connector {
     return this.followUp('refund', request);
   }
 
+  /** Closes the sandbox's own pool (createConnector); the API's pool is closed by its owner. */
+  async close(): Promise<void> {
+    await this.db.close();
+  }
+
   async lookup(reference: string): Promise<LookupOutcome> {
     const row = await findOperation(this.db, reference);
     return this.answer(row ? outcomeOf(row, this.options.baseUrl) : { kind: 'unknown' });

@@ -4,12 +4,12 @@ import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import { currentBookingStatus, currentBookingStatusSql, gmtDate } from '../../domain/booking-status.js';
 import {
-  bookingFrom, bookingFromRow, bookingSelect, bookingTitle, bookingTotalUnpaid, bookingTrustId, createBooking, deleteBooking, loadBooking, updateBooking,
+  bookingFrom, bookingFromRow, bookingSelect, bookingTitle, bookingTotalUnpaid, bookingTrustId, createBooking, deleteBooking, updateBooking,
   type BookingPatch, type BookingRecord, type BookingRow,
 } from '../../domain/bookings.js';
 import { paymentRequestUrl } from '../../domain/payment-request-link.js';
 import { errorResponseSchema } from '../../http/openapi.js';
-import { principalOf, requireAccess } from '../../http/auth.js';
+import { principalOf, requireAccess, requireAccessWithRead } from '../../http/auth.js';
 import { conflict, invalidId, invalidParams } from '../../http/errors.js';
 import {
   ItemParams, SiteParams, WhereBuilder, apiPrefix, fetchPage, integerIds, isoCalendarDate, isoInstant, listValues, orderBySql, pageRequest, parseItemId, setPaginationHeaders,
@@ -36,6 +36,16 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
   const auth = { db: context.db, jwtSecret: context.config.secrets.jwtSecret };
   // Members and member_admins read and write; read-only users are held to GET by requireAccess.
   const access = requireAccess(auth);
+  // GET bookings/{id} authenticates and reads the booking in one statement (issue 7).
+  const accessWithBooking = requireAccessWithRead<BookingRow>(auth, {
+    name: 'booking_by_id',
+    sql: `SELECT ${bookingSelect} FROM ${bookingFrom} WHERE b.id = $3 AND b.deleted_at IS NULL`,
+    // Another site's booking is not found (404), exactly like a missing one.
+    on: 'item.site_id = auth.auth_site_id',
+    // A malformed id reads nothing (id 0 never exists) and answers 404 like an unknown one.
+    values: (request) => [parseItemId((request.params as { id?: string }).id ?? '') ?? 0],
+    found: (row) => row.id !== null,
+  });
   const base = `${apiPrefix}/bookings`;
   const today = () => gmtDate(context.now());
 
@@ -60,6 +70,8 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
     const result = await fetchPage<BookingRow>(context.db, {
       select: bookingSelect,
       from: bookingFrom,
+      // Every booking has its author (a NOT NULL foreign key): the join cannot change the count.
+      countFrom: 'bookings b',
       where,
       orderBy: orderBySql(orderColumns, query.orderby ?? 'id', page.order, 'b.id'),
       page,
@@ -68,12 +80,10 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
     return result.rows.map((row) => bookingToWire(context, request, bookingFromRow(row)));
   });
 
-  app.get(`${base}/:id`, { onRequest: access, schema: { summary: 'Get a booking', tags, params: ItemParams, response: { ...errors, 200: BookingSchema } } }, async (request) => {
-    const principal = principalOf(request);
-    const id = parseItemId(request.params.id);
-    const booking = id === undefined ? undefined : await loadBooking(context.db, { siteId: principal.siteId, id });
-    if (!booking) throw invalidId('booking ID');
-    return bookingToWire(context, request, booking);
+  app.get(`${base}/:id`, { onRequest: accessWithBooking.hook, schema: { summary: 'Get a booking', tags, params: ItemParams, response: { ...errors, 200: BookingSchema } } }, async (request) => {
+    const row = accessWithBooking.rowOf(request);
+    if (!row) throw invalidId('booking ID');
+    return bookingToWire(context, request, bookingFromRow(row));
   });
 
   app.post(
@@ -94,7 +104,8 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
         channelId: body.channels,
         ...bookingPatch(fields),
       };
-      const result = await context.db.transaction((tx) => createBooking(tx, { siteId: principal.siteId, authorId: principal.userId, input }));
+      // One statement (createBooking): no explicit transaction, no extra round trips.
+      const result = await createBooking(context.db, { siteId: principal.siteId, authorId: principal.userId, input });
       if ('params' in result) throw invalidParams(result.params);
       const wantsLink = body.payment_request_url === true || request.query.payment_request_url === true;
       return reply.code(201).send(bookingToWire(context, request, result, { paymentRequest: wantsLink }));
