@@ -9,7 +9,9 @@ import { bookingRow, createBooking, createShop, entriesOf, get, paymentsContext,
 let t: TestContext;
 let shop: Shop;
 beforeAll(async () => {
-  t = await paymentsContext({ poolSize: 20 });
+  // No card here is meant to go unanswered: a generous processor timeout keeps a slow machine
+  // (the embedded database, 20 queued refunds) from turning answers into `incomplete`.
+  t = await paymentsContext({ poolSize: 20, env: { PROCESSOR_TIMEOUT_MS: '20000' } });
   shop = await createShop(t);
 });
 afterAll(async () => t.close());
