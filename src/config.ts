@@ -21,6 +21,11 @@ export interface Config {
   vaultAppUrl: string;
   workers: number;
   logLevel: string;
+  /**
+   * Reverse proxies whose X-Forwarded-For is believed (TRUST_PROXY): a hop count, or
+   * comma-separated addresses/CIDRs. Off by default: without a proxy the header is forged at will.
+   */
+  trustProxy: false | number | string;
   /** Requests per minute per API token, JWT or client IP (RATE_LIMIT_PER_MINUTE). */
   rateLimitPerMinute: number;
   /** Requests per minute per client IP on the token endpoints (LOGIN_RATE_LIMIT_PER_MINUTE). */
@@ -73,6 +78,7 @@ export function loadConfig(env: Env = process.env): Config {
     workers: parseInteger(env.WORKERS ?? String(workersDefault), 'WORKERS', 1, 64),
     logLevel: env.LOG_LEVEL ?? (mode === 'test' ? 'silent' : 'info'),
     ...processorSettings(env),
+    trustProxy: trustProxySetting(env.TRUST_PROXY),
     rateLimitPerMinute: parseInteger(env.RATE_LIMIT_PER_MINUTE ?? String(limits.rateLimitPerMinute), 'RATE_LIMIT_PER_MINUTE', 1, 10_000_000),
     loginRateLimitPerMinute: parseInteger(env.LOGIN_RATE_LIMIT_PER_MINUTE ?? String(limits.loginRateLimitPerMinute), 'LOGIN_RATE_LIMIT_PER_MINUTE', 1, 10_000_000),
     secrets: loadSecrets(env, mode, dataDir),
@@ -158,6 +164,22 @@ function mailFromSetting(value: string | undefined, baseUrl: string): string {
   const address = value?.trim() || `no-reply@${new URL(baseUrl).hostname.replace(/^\[|\]$/g, '') || 'localhost'}`;
   if (!/^[^\s@<>",]+@[^\s@<>",]+$/.test(address)) throw new ConfigError('MAIL_FROM must be a bare email address such as payments@example.com');
   return address;
+}
+
+/**
+ * Behind a reverse proxy every request comes from the proxy's address, so per-address limits
+ * (logins, unauthenticated calls) would be shared by all clients. TRUST_PROXY names the proxies
+ * (`10.0.0.1,10.1.0.0/16`) or the number of proxy hops (`1`); `true` (trust anyone) is refused.
+ */
+function trustProxySetting(value: string | undefined): Config['trustProxy'] {
+  const text = value?.trim() ?? '';
+  if (text === '') return false;
+  if (/^[0-9]+$/.test(text)) return parseInteger(text, 'TRUST_PROXY', 1, 10);
+  const entries = text.split(',').map((entry) => entry.trim());
+  if (entries.some((entry) => !/^(loopback|linklocal|uniquelocal|[0-9A-Fa-f.:]+(\/[0-9]{1,3})?)$/.test(entry))) {
+    throw new ConfigError('TRUST_PROXY must be a hop count (1-10) or comma-separated proxy addresses or CIDRs, such as 10.0.0.1,10.1.0.0/16');
+  }
+  return entries.join(',');
 }
 
 function parseInteger(text: string, name: string, min: number, max: number): number {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, type TestContext } from '../support/context.js';
+import { loadConfig } from '../../src/config.js';
+import { createTestContext, testEnv, type TestContext } from '../support/context.js';
 import { createHostedSession } from '../../src/domain/hosted/sessions.js';
 import { createSite, type SiteFixture } from '../support/fixtures.js';
 
@@ -63,6 +64,33 @@ describe('rate limiting', () => {
     // Not a REST credential (401), but not counted against the exhausted address either.
     const page = await t.app.inject({ url, headers: { authorization: `Bearer ${token}` }, remoteAddress: '10.0.0.88' });
     expect(page.statusCode).toBe(401);
+  });
+
+  it('behind a trusted proxy (TRUST_PROXY), limits each client address from X-Forwarded-For, not the proxy', async () => {
+    const proxied = await createTestContext({ env: { LOGIN_RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY: '10.9.0.1' } });
+    try {
+      const member = await createSite(proxied.db);
+      const login = (client: string, proxy = '10.9.0.1') =>
+        proxied.app.inject({ method: 'POST', url: `/${member.path}/site-json/jwt-auth/v1/token`, payload: { username: member.username, password: member.password }, remoteAddress: proxy, headers: { 'x-forwarded-for': client } });
+      expect((await login('203.0.113.1')).statusCode).toBe(200);
+      expect((await login('203.0.113.1')).statusCode).toBe(200);
+      expect((await login('203.0.113.1')).statusCode).toBe(429);
+      expect((await login('203.0.113.2')).statusCode).toBe(200);
+      // Anyone else's X-Forwarded-For is ignored: the limit follows the connecting address.
+      expect((await login('203.0.113.3', '10.9.0.2')).statusCode).toBe(200);
+      expect((await login('203.0.113.4', '10.9.0.2')).statusCode).toBe(200);
+      expect((await login('203.0.113.5', '10.9.0.2')).statusCode).toBe(429);
+    } finally {
+      await proxied.close();
+    }
+  });
+
+  it('refuses a malformed TRUST_PROXY at start-up', () => {
+    expect(() => loadConfig({ ...testEnv, TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY/);
+    expect(() => loadConfig({ ...testEnv, TRUST_PROXY: '10.0.0.0/8; rm -rf' })).toThrow(/TRUST_PROXY/);
+    expect(loadConfig({ ...testEnv, TRUST_PROXY: '10.0.0.0/8, 192.168.1.1,::1' }).trustProxy).toBe('10.0.0.0/8,192.168.1.1,::1');
+    expect(loadConfig({ ...testEnv, TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ ...testEnv }).trustProxy).toBe(false);
   });
 
   it('never limits the health probes', async () => {
