@@ -23,6 +23,8 @@ export interface AppContext {
   rates: RatesProvider;
   /** Mail transport: .eml files under DATA_DIR/mail, or SMTP when SMTP_URL is set (docs/emails.md). */
   mailer: Mailer;
+  /** Releases what the context opened itself (the sandbox's own pool); not the shared `db`. */
+  close(): Promise<void>;
 }
 
 export interface ContextOverrides {
@@ -36,7 +38,11 @@ export function createAppContext(config: Config, db: Db, overrides: ContextOverr
   const now = overrides.now ?? (() => new Date());
   const rates = overrides.rates ?? createRatesProvider();
   const vault = createVault(config.secrets, now);
-  const connector = overrides.connector ?? createConnector(config, db);
+  const ownConnector = overrides.connector ? null : createConnector(config, db);
+  const connector = overrides.connector ?? ownConnector!;
   const mailer = overrides.mailer ?? createMailer(config);
-  return { config, db, now, rates, vault, connector, mailer };
+  const close = async () => {
+    await ownConnector?.close();
+  };
+  return { config, db, now, rates, vault, connector, mailer, close };
 }

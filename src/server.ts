@@ -13,7 +13,16 @@ async function main(): Promise<void> {
   const config = loadConfig();
   // WORKERS > 1: this process supervises the workers (src/cluster.ts) and serves nothing itself.
   if (runsAsClusterPrimary(config)) {
-    return runClusterPrimary(config, { prepare: async (database) => printBanner(config, await seedDevelopmentData(createAppContext(config, database.db))) });
+    return runClusterPrimary(config, {
+      prepare: async (database) => {
+        const context = createAppContext(config, database.db);
+        try {
+          printBanner(config, await seedDevelopmentData(context));
+        } finally {
+          await context.close();
+        }
+      },
+    });
   }
   // A worker reaches the database its primary started and migrated (DATABASE_URL in its env).
   const database = await openDatabase(config, { migrate: !isClusterWorker() });
@@ -36,6 +45,7 @@ async function main(): Promise<void> {
     // Stop the jobs and accepting requests, let in-flight work finish, then stop the database.
     await jobs.stop();
     await app.close();
+    await context.close();
     await database.close();
     process.exit(0);
   };

@@ -67,6 +67,7 @@ export async function runCli(argv: string[]): Promise<number> {
     console.error(`trustfare ${command.name}: ${(error as Error).message}`);
     return 1;
   } finally {
+    await context.close();
     await database.close();
   }
 }

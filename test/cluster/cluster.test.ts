@@ -48,9 +48,12 @@ describe('WORKERS=2', () => {
     expect(workers).toHaveLength(2);
 
     // A fresh connection per request: the primary hands connections to the workers in turn.
-    for (let index = 0; index < 12; index++) expect((await get(server.port, '/healthz')).status).toBe(200);
-    // Log lines travel through a pipe and may trail the answers a little.
-    await waitUntil(async () => new Set(requestLogPids(server.output())).size >= 2, 10_000, server.output);
+    // The second worker may start listening a moment after the first answered /readyz, so keep
+    // asking (bounded) until both have answered; log lines travel through a pipe and may trail.
+    await waitUntil(async () => {
+      expect((await get(server.port, '/healthz')).status).toBe(200);
+      return new Set(requestLogPids(server.output())).size >= 2;
+    }, 30_000, server.output);
     const servingPids = new Set(requestLogPids(server.output()));
     expect([...servingPids].sort()).toEqual([...workers].sort());
   });

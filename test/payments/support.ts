@@ -25,6 +25,7 @@ export async function paymentsContext(options: ContextOverrides & { poolSize?: n
     config,
     async close() {
       await app.close();
+      await context.close();
       await db.close();
     },
   };

@@ -58,6 +58,7 @@ export async function createTestContext(overrides: ContextOverrides & { env?: Re
     config,
     async close() {
       await app.close();
+      await context.close();
       await db.close();
     },
   };
