@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.js';
 import { invalidParam } from '../../http/errors.js';
 import type { Queryable } from '../../storage/db.js';
-import { fundingTypes, recordAttempt, refuseOverfunding } from './bookings.js';
+import { fundingTypes, recordAttempt } from './bookings.js';
 import { assertForexPart, recordForexAndAllocations } from './forex-allocations.js';
 import type { PaymentPlan } from './prepare.js';
 import { adjustRemaining, adjustShares, bookingShares, findTransaction, insertTransaction, type BookingShare } from './repository.js';
@@ -52,13 +52,9 @@ export async function insertAttempt(context: AppContext, actor: Actor, plan: Pay
       redirectUrl: input.redirectUrl ?? null,
       createdAt: at,
       shares: plan.shares.map((share) => ({ ...share, totalRemaining: 0 })),
-    });
+    }, actor.idempotencyKey !== undefined ? { idempotencyKey: actor.idempotencyKey } : {});
     await recordForexAndAllocations(tx, { record, channel: plan.channel, plan: plan.extras });
-    await recordAttempt(tx, { bookingIds: plan.shares.map((share) => share.bookingId), transactionId: record.id, at });
-    if (fundingTypes.includes(input.type)) await refuseOverfunding(tx, plan.shares.map((share) => share.bookingId));
-    if (actor.idempotencyKey !== undefined) {
-      await tx.query('UPDATE idempotency_keys SET transaction_id = $3 WHERE site_id = $1 AND key = $2', [actor.siteId, actor.idempotencyKey, record.id]);
-    }
+    await recordAttempt(tx, { bookingIds: plan.shares.map((share) => share.bookingId), transactionId: record.id, at, refuseOverfunding: fundingTypes.includes(input.type) });
     return record;
   });
 }

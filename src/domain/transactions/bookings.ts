@@ -22,13 +22,15 @@ interface LockedBooking {
   date_end: string;
 }
 
+const lockBookingsStatement = {
+  name: 'bookings_lock_for_payment',
+  text: `SELECT id, status, total, total_paid, total_authorized, locked_transactions, date_end
+           FROM bookings WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE`,
+};
+
 async function lockBookings(tx: Queryable, ids: number[]): Promise<LockedBooking[]> {
   if (ids.length === 0) return [];
-  return tx.query<LockedBooking & Record<string, unknown>>(
-    `SELECT id, status, total, total_paid, total_authorized, locked_transactions, date_end
-       FROM bookings WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE`,
-    [[...new Set(ids)]],
-  );
+  return tx.query<LockedBooking & Record<string, unknown>>(lockBookingsStatement, [[...new Set(ids)]]);
 }
 
 function derive(booking: LockedBooking, options: { today: string; isDraft: boolean }): BookingStatus {
@@ -43,45 +45,54 @@ function derive(booking: LockedBooking, options: { today: string; isDraft: boole
   });
 }
 
-/** A payment was attempted: the booking lists the transaction, and stops being a modal draft. */
-export async function recordAttempt(tx: Queryable, options: { bookingIds: number[]; transactionId: number; at: Date }): Promise<void> {
-  for (const booking of await lockBookings(tx, options.bookingIds)) {
-    const status = derive(booking, { today: gmtDate(options.at), isDraft: false });
-    await tx.query(
-      'UPDATE bookings SET transaction_ids = array_append(transaction_ids, $2::bigint), status = $3, modified_at = $4 WHERE id = $1',
-      [booking.id, options.transactionId, status, options.at],
-    );
-  }
-}
-
 /** Types whose money adds to what a booking holds (a capture only converts an authorisation). */
 export const fundingTypes: readonly string[] = ['purchase', 'authorize', 'retained_purchase', 'retained_authorize'];
 
 /**
- * Refuses an attempt that would put more money on a booking than its total: the spec keeps a
- * booking's total at or above its linked transactions. Counts settled money (paid, authorised)
- * and every funding attempt still in flight (incomplete or pending, the new one included), so
- * two concurrent payments cannot both pass. Call after recordAttempt, with the rows locked.
+ * A payment was attempted: each booking (locked in id order) lists the transaction and stops
+ * being a modal draft, in one multi-row UPDATE.
+ *
+ * With `refuseOverfunding`, refuses an attempt that would put more money on a booking than its
+ * total: the spec keeps a booking's total at or above its linked transactions. Counts settled
+ * money (paid, authorised) and every funding attempt still in flight (incomplete or pending, the
+ * new one included), so two concurrent payments cannot both pass. The count is in the UPDATE's
+ * RETURNING, not in the locking SELECT: the UPDATE starts after the locks are held, so its
+ * snapshot sees an attempt committed by whoever held a booking's lock before us (a subquery of
+ * the locking statement would read the snapshot taken before waiting).
  */
-export async function refuseOverfunding(tx: Queryable, bookingIds: number[]): Promise<void> {
-  if (bookingIds.length === 0) return;
-  const rows = await tx.query<{ id: number; total: number; held: number }>(
-    `SELECT b.id, b.total,
-            (b.total_paid + b.total_authorized + coalesce((
-               SELECT sum(tb.total) FROM transaction_bookings tb JOIN transactions t ON t.id = tb.transaction_id
-                WHERE tb.booking_id = b.id AND t.status IN ('incomplete', 'pending') AND t.type = ANY($2::text[])), 0))::bigint AS held
-       FROM bookings b WHERE b.id = ANY($1::bigint[]) ORDER BY b.id`,
-    [[...new Set(bookingIds)], fundingTypes],
-  );
-  const over = rows.find((row) => Number(row.held) > Number(row.total));
+export async function recordAttempt(tx: Queryable, options: { bookingIds: number[]; transactionId: number; at: Date; refuseOverfunding: boolean }): Promise<void> {
+  const bookings = await lockBookings(tx, options.bookingIds);
+  if (bookings.length === 0) return;
+  const today = gmtDate(options.at);
+  const rows = await tx.query<{ id: number; total: number; held: number | null }>(recordAttemptStatement, [
+    bookings.map((booking) => booking.id),
+    bookings.map((booking) => derive(booking, { today, isDraft: false })),
+    options.transactionId,
+    options.at,
+    options.refuseOverfunding,
+    fundingTypes,
+  ]);
+  const over = rows.find((row) => row.held !== null && Number(row.held) > Number(row.total));
   if (over) {
     throw invalidParam('bookings', `Booking ${over.id}: this payment would take the money on the booking above its total (${over.total}); pay at most its unpaid total.`);
   }
 }
 
-/** Applies money deltas and re-derives each booking's status. */
+const recordAttemptStatement = {
+  name: 'bookings_record_attempt',
+  text: `UPDATE bookings b SET transaction_ids = array_append(b.transaction_ids, $3::bigint), status = d.status, modified_at = $4
+           FROM unnest($1::bigint[], $2::text[]) AS d(id, status)
+          WHERE b.id = d.id
+      RETURNING b.id, b.total,
+                CASE WHEN $5::boolean THEN (b.total_paid + b.total_authorized + coalesce((
+                  SELECT sum(tb.total) FROM transaction_bookings tb JOIN transactions t ON t.id = tb.transaction_id
+                   WHERE tb.booking_id = b.id AND t.status IN ('incomplete', 'pending') AND t.type = ANY($6::text[])), 0))::bigint END AS held`,
+};
+
+/** Applies money deltas and re-derives each booking's status (one lock, one multi-row UPDATE). */
 export async function applyBookingDeltas(tx: Queryable, deltas: BookingDelta[], at: Date): Promise<void> {
   const byId = new Map(deltas.filter((d) => d.paid !== 0 || d.authorized !== 0 || d.lockedTransactions !== 0).map((d) => [d.bookingId, d]));
+  const nexts: { booking: LockedBooking; status: BookingStatus }[] = [];
   for (const booking of await lockBookings(tx, [...byId.keys()])) {
     const delta = byId.get(booking.id)!;
     const next: LockedBooking = {
@@ -93,10 +104,23 @@ export async function applyBookingDeltas(tx: Queryable, deltas: BookingDelta[], 
     if (next.total_authorized < 0 || next.locked_transactions < 0) {
       throw new Error(`booking ${booking.id} totals would go negative (authorized ${next.total_authorized}, locked ${next.locked_transactions})`);
     }
-    const status = derive(next, { today: gmtDate(at), isDraft: booking.status === 'draft' });
-    await tx.query(
-      'UPDATE bookings SET total_paid = $2, total_authorized = $3, locked_transactions = $4, status = $5, modified_at = $6 WHERE id = $1',
-      [booking.id, next.total_paid, next.total_authorized, next.locked_transactions, status, at],
-    );
+    nexts.push({ booking: next, status: derive(next, { today: gmtDate(at), isDraft: booking.status === 'draft' }) });
   }
+  if (nexts.length === 0) return;
+  await tx.query(applyDeltasStatement, [
+    nexts.map((item) => item.booking.id),
+    nexts.map((item) => item.booking.total_paid),
+    nexts.map((item) => item.booking.total_authorized),
+    nexts.map((item) => item.booking.locked_transactions),
+    nexts.map((item) => item.status),
+    at,
+  ]);
 }
+
+const applyDeltasStatement = {
+  name: 'bookings_apply_money',
+  text: `UPDATE bookings b SET total_paid = d.total_paid, total_authorized = d.total_authorized, locked_transactions = d.locked_transactions,
+                              status = d.status, modified_at = $6
+           FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::integer[], $5::text[]) AS d(id, total_paid, total_authorized, locked_transactions, status)
+          WHERE b.id = d.id`,
+};

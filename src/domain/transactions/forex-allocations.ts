@@ -6,7 +6,7 @@ import {
   AllocationInputListSchema, AllocationRefusal, allocationPostingsOnCompletion, allocationRequestOf, insertPlannedAllocations, loadAllocationFacts,
   planAllocations, type AllocationInputWire, type AllocationPlan,
 } from '../allocations/index.js';
-import { ForexRefusal, forexTermsFor, loadStoredForex, recordForexTerms, type ForexTerms } from '../forex/index.js';
+import { ForexRefusal, forexTermsFor, loadStoredForex, recordForexTerms, type ForexTerms, type StoredForex } from '../forex/index.js';
 import type { ChannelRecord } from '../channels.js';
 import type { Posting } from '../ledger/postings.js';
 import { completionPostings } from './effects.js';
@@ -105,8 +105,13 @@ export async function recordForexAndAllocations(tx: Queryable, options: { record
  * Complete step: the transaction's own postings in the channel currency (with the paid amount on
  * each entry of a forex transaction) followed by its allocation movements.
  */
-export async function completionPostingsWithAllocations(tx: Queryable, row: TransactionRecord, authorization: TransactionRecord | undefined): Promise<Posting[]> {
-  const own = await loadStoredForex(tx, row.id);
+export async function completionPostingsWithAllocations(
+  tx: Queryable,
+  row: TransactionRecord,
+  authorization: TransactionRecord | undefined,
+  known: { forex: StoredForex; hasAllocations: boolean },
+): Promise<Posting[]> {
+  const own = known.forex;
   const authorizationForex = authorization ? await loadStoredForex(tx, authorization.id) : null;
   const channelTotal = own.channelTotal ?? row.total;
   const authorizationTotal = authorization ? (authorizationForex?.channelTotal ?? authorization.total) : undefined;
@@ -123,7 +128,11 @@ export async function completionPostingsWithAllocations(tx: Queryable, row: Tran
     const paidAmount = releasesAuthorization && authorization ? authorization.total : row.total;
     return { ...posting, paidCurrency: row.currency, paidAmount };
   });
-  const allocations = await allocationPostingsOnCompletion(tx, { id: row.id, siteId: row.siteId, type: row.type, channelId: row.channelId, linkedId: row.linkedId, channelTotal });
+  // A purchase applies only its own allocations: none stored, nothing to read (issue 7).
+  const ownOnly = row.type === 'purchase' || row.type === 'retained_purchase';
+  const allocations = ownOnly && !known.hasAllocations
+    ? []
+    : await allocationPostingsOnCompletion(tx, { id: row.id, siteId: row.siteId, type: row.type, channelId: row.channelId, linkedId: row.linkedId, channelTotal });
   return [...withPaid, ...allocations];
 }
 

@@ -1,9 +1,9 @@
 import type { AppContext } from '../../context.js';
 import { invalidId, invalidParam, missingParams } from '../../http/errors.js';
 import { limits } from '../../limits.js';
-import { loadChannel, type ChannelRecord } from '../channels.js';
+import { channelFrom, channelFromRow, channelSelect, type ChannelRecord, type ChannelRow } from '../channels.js';
 import { assertCardAllowedInMode, assertCardUsableOnChannel, cardById, cardByVaultToken, resolvePaymentCard, type CardRecord } from '../vault/index.js';
-import { findTransaction } from './repository.js';
+import { toRecord, transactionColumns } from './repository.js';
 import { prepareForexAndAllocations, type ForexAndAllocations } from './forex-allocations.js';
 import { isAuthorization, isCapturedMoney, isFollowUpType, type Actor, type TransactionInput, type TransactionRecord } from './types.js';
 
@@ -59,8 +59,42 @@ function assertAmount(input: TransactionInput): void {
   if (input.redirectUrl !== undefined && !/^https?:\/\//i.test(input.redirectUrl)) throw invalidParam('redirect_url', 'The redirect URL must be an http or https URL.');
 }
 
-async function resolveChannel(context: AppContext, actor: Actor, input: TransactionInput): Promise<ChannelRecord> {
-  const channel = await loadChannel(context.db, { siteId: actor.siteId, id: input.channelId! });
+/**
+ * What a create request names, read in one statement (issue 7): the channel (none when it is not
+ * the site's), the named bookings of the site, and the linked transaction of the site. No locks:
+ * every check made on them is made again under locks where it matters (attempt.ts).
+ */
+interface Lookup {
+  channel: ChannelRecord | undefined;
+  bookings: BookingRow[];
+  linked: TransactionRecord | undefined;
+}
+
+const lookupStatement = {
+  name: 'transaction_create_lookup',
+  text: `SELECT ${channelSelect},
+                coalesce((SELECT json_agg(json_build_object('id', b.id, 'channel_id', b.channel_id, 'currency', b.currency, 'language', b.language))
+                            FROM bookings b WHERE b.id = ANY($3::bigint[]) AND b.site_id = $2 AND b.deleted_at IS NULL), '[]'::json) AS booking_list,
+                (SELECT row_to_json(l) FROM (SELECT ${transactionColumns} FROM transactions WHERE id = $4 AND site_id = $2) l) AS linked_row
+           FROM ${channelFrom} WHERE c.id = $1 AND c.site_id = $2 AND c.deleted_at IS NULL`,
+};
+
+async function lookUp(context: AppContext, actor: Actor, input: TransactionInput): Promise<Lookup> {
+  const channelId = Number.isSafeInteger(input.channelId) ? input.channelId : null;
+  const linkedId = input.linkedId !== undefined && Number.isSafeInteger(input.linkedId) ? input.linkedId : null;
+  // More than the limit is refused by resolveShares; nothing to read for it.
+  const items = input.bookings ?? [];
+  const bookingIds = items.length > limits.bookingsPerTransactionMax ? [] : items.map((item) => item.id).filter((id) => Number.isSafeInteger(id));
+  const row = await context.db.maybeOne<ChannelRow & { booking_list: BookingRow[]; linked_row: (Record<string, unknown> & { created_at: string; modified_at: string }) | null }>(
+    lookupStatement,
+    [channelId, actor.siteId, bookingIds, linkedId],
+  );
+  if (!row) return { channel: undefined, bookings: [], linked: undefined };
+  const linked = row.linked_row ? toRecord({ ...row.linked_row, created_at: new Date(row.linked_row.created_at), modified_at: new Date(row.linked_row.modified_at) } as never) : undefined;
+  return { channel: channelFromRow(row), bookings: row.booking_list, linked };
+}
+
+function resolveChannel(input: TransactionInput, channel: ChannelRecord | undefined): ChannelRecord {
   if (!channel) throw invalidParam('channels', 'Unknown channel.');
   if (channel.accountMode === 'closed') throw invalidParam('channels', 'The channel is closed and takes no payments.');
   // Paying in another currency is forex (docs/forex.md), checked with the bookings in
@@ -79,17 +113,13 @@ interface BookingRow {
 type Shares = { bookingId: number; total: number }[];
 
 /** bookings[]: known bookings of the site, on this channel, in its currency, adding up to total. */
-async function resolveShares(context: AppContext, actor: Actor, input: TransactionInput, channel: ChannelRecord): Promise<{ shares: Shares; firstBookingLanguage: string | null }> {
+function resolveShares(input: TransactionInput, channel: ChannelRecord, rows: BookingRow[]): { shares: Shares; firstBookingLanguage: string | null } {
   const items = input.bookings ?? [];
   if (!needsBookings.has(input.type)) return { shares: [], firstBookingLanguage: null };
   if (items.length === 0) throw invalidParam('bookings', 'Name at least one booking.');
   if (items.length > limits.bookingsPerTransactionMax) throw invalidParam('bookings', `At most ${limits.bookingsPerTransactionMax} bookings per transaction.`);
   const ids = items.map((item) => item.id);
   if (new Set(ids).size !== ids.length) throw invalidParam('bookings', 'A booking appears more than once.');
-  const rows = await context.db.query<BookingRow & Record<string, unknown>>(
-    'SELECT id, channel_id, currency, language FROM bookings WHERE id = ANY($1::bigint[]) AND site_id = $2 AND deleted_at IS NULL',
-    [ids, actor.siteId],
-  );
   const byId = new Map(rows.map((row) => [row.id, row]));
   for (const item of items) {
     const booking = byId.get(item.id);
@@ -115,9 +145,8 @@ function languageOf(input: TransactionInput, linked: TransactionRecord | null, f
 }
 
 /** The linked transaction: of this site (else 404), channel and currency, and of the right type. */
-async function resolveLinked(context: AppContext, actor: Actor, input: TransactionInput, channel: ChannelRecord): Promise<TransactionRecord | null> {
+function resolveLinked(input: TransactionInput, channel: ChannelRecord, linked: TransactionRecord | undefined): TransactionRecord | null {
   if (input.linkedId === undefined) return null;
-  const linked = await findTransaction(context.db, { siteId: actor.siteId, id: input.linkedId });
   if (!linked) throw invalidId('linked_id');
   if (linked.channelId !== channel.id && isFollowUpType(input.type)) throw invalidParam('linked_id', 'The linked transaction belongs to another channel.');
   if (linked.currency !== input.currency && isFollowUpType(input.type)) throw invalidParam('linked_id', 'The linked transaction is in another currency.');
@@ -177,9 +206,10 @@ async function retainedCard(context: AppContext, actor: Actor, input: Transactio
 export async function preparePayment(context: AppContext, actor: Actor, input: TransactionInput): Promise<PaymentPlan> {
   assertRequired(input);
   assertAmount(input);
-  const channel = await resolveChannel(context, actor, input);
-  const { shares, firstBookingLanguage } = await resolveShares(context, actor, input, channel);
-  const linked = await resolveLinked(context, actor, input, channel);
+  const found = await lookUp(context, actor, input);
+  const channel = resolveChannel(input, found.channel);
+  const { shares, firstBookingLanguage } = resolveShares(input, channel, found.bookings);
+  const linked = resolveLinked(input, channel, found.linked);
   const extras = await prepareForexAndAllocations(context, actor, { input, channel, shares, linked });
   const { card, cvv, captureToken } = await resolveCard(context, actor, input, channel, linked);
   return { input, channel, currency: input.currency!, total: input.total!, shares, linked, card, cvv, captureToken, extras, language: languageOf(input, linked, firstBookingLanguage, channel) };

@@ -6,7 +6,9 @@ import { appendEntries } from '../ledger/postings.js';
 import { applyBookingDeltas } from './bookings.js';
 import { completionBookingDeltas, keepsRemaining } from './effects.js';
 import { completionPostingsWithAllocations } from './forex-allocations.js';
-import { adjustRemaining, adjustShares, bookingShares, findTransaction, toRecord, transactionColumns, updateTransaction } from './repository.js';
+import { adjustRemaining, adjustShares, bookingShares, findTransaction, toRecord, transactionColumns, updateTransaction, type BookingShare } from './repository.js';
+import type { StoredForex } from '../forex/payments.js';
+import { formatDecimal, parseDecimal } from '../money.js';
 import { nextStatus, type TransactionStatus } from './states.js';
 import type { TransactionRecord } from './types.js';
 
@@ -43,10 +45,59 @@ export async function expireRow(tx: Queryable, row: TransactionRecord, at: Date)
   return status;
 }
 
-export async function lockRow(tx: Queryable, id: number): Promise<TransactionRecord> {
-  const row = await tx.maybeOne(`SELECT ${transactionColumns} FROM transactions WHERE id = $1 FOR NO KEY UPDATE`, [id]);
+/**
+ * What settling a row needs besides the row: its booking shares, its forex columns and whether
+ * it carries allocations. Read with the row's lock in one statement by `lockRow` (issue 7); the
+ * jobs, which lock rows their own way, get it from `settlementFactsOf`. Share totals, forex terms
+ * and allocations are written with the attempt and never change, so reading them with the
+ * locking statement's snapshot is safe.
+ */
+export interface SettlementFacts {
+  shares: BookingShare[];
+  forex: StoredForex;
+  hasAllocations: boolean;
+}
+
+export type LockedRow = TransactionRecord & { facts?: SettlementFacts };
+
+const factsColumns = `forex_quote_id, forex_rate::text AS forex_rate, channel_currency, channel_total,
+  coalesce((SELECT json_agg(json_build_object('bookingId', tb.booking_id, 'total', tb.total, 'totalRemaining', tb.total_remaining) ORDER BY tb.position)
+              FROM transaction_bookings tb WHERE tb.transaction_id = t.id), '[]'::json) AS share_list,
+  EXISTS (SELECT 1 FROM allocations a WHERE a.transaction_id = t.id) AS has_allocations`;
+
+const lockRowStatement = { name: 'transaction_lock_for_settlement', text: `SELECT ${transactionColumns}, ${factsColumns} FROM transactions t WHERE id = $1 FOR NO KEY UPDATE` };
+const factsStatement = { name: 'transaction_settlement_facts', text: `SELECT ${factsColumns} FROM transactions t WHERE id = $1` };
+
+interface FactsRow {
+  forex_quote_id: number | null;
+  forex_rate: string | null;
+  channel_currency: string | null;
+  channel_total: number | null;
+  share_list: BookingShare[];
+  has_allocations: boolean;
+}
+
+function factsOf(row: FactsRow): SettlementFacts {
+  return {
+    shares: row.share_list,
+    forex: {
+      forexQuoteId: row.forex_quote_id,
+      forexRate: row.forex_rate === null ? null : formatDecimal(parseDecimal(row.forex_rate)),
+      channelCurrency: row.channel_currency?.trim() ?? null,
+      channelTotal: row.channel_total,
+    },
+    hasAllocations: row.has_allocations,
+  };
+}
+
+export async function lockRow(tx: Queryable, id: number): Promise<LockedRow> {
+  const row = await tx.maybeOne(lockRowStatement, [id]);
   if (!row) throw new Error(`transaction ${id} does not exist`);
-  return toRecord(row as never);
+  return { ...toRecord(row as never), facts: factsOf(row as unknown as FactsRow) };
+}
+
+async function settlementFactsOf(tx: Queryable, row: LockedRow): Promise<SettlementFacts> {
+  return row.facts ?? factsOf(await tx.one<FactsRow & Record<string, unknown>>(factsStatement, [row.id]));
 }
 
 async function challengeRow(tx: Queryable, row: TransactionRecord, outcome: Extract<ProcessorOutcome, { kind: 'challenge' }>, at: Date): Promise<TransactionStatus> {
@@ -63,21 +114,22 @@ async function challengeRow(tx: Queryable, row: TransactionRecord, outcome: Extr
   return status;
 }
 
-export async function completeRow(tx: Queryable, row: TransactionRecord, answer: { processorReference: string | null; authCode: string | null; message: string }, at: Date): Promise<TransactionStatus> {
+export async function completeRow(tx: Queryable, row: LockedRow, answer: { processorReference: string | null; authCode: string | null; message: string }, at: Date): Promise<TransactionStatus> {
   const status = nextStatus(row.status, 'approved');
-  const shares = await bookingShares(tx, row.id);
+  const facts = await settlementFactsOf(tx, row);
   const releasesAuthorization = row.type === 'capture' || row.type === 'void';
   const authorization = releasesAuthorization ? await findTransaction(tx, { siteId: row.siteId, id: row.linkedId! }) : undefined;
   const authorizationShares = authorization ? await bookingShares(tx, authorization.id) : [];
   // Channel-currency amounts (forex) and allocation movements: forex-allocations.ts (issue 4).
-  const postings = await completionPostingsWithAllocations(tx, row, authorization);
+  const postings = await completionPostingsWithAllocations(tx, row, authorization, facts);
   await appendEntries(tx, { siteId: row.siteId, transactionId: row.id, at }, postings);
-  await applyBookingDeltas(tx, completionBookingDeltas({ type: row.type, shares, authorizationShares }), at);
+  await applyBookingDeltas(tx, completionBookingDeltas({ type: row.type, shares: facts.shares, authorizationShares }), at);
   const remaining = keepsRemaining(row.type) ? row.total : 0;
-  if (remaining > 0) await tx.query('UPDATE transaction_bookings SET total_remaining = total WHERE transaction_id = $1', [row.id]);
   await updateTransaction(tx, row.id, {
     status,
     totalRemaining: remaining,
+    // What is left of the transaction is left of each of its booking shares.
+    restoreShares: remaining > 0,
     processorReference: answer.processorReference,
     authCode: answer.authCode,
     content: answer.message,
@@ -89,7 +141,7 @@ export async function completeRow(tx: Queryable, row: TransactionRecord, answer:
   return status;
 }
 
-export async function failRow(tx: Queryable, row: TransactionRecord, decline: Decline, at: Date): Promise<TransactionStatus> {
+export async function failRow(tx: Queryable, row: LockedRow, decline: Decline, at: Date): Promise<TransactionStatus> {
   const status = nextStatus(row.status, 'declined');
   await releaseReservation(tx, row, at);
   await updateTransaction(tx, row.id, {
@@ -107,14 +159,14 @@ export async function failRow(tx: Queryable, row: TransactionRecord, decline: De
 }
 
 /** A declined capture, void or refund gives its reserved amount back to the linked transaction. */
-async function releaseReservation(tx: Queryable, row: TransactionRecord, at: Date): Promise<void> {
+async function releaseReservation(tx: Queryable, row: LockedRow, at: Date): Promise<void> {
   if (row.reservedTotal === 0 || row.linkedId === null) return;
   await adjustRemaining(tx, row.linkedId, row.reservedTotal, at);
   if (row.type === 'capture' || row.type === 'void') {
     // Capture and void took the untouched authorisation whole; its shares return whole.
     await tx.query('UPDATE transaction_bookings SET total_remaining = total WHERE transaction_id = $1', [row.linkedId]);
   } else {
-    const shares = await bookingShares(tx, row.id);
+    const shares = (await settlementFactsOf(tx, row)).shares;
     await adjustShares(tx, row.linkedId, shares.map((share) => ({ bookingId: share.bookingId, delta: share.total })));
   }
 }

@@ -9,7 +9,8 @@ import { transactionHash } from './hash.js';
 
 /**
  * The Transaction object as the API returns it (spec "Transaction", every field including the
- * deprecated ones). Loaded in batches: four queries for any number of transactions.
+ * deprecated ones). Loaded in batches: one statement for any number of transactions (two when
+ * some have allocations).
  */
 
 export interface TransactionBookingJson {
@@ -137,44 +138,53 @@ interface BookingRow {
 
 const adjustingTypes = ['capture', 'void', 'refund', 'chargeback', 'chargeback-reversal', 'chargeback-override'];
 
+/**
+ * One statement for the rows and their bookings, ledger entry ids and adjustment ids (issue 7:
+ * every round trip counts on the payments path, which answers with this view); allocations are
+ * read only for the transactions that have some.
+ */
+const viewStatement = {
+  name: 'transaction_views',
+  text: `SELECT t.*, u.display_name AS author_name, c.channel_secret, s.path AS site_path,
+                coalesce((SELECT json_agg(json_build_object('transaction_id', tb.transaction_id, 'total', tb.total, 'id', b.id, 'site_id', b.site_id,
+                                                            'reference', b.reference, 'country', b.country, 'channel_id', b.channel_id,
+                                                            'currency', b.currency, 'surname', b.surname, 'email', b.email) ORDER BY tb.position)
+                            FROM transaction_bookings tb JOIN bookings b ON b.id = tb.booking_id WHERE tb.transaction_id = t.id), '[]'::json) AS booking_list,
+                ARRAY(SELECT e.id FROM ledger_entries e WHERE e.transaction_id = t.id ORDER BY e.id)::text AS payment_id_list,
+                ARRAY(SELECT a.id FROM transactions a WHERE a.linked_id = t.id AND a.type = ANY($3::text[]) ORDER BY a.id)::text AS adjustment_id_list,
+                EXISTS (SELECT 1 FROM allocations al WHERE al.transaction_id = t.id) AS has_allocations
+           FROM transactions t JOIN channels c ON c.id = t.channel_id JOIN sites s ON s.id = t.site_id LEFT JOIN users u ON u.id = t.author_id
+          WHERE t.site_id = $1 AND t.id = ANY($2::bigint[])`,
+};
+
+interface ViewRowWithRelations extends ViewRow {
+  booking_list: BookingRow[];
+  payment_id_list: string;
+  adjustment_id_list: string;
+  has_allocations: boolean;
+}
+
+/** `{1,2,3}` (a bigint array as text, parsed here once instead of by pg's string array parser). */
+function idList(text: string): number[] {
+  return text === '{}' ? [] : text.slice(1, -1).split(',').map(Number);
+}
+
 /** The wire objects of `ids` (of one site), in the order of `ids`; unknown ids are skipped. */
 export async function loadTransactionViews(db: Queryable, config: Config, siteId: number, ids: number[]): Promise<TransactionJson[]> {
   if (ids.length === 0) return [];
-  const [rows, bookings, entries, adjustments, allocations] = await Promise.all([
-    db.query<ViewRow & Record<string, unknown>>(
-      `SELECT t.*, u.display_name AS author_name, c.channel_secret, s.path AS site_path
-         FROM transactions t JOIN channels c ON c.id = t.channel_id JOIN sites s ON s.id = t.site_id LEFT JOIN users u ON u.id = t.author_id
-        WHERE t.site_id = $1 AND t.id = ANY($2::bigint[])`,
-      [siteId, ids],
-    ),
-    db.query<BookingRow & Record<string, unknown>>(
-      `SELECT tb.transaction_id, tb.total, b.id, b.site_id, b.reference, b.country, b.channel_id, b.currency, b.surname, b.email
-         FROM transaction_bookings tb JOIN bookings b ON b.id = tb.booking_id
-        WHERE tb.transaction_id = ANY($1::bigint[]) ORDER BY tb.transaction_id, tb.position`,
-      [ids],
-    ),
-    db.query<{ transaction_id: number; id: number }>('SELECT transaction_id, id FROM ledger_entries WHERE transaction_id = ANY($1::bigint[]) ORDER BY id', [ids]),
-    db.query<{ linked_id: number; id: number }>('SELECT linked_id, id FROM transactions WHERE linked_id = ANY($1::bigint[]) AND type = ANY($2::text[]) ORDER BY id', [ids, adjustingTypes]),
-    // Allocations (issue 4): arrays in every response (docs/allocations.md).
-    loadAllocationJson(db, ids),
-  ]);
-  const group = <T extends { [key: string]: unknown }>(items: T[], key: keyof T) => {
-    const map = new Map<number, T[]>();
-    for (const item of items) map.set(item[key] as number, [...(map.get(item[key] as number) ?? []), item]);
-    return map;
-  };
-  const bookingsOf = group(bookings, 'transaction_id');
-  const entriesOf = group(entries, 'transaction_id');
-  const adjustmentsOf = group(adjustments, 'linked_id');
+  const rows = await db.query<ViewRowWithRelations & Record<string, unknown>>(viewStatement, [siteId, ids, adjustingTypes]);
+  // Allocations (issue 4): arrays in every response (docs/allocations.md).
+  const allocated = rows.filter((row) => row.has_allocations).map((row) => row.id);
+  const allocations = allocated.length > 0 ? await loadAllocationJson(db, allocated) : new Map<number, AllocationJson[]>();
   const byId = new Map(rows.map((row) => [row.id, row]));
   return ids.flatMap((id) => {
     const row = byId.get(id);
     if (!row) return [];
     return [
       toJson(row, config, {
-        bookings: bookingsOf.get(id) ?? [],
-        paymentIds: (entriesOf.get(id) ?? []).map((entry) => entry.id),
-        adjustments: (adjustmentsOf.get(id) ?? []).map((item) => item.id),
+        bookings: row.booking_list,
+        paymentIds: idList(row.payment_id_list),
+        adjustments: idList(row.adjustment_id_list),
         allocations: allocations.get(id) ?? [],
       }),
     ];

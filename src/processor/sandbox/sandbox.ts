@@ -33,7 +33,8 @@ export class SandboxConnector implements Connector {
   async authorise(request: AuthoriseRequest): Promise<ProcessorOutcome> {
     assertCall(request.reference, request.amount, request.currency);
     if (request.threeDs && !/^https?:\/\//.test(request.threeDs.returnUrl)) throw new Error('threeDs.returnUrl must be an http(s) URL');
-    const row = (await findOperation(this.db, request.reference)) ?? (await this.recordAuthorisation(request));
+    // One statement for a new reference: the insert returns the row, or the existing one on a repeat (issue 7).
+    const row = await this.recordAuthorisation(request);
     assertSameCall(row, 'authorise', request);
     if (row.no_answer) return this.hang(request.reference);
     return this.answer(outcomeOf(row, this.options.baseUrl));

@@ -38,9 +38,20 @@ export function newAuthCode(): string {
   return String(randomInt(0, 1_000_000)).padStart(6, '0');
 }
 
+const findStatement = { name: 'sandbox_find_operation', text: 'SELECT * FROM sandbox_operations WHERE reference = $1' };
+
 export async function findOperation(db: Queryable, reference: string): Promise<OperationRow | undefined> {
-  return db.maybeOne<OperationRow & Record<string, unknown>>('SELECT * FROM sandbox_operations WHERE reference = $1', [reference]);
+  return db.maybeOne<OperationRow & Record<string, unknown>>(findStatement, [reference]);
 }
+
+const insertStatement = {
+  name: 'sandbox_insert_operation',
+  text: `INSERT INTO sandbox_operations (reference, processor_reference, kind, parent_reference, mode, amount, currency, capture, status,
+                                         auth_code, code, message, card_brand, card_last_four, no_answer, three_ds, challenge_id,
+                                         return_url, merchant_name, after_challenge)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+         ON CONFLICT (reference) DO NOTHING RETURNING *`,
+};
 
 /**
  * Records an operation once per reference: when another process recorded the same reference
@@ -49,11 +60,7 @@ export async function findOperation(db: Queryable, reference: string): Promise<O
 export async function insertOperation(db: Queryable, operation: NewOperation): Promise<OperationRow> {
   const challengeId = operation.status === 'challenge' ? randomBytes(24).toString('base64url') : null;
   const inserted = await db.maybeOne<OperationRow & Record<string, unknown>>(
-    `INSERT INTO sandbox_operations (reference, processor_reference, kind, parent_reference, mode, amount, currency, capture, status,
-                                     auth_code, code, message, card_brand, card_last_four, no_answer, three_ds, challenge_id,
-                                     return_url, merchant_name, after_challenge)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
-     ON CONFLICT (reference) DO NOTHING RETURNING *`,
+    insertStatement,
     [
       operation.reference, `sbx_${randomUUID()}`, operation.kind, operation.parent_reference ?? null, operation.mode, operation.amount,
       operation.currency, operation.capture, operation.status, operation.status === 'approved' ? newAuthCode() : null, operation.code,
