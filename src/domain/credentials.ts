@@ -13,6 +13,8 @@ export interface JwtClaims {
   kind: JwtKind;
   /** Site the token was issued for (cardvaultuser tokens are bound to one site). */
   siteId?: number;
+  /** `iat` of a verified token, in Unix seconds. */
+  issuedAt?: number;
 }
 
 const issuer = 'trustfare';
@@ -48,7 +50,7 @@ export async function verifyJwt(secret: Uint8Array, token: string, expected: Jwt
     const userId = Number(payload.sub);
     if (!Number.isSafeInteger(userId) || userId <= 0) return null;
     const siteId = typeof payload.site === 'number' ? payload.site : undefined;
-    return { userId, kind: expected, ...(siteId ? { siteId } : {}) };
+    return { userId, kind: expected, ...(siteId ? { siteId } : {}), ...(typeof payload.iat === 'number' ? { issuedAt: payload.iat } : {}) };
   } catch (error) {
     if (error instanceof joseErrors.JOSEError || error instanceof TypeError) return null;
     throw error;

@@ -40,6 +40,8 @@ interface PrincipalRow {
   auth_read_only: boolean;
   auth_is_platform_admin: boolean;
   auth_last_used_stale: boolean | null;
+  /** Whole Unix seconds of the user's last password change (JWT statements only). */
+  auth_password_changed_epoch?: number | null;
 }
 
 type Credential = 'api_token' | 'jwt';
@@ -62,7 +64,8 @@ const principalSql: Record<Credential, string> = {
            JOIN users u ON u.id = t.user_id
            JOIN memberships m ON m.site_id = t.site_id AND m.user_id = t.user_id
           WHERE t.token_hash = $1 AND s.path = $2 AND ${apiTokenLiveSql('t')}`,
-  jwt: `SELECT NULL::bigint AS auth_token_id, ${principalColumns}, NULL::boolean AS auth_last_used_stale
+  jwt: `SELECT NULL::bigint AS auth_token_id, ${principalColumns}, NULL::boolean AS auth_last_used_stale,
+                floor(extract(epoch FROM u.password_changed_at))::bigint AS auth_password_changed_epoch
            FROM memberships m
            JOIN sites s ON s.id = m.site_id
            JOIN users u ON u.id = m.user_id
@@ -143,6 +146,8 @@ async function authenticatedRow(request: FastifyRequest, options: AuthOptions, s
     if (!claims) throw invalidToken();
     const row = await options.db.maybeOne<PrincipalRow & Row>(statements.jwt, [claims.userId, sitePath, ...values]);
     if (!row) throw invalidId('site');
+    // A password change ends the sessions opened before it (to the second), not only their refresh tokens.
+    if (claims.issuedAt === undefined || claims.issuedAt < (row.auth_password_changed_epoch ?? 0)) throw invalidToken();
     return row;
   }
   throw invalidToken();

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../../support/context.js';
 import { createSite, type SiteFixture } from '../../support/fixtures.js';
 import { signJwt } from '../../../src/domain/credentials.js';
+import { setPassword } from '../../../src/domain/users/accounts.js';
 import { authPath, postToken } from './helpers.js';
 
 let t: TestContext;
@@ -52,6 +53,18 @@ describe('JWTs that must not work', () => {
   it('an expired user token', async () => {
     const old = await signJwt(t.config.secrets.jwtSecret, { userId: site.userId, kind: 'user' }, new Date(Date.now() - 16 * 60 * 1000));
     expectInvalidToken(await callApi(old));
+  });
+
+  it('a user token issued before the last password change', async () => {
+    const member = await createSite(t.db);
+    await t.db.query("UPDATE users SET password_changed_at = now() - interval '1 hour' WHERE id = $1", [member.userId]);
+    const call = (token: string) => t.app.inject({ url: `/${member.path}/api-tokens`, headers: { authorization: `Bearer ${token}` } });
+    const earlier = await signJwt(t.config.secrets.jwtSecret, { userId: member.userId, kind: 'user' }, new Date(Date.now() - 60_000));
+    expect((await call(earlier)).statusCode).toBe(200);
+    await setPassword(t.db, member.userId, 'a-completely-new-password');
+    expectInvalidToken(await call(earlier));
+    const later = await signJwt(t.config.secrets.jwtSecret, { userId: member.userId, kind: 'user' }, new Date(Date.now() + 2_000));
+    expect((await call(later)).statusCode).toBe(200);
   });
 
   it('a refresh token used on the REST API', async () => {
