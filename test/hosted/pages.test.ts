@@ -53,6 +53,32 @@ describe('hosted page APIs', () => {
     expect(later.statusCode).toBe(403);
   });
 
+  it('pays in another currency only for the converted total the page showed, and never in modal sessions', async () => {
+    const booking = (await t.app.inject({
+      method: 'POST', url: `/${site.path}/site-json/vendor/v2/bookings`, headers: site.headers,
+      payload: { firstname: 'Ada', surname: 'Lovelace', email: 'ada@example.com', date: '2031-05-20', total: 10_000, currencies: 'USD', countries: 'GB', channels: channel.id },
+    })).json() as { id: number };
+    const { token } = await createHostedSession(t.db, { kind: 'pay', siteId: site.siteId, channelId: channel.id, userId: site.userId, bookingId: booking.id, amount: 10_000, currency: 'USD', language: 'enGB' }, new Date());
+    const headers = { authorization: `Bearer ${token}` };
+    const offered = (await t.app.inject({ url: '/hosted/payments/currencies', headers })).json().currencies as { currency: string; amount: number; rate: string | null }[];
+    expect(offered[0]).toMatchObject({ currency: 'USD', amount: 10_000, rate: null });
+    expect(offered.find((option) => option.currency === 'EUR')).toMatchObject({ amount: 9_200, rate: '0.92' });
+    const missing = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers, payload: { card_token: 'tok_visa', currencies: 'EUR' } });
+    expect(missing.json()).toMatchObject({ code: 'rest_missing_callback_param', data: { status: 400, params: ['total'] } });
+    const wrong = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers, payload: { card_token: 'tok_visa', currencies: 'EUR', total: 9_300 } });
+    expect(wrong.json()).toMatchObject({ code: 'rest_invalid_param', data: { status: 400, params: { total: expect.stringContaining('9200 EUR') } } });
+    // Refused before the bank: no attempt used, nothing recorded on the booking.
+    const paid = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers, payload: { card_token: 'tok_visa', currencies: 'EUR', total: 9_200 } });
+    expect(paid.json()).toMatchObject({ outcome: 'complete', transaction: { currencies: 'EUR', total: 9_200, forex_rate: '0.92' } });
+    const read = (await t.app.inject({ url: `/${site.path}/site-json/vendor/v2/bookings/${booking.id}`, headers: site.headers })).json();
+    expect(read).toMatchObject({ status: 'paid', transaction_ids: [paid.json().transaction.id] });
+    const modal = await bookingSession(4_000);
+    const modalHeaders = { authorization: `Bearer ${modal.token}` };
+    expect((await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: modalHeaders, payload: { card_token: 'tok_visa', currencies: 'EUR', total: 3_680 } })).json()).toMatchObject({ data: { params: { currencies: expect.any(String) } } });
+    expect((await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: modalHeaders, payload: { card_token: 'tok_visa', total: 1 } })).json()).toMatchObject({ data: { params: { total: expect.any(String) } } });
+    expect((await t.app.inject({ url: '/hosted/payments/currencies', headers: modalHeaders })).statusCode).toBe(404);
+  });
+
   it('refuses unknown session tokens with the token_error shape', async () => {
     const answer = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: 'Bearer hps_' + 'a'.repeat(43) }, payload: { card_token: 'tok_visa' } });
     expect(answer.statusCode).toBe(403);

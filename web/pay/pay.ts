@@ -1,7 +1,7 @@
 // The payment request page: pays the booking's amount due, in the chosen currency, then shows
 // a receipt.
 import { callApi } from '../shared/api.js';
-import { CardForm } from '../shared/card-form.js';
+import { brandName, CardForm } from '../shared/card-form.js';
 import { byId, readPageData, translator, type PageData } from '../shared/page-data.js';
 import { fieldErrorsOf, runPayment, showOutcome, type ApiErrorBody, type PaymentAnswer } from '../shared/payment-flow.js';
 
@@ -56,12 +56,14 @@ async function refreshRates(): Promise<void> {
 function receipt(answer: PaymentAnswer, paid: CurrencyOption): void {
   const transaction = answer.transaction as PaymentAnswer['transaction'] & { auth_code?: string; last_four_digits?: string; card_types?: string; created?: string };
   form.form.hidden = true;
+  // Nothing is due any more: the amount and currency choice give way to the receipt.
+  byId('due').hidden = true;
   const lines: (string | [string, string])[] = [t('paymentSuccess'), [t('bookingId'), String(data.bookingId)], [t('transactionId'), String(transaction.id)], [t('amountPaid'), paid.formatted]];
+  if (paid.rate) lines.push(t('converted', { amount: base.formatted, rate: `1 ${base.currency} = ${paid.rate} ${paid.currency}` }));
   if (transaction.auth_code) lines.push([t('authCode'), transaction.auth_code]);
-  if (transaction.last_four_digits) lines.push([t('card'), t('cardEnding', { brand: transaction.card_types ?? '', lastFour: transaction.last_four_digits })]);
+  if (transaction.last_four_digits) lines.push([t('card'), t('cardEnding', { brand: brandName(transaction.card_types), lastFour: transaction.last_four_digits })]);
   if (transaction.created) lines.push([t('date'), `${transaction.created} GMT`]);
   showOutcome('success', lines);
-  if (select) select.disabled = true;
 }
 
 function refused(error: ApiErrorBody): void {

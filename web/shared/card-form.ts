@@ -23,6 +23,11 @@ export interface CardInput {
 
 const brandNames: Record<CardBrand, string> = { visa: 'Visa', master: 'Mastercard', amex: 'American Express', jcb: 'JCB', diners: 'Diners Club', discover: 'Discover', other: '' };
 
+/** The brand as printed for people ("Visa"), from the wire value (`visa`); unknown ones as given. */
+export function brandName(type: string | null | undefined): string {
+  return (type && brandNames[type as CardBrand]) || (type ?? '');
+}
+
 export function digitsOf(value: string): string {
   return value.replace(/\D/g, '');
 }
@@ -82,8 +87,16 @@ export class CardForm {
     });
     if (this.input('name')) this.checks.set('name', (value) => (value.trim() ? null : t('errorRequired')));
     if (this.input('email')) this.checks.set('email', (value) => (!value.trim() || /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/.test(value.trim()) ? null : t('errorEmail')));
+    // A message appearing on blur moves the button down between mousedown and mouseup, and the
+    // click is lost. When focus leaves a field for the submit button, submit validates anyway.
+    const submit = byId('submit');
+    let pressingSubmit = false;
+    submit.addEventListener('pointerdown', () => (pressingSubmit = true));
+    window.addEventListener('pointerup', () => (pressingSubmit = false), true);
+    window.addEventListener('pointercancel', () => (pressingSubmit = false), true);
     for (const name of this.checks.keys()) {
-      this.input(name)!.addEventListener('blur', () => {
+      this.input(name)!.addEventListener('blur', (event) => {
+        if (pressingSubmit || event.relatedTarget === submit) return;
         if (this.input(name)!.value !== '') this.validateField(name);
       });
     }

@@ -208,7 +208,7 @@ async function framePage(context: AppContext, request: FastifyRequest, reply: Pa
     content: html`<p id="loading" class="status" role="status">${t('loading')}</p>
 <div id="payment" hidden>
 <p class="subheading" id="payee"></p>
-<dl class="summary"><dt>${t('bookingId')}</dt><dd id="booking-id"></dd><dt>${t('amountDue')}</dt><dd id="amount"></dd></dl>
+<dl class="summary"><dt>${t('bookingId')}</dt><dd id="booking-id"></dd><dt id="amount-label">${t('amountDue')}</dt><dd id="amount"></dd></dl>
 ${secureNoteView(t, false)}
 <p class="test-mode" id="test-mode" hidden>${t('testMode')}</p>
 ${cardFormView({ t, language, holderFields: ['name', 'email'], prefill: {}, submitLabel: t('payAmount', { amount: '' }) })}

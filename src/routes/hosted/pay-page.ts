@@ -81,9 +81,11 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
       ...header,
       script: sharedAssets.payScript,
       content: html`${summaryView(t, booking, locale)}
+<div id="due">
 <p class="amount-label">${t('amountDue')}</p>
 <p class="amount-due" id="amount-due">${formatMoney(due, channel.currency, locale)}</p>
 ${currencyChoiceView(t, options)}
+</div>
 ${secureNoteView(t, isTestMode(channel.accountMode))}
 ${cardFormView({ t, language, holderFields: ['name', 'email'], prefill: { name: `${booking.firstname} ${booking.surname}`, email: booking.email }, submitLabel: t('payAmount', { amount: formatMoney(due, channel.currency, locale) }) })}`,
       data: {

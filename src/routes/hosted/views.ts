@@ -37,8 +37,8 @@ const holderLabel: Record<HolderField, PageKey> = { name: 'holderName', email: '
 function field(options: { id: string; label: string; input: SafeHtml; hint?: string }): SafeHtml {
   return html`<div class="field" data-field="${options.id}">
 <label for="${options.id}">${options.label}</label>
-${options.hint ? html`<p class="hint" id="${options.id}-hint">${options.hint}</p>` : ''}
 ${options.input}
+${options.hint ? html`<p class="hint" id="${options.id}-hint">${options.hint}</p>` : ''}
 <p class="error" id="${options.id}-error" hidden></p>
 </div>`;
 }

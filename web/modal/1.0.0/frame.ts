@@ -133,7 +133,8 @@ function answered(answer: PaymentAnswer, page: PageData, form: CardForm): void {
   if (answer.outcome === 'complete') {
     emit('transaction_logged', answer.transaction);
     form.form.hidden = true;
-    return showOutcome('success', [t('paymentSuccess'), [t('transactionId'), String(answer.transaction.id)], [t('bookingId'), String(page.bookingId)]]);
+    byId('amount-label').textContent = t('amountPaid');
+    return showOutcome('success', [t('paymentSuccess'), [t('amountPaid'), byId('amount').textContent ?? ''], [t('transactionId'), String(answer.transaction.id)], [t('bookingId'), String(page.bookingId)]]);
   }
   emit('transaction_failed', answer.transaction);
   const decline = answer.decline ? t('declined', { reason: answer.decline.message, code: answer.decline.code }) : t('unexpectedError');
