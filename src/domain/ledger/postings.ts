@@ -70,37 +70,65 @@ export function assertBalanced(postings: readonly Posting[]): void {
 }
 
 /**
+ * The INSERT of one transaction's entries over ten numbered parameters starting at `$first`
+ * (site, transaction, time, then the seven posting arrays of `entryParameters`), returning what
+ * the read-back check needs. `appendEntries` runs it alone; settlement runs it inside its status
+ * update (one round trip, issue 7).
+ */
+export function entriesInsertSql(first: number): string {
+  const p = (offset: number) => `$${first + offset}`;
+  return `INSERT INTO ledger_entries (site_id, transaction_id, channel_id, currency, account, direction, amount, created_at, paid_currency, paid_amount)
+     SELECT ${p(0)}::bigint, ${p(1)}::bigint, channel_id, currency, account, direction, amount, ${p(2)}::timestamptz, paid_currency, paid_amount
+       FROM unnest(${p(3)}::bigint[], ${p(4)}::text[], ${p(5)}::text[], ${p(6)}::text[], ${p(7)}::bigint[], ${p(8)}::text[], ${p(9)}::bigint[])
+         AS p(channel_id, currency, account, direction, amount, paid_currency, paid_amount)
+     RETURNING id, channel_id, currency, direction, amount`;
+}
+
+/** The parameters of `entriesInsertSql`, once the postings are proven balanced. */
+export function entryParameters(options: { siteId: number; transactionId: number; at: Date }, postings: readonly Posting[]): unknown[] {
+  assertBalanced(postings);
+  return [
+    options.siteId,
+    options.transactionId,
+    options.at,
+    postings.map((p) => p.channelId),
+    postings.map((p) => p.currency),
+    postings.map((p) => p.account),
+    postings.map((p) => p.direction),
+    postings.map((p) => p.amount),
+    postings.map((p) => p.paidCurrency ?? null),
+    postings.map((p) => p.paidAmount ?? null),
+  ];
+}
+
+export interface EntryReadBack {
+  id: number;
+  channel_id: number;
+  currency: string;
+  direction: Direction;
+  amount: number;
+}
+
+/** The entries as the database stored them must balance too; returns their ids, ascending. */
+export function checkEntriesReadBack(rows: readonly EntryReadBack[]): number[] {
+  const readBack = rows.map((row) => ({ channelId: row.channel_id, currency: row.currency.trim(), direction: row.direction, amount: row.amount }));
+  for (const [key, difference] of imbalances(readBack)) {
+    if (difference !== 0) throw new UnbalancedPostingsError(`entries read back do not balance for ${key}`);
+  }
+  return rows.map((row) => row.id).sort((a, b) => a - b);
+}
+
+const appendStatement = { name: 'ledger_append', text: entriesInsertSql(1) };
+
+/**
  * Appends the postings of one transaction, inside the caller's database transaction (the same
  * one that changes the transaction's status). Asserts the balance before writing and again on
  * what was read back. Returns the entry ids (the transaction's `payment_ids`).
  */
 export async function appendEntries(tx: Queryable, options: { siteId: number; transactionId: number; at: Date }, postings: readonly Posting[]): Promise<number[]> {
   if (postings.length === 0) return [];
-  assertBalanced(postings);
-  const rows = await tx.query<{ id: number; channel_id: number; currency: string; direction: Direction; amount: number }>(
-    `INSERT INTO ledger_entries (site_id, transaction_id, channel_id, currency, account, direction, amount, created_at, paid_currency, paid_amount)
-     SELECT $1, $2, channel_id, currency, account, direction, amount, $3, paid_currency, paid_amount
-       FROM unnest($4::bigint[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[], $10::bigint[])
-         AS p(channel_id, currency, account, direction, amount, paid_currency, paid_amount)
-     RETURNING id, channel_id, currency, direction, amount`,
-    [
-      options.siteId,
-      options.transactionId,
-      options.at,
-      postings.map((p) => p.channelId),
-      postings.map((p) => p.currency),
-      postings.map((p) => p.account),
-      postings.map((p) => p.direction),
-      postings.map((p) => p.amount),
-      postings.map((p) => p.paidCurrency ?? null),
-      postings.map((p) => p.paidAmount ?? null),
-    ],
-  );
-  const readBack = rows.map((row) => ({ channelId: row.channel_id, currency: row.currency.trim(), direction: row.direction, amount: row.amount }));
-  for (const [key, difference] of imbalances(readBack)) {
-    if (difference !== 0) throw new UnbalancedPostingsError(`entries read back do not balance for ${key}`);
-  }
-  return rows.map((row) => row.id).sort((a, b) => a - b);
+  const rows = await tx.query<EntryReadBack & Record<string, unknown>>(appendStatement, entryParameters(options, postings));
+  return checkEntriesReadBack(rows);
 }
 
 /** Balance (debits minus credits) of one account of a channel in a currency. */

@@ -12,7 +12,7 @@ import type { BookingDelta } from './effects.js';
  * that share and deadlock on the upgrade.
  */
 
-interface LockedBooking {
+export interface LockedBooking {
   id: number;
   status: BookingStatus;
   total: number;
@@ -89,11 +89,17 @@ const recordAttemptStatement = {
                    WHERE tb.booking_id = b.id AND t.status IN ('incomplete', 'pending') AND t.type = ANY($6::text[])), 0))::bigint END AS held`,
 };
 
-/** Applies money deltas and re-derives each booking's status (one lock, one multi-row UPDATE). */
-export async function applyBookingDeltas(tx: Queryable, deltas: BookingDelta[], at: Date): Promise<void> {
+/**
+ * Applies money deltas and re-derives each booking's status (one lock, one multi-row UPDATE).
+ * `locked`: the bookings as the caller already locked them in this database transaction; used
+ * when they cover every booking to change.
+ */
+export async function applyBookingDeltas(tx: Queryable, deltas: BookingDelta[], at: Date, locked?: LockedBooking[]): Promise<void> {
   const byId = new Map(deltas.filter((d) => d.paid !== 0 || d.authorized !== 0 || d.lockedTransactions !== 0).map((d) => [d.bookingId, d]));
   const nexts: { booking: LockedBooking; status: BookingStatus }[] = [];
-  for (const booking of await lockBookings(tx, [...byId.keys()])) {
+  const covered = locked !== undefined && [...byId.keys()].every((id) => locked.some((booking) => booking.id === id));
+  const bookings = covered ? locked.filter((booking) => byId.has(booking.id)) : await lockBookings(tx, [...byId.keys()]);
+  for (const booking of bookings) {
     const delta = byId.get(booking.id)!;
     const next: LockedBooking = {
       ...booking,

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../storage/db.js';
+import { checkEntriesReadBack, entriesInsertSql, entryParameters, type EntryReadBack, type Posting } from '../ledger/postings.js';
 import type { TransactionStatus } from './states.js';
 import type { TransactionRecord, TransactionSource, TransactionType } from './types.js';
 
@@ -204,18 +205,30 @@ export interface SettlementUpdate {
   at: Date;
 }
 
-const updateStatement = {
-  name: 'transaction_update_status',
-  text: `WITH restored AS (
-           UPDATE transaction_bookings SET total_remaining = total WHERE transaction_id = $1 AND $13::boolean
-         )
-         UPDATE transactions SET status = $2,
-                total_remaining = coalesce($3, total_remaining), reserved_total = coalesce($4, reserved_total),
-                processor_reference = coalesce($5, processor_reference), auth_code = coalesce($6, auth_code), content = coalesce($7, content),
-                decline_code = coalesce($8, decline_code), three_ds_status = coalesce($9, three_ds_status), challenge_url = coalesce($10, challenge_url),
-                settled_at = coalesce($11, settled_at), modified_at = $12
-          WHERE id = $1`,
+const updateSql = `UPDATE transactions SET status = $2,
+         total_remaining = coalesce($3, total_remaining), reserved_total = coalesce($4, reserved_total),
+         processor_reference = coalesce($5, processor_reference), auth_code = coalesce($6, auth_code), content = coalesce($7, content),
+         decline_code = coalesce($8, decline_code), three_ds_status = coalesce($9, three_ds_status), challenge_url = coalesce($10, challenge_url),
+         settled_at = coalesce($11, settled_at), modified_at = $12
+   WHERE id = $1`;
+const restoreSql = 'UPDATE transaction_bookings SET total_remaining = total WHERE transaction_id = $1 AND $13::boolean';
+
+const updateStatement = { name: 'transaction_update_status', text: `WITH restored AS (${restoreSql}) ${updateSql}` };
+
+/** The status update with the transaction's ledger entries (parameters 14 to 23), returning the entries. */
+const updateWithEntriesStatement = {
+  name: 'transaction_update_status_with_entries',
+  text: `WITH restored AS (${restoreSql}), updated AS (${updateSql} RETURNING id), entries AS (${entriesInsertSql(14)})
+         SELECT * FROM entries`,
 };
+
+function updateParameters(id: number, update: SettlementUpdate): unknown[] {
+  return [
+    id, update.status, update.totalRemaining ?? null, update.reservedTotal ?? null, update.processorReference ?? null, update.authCode ?? null,
+    update.content ?? null, update.declineCode ?? null, update.threeDsStatus ?? null, update.challengeUrl ?? null, update.settledAt ?? null, update.at,
+    update.restoreShares ?? false,
+  ];
+}
 
 /**
  * Writes a status change (already checked against the state table by the caller); with
@@ -223,11 +236,20 @@ const updateStatement = {
  * statement.
  */
 export async function updateTransaction(tx: Queryable, id: number, update: SettlementUpdate): Promise<void> {
-  await tx.query(updateStatement, [
-    id, update.status, update.totalRemaining ?? null, update.reservedTotal ?? null, update.processorReference ?? null, update.authCode ?? null,
-    update.content ?? null, update.declineCode ?? null, update.threeDsStatus ?? null, update.challengeUrl ?? null, update.settledAt ?? null, update.at,
-    update.restoreShares ?? false,
-  ]);
+  await tx.query(updateStatement, updateParameters(id, update));
+}
+
+/**
+ * `updateTransaction` and `appendEntries` in one statement (issue 7): the entries are checked
+ * before writing and on what was read back, exactly as appendEntries does. Returns their ids.
+ */
+export async function updateTransactionWithEntries(tx: Queryable, id: number, update: SettlementUpdate, entries: { siteId: number; postings: readonly Posting[] }): Promise<number[]> {
+  if (entries.postings.length === 0) {
+    await updateTransaction(tx, id, update);
+    return [];
+  }
+  const parameters = [...updateParameters(id, update), ...entryParameters({ siteId: entries.siteId, transactionId: id, at: update.at }, entries.postings)];
+  return checkEntriesReadBack(await tx.query<EntryReadBack & Record<string, unknown>>(updateWithEntriesStatement, parameters));
 }
 
 /** Moves `delta` into (positive) or out of (negative) a transaction's remaining amount. */

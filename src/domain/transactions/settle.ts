@@ -2,11 +2,10 @@ import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../storage/db.js';
 import type { ProcessorOutcome } from '../../processor/connector.js';
 import { enqueueMailsForTransaction } from '../emails/outbox.js';
-import { appendEntries } from '../ledger/postings.js';
-import { applyBookingDeltas } from './bookings.js';
+import { applyBookingDeltas, type LockedBooking } from './bookings.js';
 import { completionBookingDeltas, keepsRemaining } from './effects.js';
 import { completionPostingsWithAllocations } from './forex-allocations.js';
-import { adjustRemaining, adjustShares, bookingShares, findTransaction, toRecord, transactionColumns, updateTransaction, type BookingShare } from './repository.js';
+import { adjustRemaining, adjustShares, bookingShares, findTransaction, toRecord, transactionColumns, updateTransaction, updateTransactionWithEntries, type BookingShare } from './repository.js';
 import type { StoredForex } from '../forex/payments.js';
 import { formatDecimal, parseDecimal } from '../money.js';
 import { nextStatus, type TransactionStatus } from './states.js';
@@ -56,6 +55,8 @@ export interface SettlementFacts {
   shares: BookingShare[];
   forex: StoredForex;
   hasAllocations: boolean;
+  /** The bookings, when lockRow locked them already. */
+  lockedBookings?: LockedBooking[];
 }
 
 export type LockedRow = TransactionRecord & { facts?: SettlementFacts };
@@ -65,7 +66,22 @@ const factsColumns = `forex_quote_id, forex_rate::text AS forex_rate, channel_cu
               FROM transaction_bookings tb WHERE tb.transaction_id = t.id), '[]'::json) AS share_list,
   EXISTS (SELECT 1 FROM allocations a WHERE a.transaction_id = t.id) AS has_allocations`;
 
-const lockRowStatement = { name: 'transaction_lock_for_settlement', text: `SELECT ${transactionColumns}, ${factsColumns} FROM transactions t WHERE id = $1 FOR NO KEY UPDATE` };
+/**
+ * The row, locked, with its facts; for a payment without allocations still to settle, also its
+ * bookings, locked after the row in id order (the lock order of docs/payments.md: such a
+ * settlement locks nothing else), saving applyBookingDeltas its own locking round trip.
+ */
+const lockRowStatement = {
+  name: 'transaction_lock_for_settlement',
+  text: `WITH locked_row AS (SELECT ${transactionColumns}, ${factsColumns} FROM transactions t WHERE id = $1 FOR NO KEY UPDATE),
+              locked_bookings AS (
+                SELECT b.id, b.status, b.total, b.total_paid, b.total_authorized, b.locked_transactions, b.date_end FROM bookings b
+                 WHERE b.id IN (SELECT tb.booking_id FROM transaction_bookings tb JOIN locked_row r ON tb.transaction_id = r.id
+                                 WHERE r.type IN ('purchase', 'retained_purchase', 'authorize', 'retained_authorize') AND NOT r.has_allocations
+                                   AND r.status IN ('incomplete', 'pending'))
+                 ORDER BY b.id FOR NO KEY UPDATE)
+         SELECT locked_row.*, (SELECT json_agg(locked_bookings ORDER BY locked_bookings.id) FROM locked_bookings) AS locked_booking_list FROM locked_row`,
+};
 const factsStatement = { name: 'transaction_settlement_facts', text: `SELECT ${factsColumns} FROM transactions t WHERE id = $1` };
 
 interface FactsRow {
@@ -93,7 +109,8 @@ function factsOf(row: FactsRow): SettlementFacts {
 export async function lockRow(tx: Queryable, id: number): Promise<LockedRow> {
   const row = await tx.maybeOne(lockRowStatement, [id]);
   if (!row) throw new Error(`transaction ${id} does not exist`);
-  return { ...toRecord(row as never), facts: factsOf(row as unknown as FactsRow) };
+  const lockedBookings = (row as { locked_booking_list: LockedBooking[] | null }).locked_booking_list;
+  return { ...toRecord(row as never), facts: { ...factsOf(row as unknown as FactsRow), ...(lockedBookings ? { lockedBookings } : {}) } };
 }
 
 async function settlementFactsOf(tx: Queryable, row: LockedRow): Promise<SettlementFacts> {
@@ -122,10 +139,10 @@ export async function completeRow(tx: Queryable, row: LockedRow, answer: { proce
   const authorizationShares = authorization ? await bookingShares(tx, authorization.id) : [];
   // Channel-currency amounts (forex) and allocation movements: forex-allocations.ts (issue 4).
   const postings = await completionPostingsWithAllocations(tx, row, authorization, facts);
-  await appendEntries(tx, { siteId: row.siteId, transactionId: row.id, at }, postings);
-  await applyBookingDeltas(tx, completionBookingDeltas({ type: row.type, shares: facts.shares, authorizationShares }), at);
+  await applyBookingDeltas(tx, completionBookingDeltas({ type: row.type, shares: facts.shares, authorizationShares }), at, facts.lockedBookings);
   const remaining = keepsRemaining(row.type) ? row.total : 0;
-  await updateTransaction(tx, row.id, {
+  // The status change and the balanced entries, in one statement (issue 7).
+  await updateTransactionWithEntries(tx, row.id, {
     status,
     totalRemaining: remaining,
     // What is left of the transaction is left of each of its booking shares.
@@ -136,7 +153,7 @@ export async function completeRow(tx: Queryable, row: LockedRow, answer: { proce
     threeDsStatus: threeDsAfter(row, 'approved'),
     settledAt: at,
     at,
-  });
+  }, { siteId: row.siteId, postings });
   await enqueueMailsForTransaction(tx, row.id);
   return status;
 }
