@@ -72,6 +72,16 @@ export const limits = {
   hostedSessionLifetimeSeconds: 30 * 60,
   /** Failed card attempts per hosted page session; the next one is refused. */
   hostedFailedAttemptsMax: 3,
+  /**
+   * One modal auth string (valid 15 minutes) across every session it opens (docs/modal.md
+   * "Attempts"): failed card attempts (then transaction_rejected), sessions opened and draft
+   * bookings created (then token_error); the integrator's server signs a new string to go on.
+   */
+  modalFailedAttemptsPerAuthMax: 3,
+  modalSessionsPerAuthMax: 10,
+  modalDraftBookingsPerAuthMax: 3,
+  /** Expired auth-string records deleted per modal session opened, so pruning is bounded work. */
+  modalAuthUsesPruneBatch: 100,
   /** The page gives up waiting for a payment answer after this long (transaction_timeout). */
   hostedPaymentTimeoutMs: 45_000,
   /** Fields an integrator may add to the auth string with `verify`. */

@@ -57,6 +57,14 @@ export async function verifyJwt(secret: Uint8Array, token: string, expected: Jwt
   }
 }
 
+/**
+ * A password change ends the JWTs issued before it (to the second): user tokens on the REST API
+ * and cardvaultuser tokens in the vaulting app and card capture alike. The one rule for both.
+ */
+export function issuedBeforePasswordChange(claims: Pick<JwtClaims, 'issuedAt'>, passwordChangedEpoch: number | null | undefined): boolean {
+  return claims.issuedAt === undefined || claims.issuedAt < (passwordChangedEpoch ?? 0);
+}
+
 export function looksLikeJwt(token: string): boolean {
   return token.split('.').length === 3;
 }

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Row, Statement } from '../storage/db.js';
-import { apiTokenPrefix, hashToken, looksLikeJwt, verifyJwt } from '../domain/credentials.js';
+import { apiTokenPrefix, hashToken, issuedBeforePasswordChange, looksLikeJwt, verifyJwt } from '../domain/credentials.js';
 import { forbidden, invalidId, invalidToken, notLoggedIn } from './errors.js';
 
 export type Role = 'member_admin' | 'member';
@@ -147,7 +147,7 @@ async function authenticatedRow(request: FastifyRequest, options: AuthOptions, s
     const row = await options.db.maybeOne<PrincipalRow & Row>(statements.jwt, [claims.userId, sitePath, ...values]);
     if (!row) throw invalidId('site');
     // A password change ends the sessions opened before it (to the second), not only their refresh tokens.
-    if (claims.issuedAt === undefined || claims.issuedAt < (row.auth_password_changed_epoch ?? 0)) throw invalidToken();
+    if (issuedBeforePasswordChange(claims, row.auth_password_changed_epoch)) throw invalidToken();
     return row;
   }
   throw invalidToken();

@@ -3,6 +3,7 @@ import { createBooking, loadBooking, bookingTotalUnpaid, type BookingInput, type
 import { parseLanguage } from '../../i18n/catalogue.js';
 import { verifyAuthString, type AuthStringCheck, type SignedValue } from './auth-string.js';
 import { createHostedSession, type HostedSession } from './sessions.js';
+import { claimModalAuthSession } from './modal-auth-uses.js';
 
 /**
  * Opening the payment modal: the integrator's auth string is checked against the channel
@@ -31,7 +32,7 @@ export interface ModalAuthRequest {
 }
 
 export type ModalAuthRefusal = Extract<AuthStringCheck, { ok: false }>['reason'] | 'unknown_channel';
-export type ModalAuthResult = { ok: true; channel: ModalChannel } | { ok: false; reason: ModalAuthRefusal };
+export type ModalAuthResult = { ok: true; channel: ModalChannel; signedAt: Date } | { ok: false; reason: ModalAuthRefusal };
 
 export async function verifyModalAuth(db: Queryable, request: ModalAuthRequest): Promise<ModalAuthResult> {
   const row = await db.maybeOne<{ id: number; site_id: number; currency: string; account_mode: string; channel_secret: string; company: string; language: string }>(
@@ -47,6 +48,7 @@ export async function verifyModalAuth(db: Queryable, request: ModalAuthRequest):
   if (!check.ok) return { ok: false, reason: check.reason };
   return {
     ok: true,
+    signedAt: check.signedAt,
     channel: { id: row.id, siteId: row.site_id, currency: row.currency.trim(), accountMode: row.account_mode, channelSecret: row.channel_secret, company: row.company, language: row.language },
   };
 }
@@ -63,10 +65,15 @@ async function siteActor(db: Queryable, siteId: number): Promise<number> {
 
 export type ModalBooking =
   | { ok: true; event: 'booking_logged' | 'booking_exists'; booking: BookingRecord; token: string; session: HostedSession }
-  | { ok: false; params: Record<string, string> };
+  | { ok: false; params: Record<string, string> }
+  /** The auth string opened all the sessions or draft bookings it may (limits.modalSessionsPerAuthMax). */
+  | { ok: false; authUsedUp: true };
 
 export interface ModalBookingRequest {
   channel: ModalChannel;
+  /** The verified auth string and its timestamp: every session it opens shares one record. */
+  auth: string;
+  signedAt: Date;
   total: number;
   currency: string;
   /** 0: create this booking first; otherwise the existing booking's id. */
@@ -81,6 +88,9 @@ export interface ModalBookingRequest {
 export async function openModalBooking(db: Queryable, request: ModalBookingRequest): Promise<ModalBooking> {
   const { channel } = request;
   if (request.currency !== channel.currency) return { ok: false, params: { currencies: `must be the channel base currency (${channel.currency})` } };
+  // First, so concurrent openings with one auth string queue on its record before any booking is made.
+  const modalAuthId = await claimModalAuthSession(db, { auth: request.auth, channelId: channel.id, signedAt: request.signedAt, createsDraft: request.bookingId === 0 }, request.now);
+  if (modalAuthId === null) return { ok: false, authUsedUp: true };
   const authorId = await siteActor(db, channel.siteId);
   let booking: BookingRecord;
   let event: 'booking_logged' | 'booking_exists';
@@ -110,6 +120,7 @@ export async function openModalBooking(db: Queryable, request: ModalBookingReque
     currency: request.currency,
     hostOrigin: request.hostOrigin,
     language,
+    modalAuthId,
     options: { verify: request.verified, cardholder: { name: `${booking.firstname} ${booking.surname}`.trim(), email: booking.email } },
   }, request.now);
   return { ok: true, event, booking, token, session };

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hashToken } from '../credentials.js';
 import { limits } from '../../limits.js';
-import type { Queryable } from '../../storage/db.js';
+import type { Db, Queryable } from '../../storage/db.js';
 
 /**
  * A hosted page session: created when the vaulting app, the modal frame or the payment request
@@ -40,6 +40,10 @@ export interface HostedSession {
   transactionId: number | null;
   pendingTransactionId: number | null;
   expiresAt: Date;
+  /** Modal sessions: the auth string's shared record (modal-auth-uses.ts), else null. */
+  modalAuthId: number | null;
+  /** Failed (or in-flight) attempts of every session opened with the same auth string. */
+  authFailures: number | null;
 }
 
 export const hostedSessionTokenPrefix = 'hps_';
@@ -59,6 +63,7 @@ export interface NewHostedSession {
   hostOrigin?: string | null;
   language: string;
   options?: HostedSessionOptions;
+  modalAuthId?: number | null;
 }
 
 interface SessionRow {
@@ -77,10 +82,14 @@ interface SessionRow {
   transaction_id: number | null;
   pending_transaction_id: number | null;
   expires_at: Date;
+  modal_auth_id: number | null;
+  auth_failures: number | null;
 }
 
+// Usable in SELECT ... FROM hosted_sessions and in RETURNING alike.
 const columns = `id, kind, site_id, channel_id, user_id, booking_id, amount, currency, host_origin, language, options,
-  attempts, transaction_id, pending_transaction_id, expires_at`;
+  attempts, transaction_id, pending_transaction_id, expires_at, modal_auth_id,
+  (SELECT a.failures FROM modal_auth_uses a WHERE a.id = hosted_sessions.modal_auth_id) AS auth_failures`;
 
 function fromRow(row: SessionRow): HostedSession {
   return {
@@ -99,6 +108,8 @@ function fromRow(row: SessionRow): HostedSession {
     transactionId: row.transaction_id,
     pendingTransactionId: row.pending_transaction_id,
     expiresAt: row.expires_at,
+    modalAuthId: row.modal_auth_id,
+    authFailures: row.auth_failures,
   };
 }
 
@@ -106,10 +117,10 @@ export async function createHostedSession(db: Queryable, input: NewHostedSession
   const token = hostedSessionTokenPrefix + randomBytes(32).toString('base64url');
   const expiresAt = new Date(now.getTime() + limits.hostedSessionLifetimeSeconds * 1000);
   const row = await db.one<SessionRow & Record<string, unknown>>(
-    `INSERT INTO hosted_sessions (token_hash, kind, site_id, channel_id, user_id, booking_id, amount, currency, host_origin, language, options, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${columns}`,
+    `INSERT INTO hosted_sessions (token_hash, kind, site_id, channel_id, user_id, booking_id, amount, currency, host_origin, language, options, expires_at, modal_auth_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING ${columns}`,
     [hashToken(token), input.kind, input.siteId, input.channelId, input.userId ?? null, input.bookingId ?? null, input.amount ?? null, input.currency ?? null,
-      input.hostOrigin ?? null, input.language, JSON.stringify(input.options ?? {}), expiresAt],
+      input.hostOrigin ?? null, input.language, JSON.stringify(input.options ?? {}), expiresAt, input.modalAuthId ?? null],
   );
   return { token, session: fromRow(row) };
 }
@@ -135,33 +146,62 @@ export async function attachBooking(db: Queryable, sessionId: number, bookingId:
 export type AttemptRefusal = 'attempts_exhausted' | 'already_completed' | 'in_progress';
 
 /**
- * Starts a card attempt: one atomic update that refuses once `hostedFailedAttemptsMax` attempts
- * were made, after a success, or while another attempt awaits its outcome. Counting before the
- * processor is called means parallel requests cannot exceed the limit.
+ * Starts a card attempt. The session row is locked while it is judged: refused once
+ * `hostedFailedAttemptsMax` attempts were made, after a success, or while another attempt awaits
+ * its outcome; a modal session also needs its auth string's shared count
+ * (`modalFailedAttemptsPerAuthMax` across every session the string opened). Both counts are taken
+ * before the processor is called, so parallel requests cannot exceed either limit.
  */
-export async function startAttempt(db: Queryable, sessionId: number): Promise<{ ok: true; attempt: number } | { ok: false; reason: AttemptRefusal }> {
-  const row = await db.maybeOne<{ attempts: number }>(
-    `UPDATE hosted_sessions SET attempts = attempts + 1
-      WHERE id = $1 AND attempts < $2 AND transaction_id IS NULL AND pending_transaction_id IS NULL
-      RETURNING attempts`,
-    [sessionId, limits.hostedFailedAttemptsMax],
-  );
-  if (row) return { ok: true, attempt: row.attempts };
-  const current = await getHostedSession(db, sessionId);
-  if (current.transactionId !== null) return { ok: false, reason: 'already_completed' };
-  if (current.pendingTransactionId !== null) return { ok: false, reason: 'in_progress' };
-  return { ok: false, reason: 'attempts_exhausted' };
+export async function startAttempt(db: Db, sessionId: number): Promise<{ ok: true; attempt: number } | { ok: false; reason: AttemptRefusal }> {
+  return db.transaction(async (tx) => {
+    const open = await tx.maybeOne<{ modal_auth_id: number | null }>(
+      `SELECT modal_auth_id FROM hosted_sessions
+        WHERE id = $1 AND attempts < $2 AND transaction_id IS NULL AND pending_transaction_id IS NULL
+          FOR UPDATE`,
+      [sessionId, limits.hostedFailedAttemptsMax],
+    );
+    if (!open) {
+      const current = await getHostedSession(tx, sessionId);
+      if (current.transactionId !== null) return { ok: false, reason: 'already_completed' };
+      if (current.pendingTransactionId !== null) return { ok: false, reason: 'in_progress' };
+      return { ok: false, reason: 'attempts_exhausted' };
+    }
+    if (open.modal_auth_id !== null) {
+      const counted = await tx.maybeOne(
+        'UPDATE modal_auth_uses SET failures = failures + 1 WHERE id = $1 AND failures < $2 RETURNING failures',
+        [open.modal_auth_id, limits.modalFailedAttemptsPerAuthMax],
+      );
+      if (!counted) return { ok: false, reason: 'attempts_exhausted' };
+    }
+    const row = await tx.one<{ attempts: number }>('UPDATE hosted_sessions SET attempts = attempts + 1 WHERE id = $1 RETURNING attempts', [sessionId]);
+    return { ok: true, attempt: row.attempts };
+  });
 }
 
-/** An attempt that never reached the bank (bad input, our own error) is given back. */
+/**
+ * Gives one attempt back to the session and to its auth string: an attempt that never reached
+ * the bank (bad input, our own error). One statement, session row first like startAttempt.
+ */
 export async function cancelAttempt(db: Queryable, sessionId: number): Promise<void> {
-  await db.query('UPDATE hosted_sessions SET attempts = greatest(attempts - 1, 0) WHERE id = $1', [sessionId]);
+  await db.query(
+    `WITH session AS (UPDATE hosted_sessions SET attempts = greatest(attempts - 1, 0) WHERE id = $1 RETURNING modal_auth_id)
+     UPDATE modal_auth_uses SET failures = greatest(failures - 1, 0) WHERE id = (SELECT modal_auth_id FROM session)`,
+    [sessionId],
+  );
 }
 
-/** Records where an attempt ended: complete ends the session, pending waits for 3DS or reconciliation. */
+/**
+ * Records where an attempt ended: complete ends the session, pending waits for 3DS or
+ * reconciliation. A success was not a failed attempt, so the auth string gets it back (once).
+ */
 export async function recordAttemptOutcome(db: Queryable, sessionId: number, outcome: { transactionId: number; status: string }): Promise<void> {
   if (outcome.status === 'complete') {
-    await db.query('UPDATE hosted_sessions SET transaction_id = $2, pending_transaction_id = NULL WHERE id = $1', [sessionId, outcome.transactionId]);
+    await db.query(
+      `WITH session AS (
+         UPDATE hosted_sessions SET transaction_id = $2, pending_transaction_id = NULL WHERE id = $1 AND transaction_id IS NULL RETURNING modal_auth_id)
+       UPDATE modal_auth_uses SET failures = greatest(failures - 1, 0) WHERE id = (SELECT modal_auth_id FROM session)`,
+      [sessionId, outcome.transactionId],
+    );
   } else if (outcome.status === 'pending' || outcome.status === 'incomplete') {
     await db.query('UPDATE hosted_sessions SET pending_transaction_id = $2 WHERE id = $1', [sessionId, outcome.transactionId]);
   } else {
@@ -169,8 +209,13 @@ export async function recordAttemptOutcome(db: Queryable, sessionId: number, out
   }
 }
 
-/** The attempts left after `session.attempts` were made (failed or in flight). */
-export function attemptsLeft(session: Pick<HostedSession, 'attempts' | 'transactionId'>): number {
+/**
+ * The attempts left: the session's own (after `attempts` failed or in flight), and for a modal
+ * session no more than its auth string has left across all of its sessions.
+ */
+export function attemptsLeft(session: Pick<HostedSession, 'attempts' | 'transactionId' | 'authFailures'>): number {
   if (session.transactionId !== null) return 0;
-  return Math.max(0, limits.hostedFailedAttemptsMax - session.attempts);
+  const own = limits.hostedFailedAttemptsMax - session.attempts;
+  const shared = session.authFailures === null ? own : limits.modalFailedAttemptsPerAuthMax - session.authFailures;
+  return Math.max(0, Math.min(own, shared));
 }

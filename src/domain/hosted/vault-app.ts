@@ -1,4 +1,3 @@
-import { verifyJwt } from '../credentials.js';
 import { isCountryCode } from '../reference-data.js';
 import { isCurrencyCode } from '../money.js';
 import { accountModes } from '../channels.js';
@@ -8,6 +7,7 @@ import { limits } from '../../limits.js';
 import type { Queryable } from '../../storage/db.js';
 import { parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
 import { createHostedSession, type HostedSession } from './sessions.js';
+import { checkCardVaultUser } from './card-vault-user.js';
 
 /**
  * The vaulting app's inputs (spec "Vaulting app inputs"): validated in full before any form is
@@ -131,20 +131,24 @@ export type VaultAppOpening =
   | { ok: false; status: 400 | 403; params: Record<string, string> };
 
 /**
- * Checks the inputs against the world: `auth` must be a live cardvaultuser JWT whose user belongs
- * to the site owning `channels`; `env` must name that channel's account mode; `fail_code` only
- * on test channels. Then opens the page session the form will use.
+ * Checks the inputs against the world: `auth` must pass checkCardVaultUser (live cardvaultuser
+ * JWT of a member of its site who is not read-only and has not changed password since) and that
+ * site must own `channels`; `env` must name that channel's account mode; `fail_code` only on
+ * test channels. Then opens the page session the form will use.
  */
 export async function openVaultApp(db: Queryable, options: { jwtSecret: Uint8Array; inputs: VaultAppInputs; now: Date }): Promise<VaultAppOpening> {
   const { inputs } = options;
-  const claims = await verifyJwt(options.jwtSecret, inputs.auth, 'cardvaultuser', options.now);
-  if (!claims) return { ok: false, status: 403, params: { auth: 'is not a valid cardvaultuser token, or it has expired' } };
+  const user = await checkCardVaultUser(db, { jwtSecret: options.jwtSecret, token: inputs.auth, now: options.now });
+  if (!user.ok) {
+    // Read-only members may not store cards; every other refusal reads as a bad token.
+    const problem = user.reason === 'read_only' ? 'belongs to a read-only member, who may not save cards' : 'is not a valid cardvaultuser token, or it has expired';
+    return { ok: false, status: 403, params: { auth: problem } };
+  }
   const row = await db.maybeOne<{ id: number; site_id: number; account_mode: string; currency: string; language: string; company: string }>(
     `SELECT c.id, c.site_id, c.account_mode, c.currency, c.language, COALESCE(c.receipt_label, s.name) AS company
        FROM channels c JOIN sites s ON s.id = c.site_id
-       JOIN memberships m ON m.site_id = c.site_id AND m.user_id = $2
-      WHERE c.id = $1 AND c.deleted_at IS NULL AND ($3::bigint IS NULL OR c.site_id = $3)`,
-    [inputs.channelId, claims.userId, claims.siteId ?? null],
+      WHERE c.id = $1 AND c.deleted_at IS NULL AND c.site_id = $2`,
+    [inputs.channelId, user.siteId],
   );
   // A channel of another site looks exactly like a missing one.
   if (!row) return { ok: false, status: 403, params: { channels: 'is not a channel this authorisation may use' } };
@@ -155,7 +159,7 @@ export async function openVaultApp(db: Queryable, options: { jwtSecret: Uint8Arr
     kind: 'vault',
     siteId: channel.siteId,
     channelId: channel.id,
-    userId: claims.userId,
+    userId: user.userId,
     currency: inputs.currency ?? channel.currency,
     amount: 0,
     language: inputs.language ?? parseLanguage(channel.language) ?? 'enGB',

@@ -7,8 +7,10 @@ export const messages = {
   secureNote: 'カード情報は当社の安全な決済サービスに直接送信されます。アクセス元のウェブサイトがカード情報を見ることはありません。',
   testMode: 'テストモード：テスト用カードをご利用ください。実際のお金は動きません。',
   paymentTo: '{company} へのお支払い',
+  vaultFor: '{company} 用にカードを保存します',
   cardNumber: 'カード番号',
   expiry: '有効期限（MM/YY）',
+  expiryPlaceholder: 'MM/YY',
   cvv: 'セキュリティコード',
   cvvHint: 'カード裏面の 3 桁の数字（American Express は表面の 4 桁）。',
   holderName: 'カード名義',
@@ -71,3 +73,5 @@ export const messages = {
   loading: '読み込み中…',
   languageLabel: '言語',
 } as const;
+// The expiry format is written MM/YY in Japanese as well.
+export const identicalToEnglish = ['expiryPlaceholder'] as const;

@@ -7,8 +7,10 @@ export const messages = {
   secureNote: '카드 정보는 당사의 안전한 결제 서비스로 바로 전송됩니다. 방문하신 웹사이트는 카드 정보를 볼 수 없습니다.',
   testMode: '테스트 모드: 테스트 카드를 사용하세요. 실제 돈은 이동하지 않습니다.',
   paymentTo: '{company}에 결제',
+  vaultFor: '{company}용 카드 저장',
   cardNumber: '카드 번호',
   expiry: '유효 기간 (MM/YY)',
+  expiryPlaceholder: 'MM/YY',
   cvv: '보안 코드',
   cvvHint: '카드 뒷면의 3자리 숫자 (American Express는 앞면의 4자리).',
   holderName: '카드 소유자 이름',
@@ -71,3 +73,5 @@ export const messages = {
   loading: '불러오는 중…',
   languageLabel: '언어',
 } as const;
+// The expiry format is written MM/YY in Korean as well.
+export const identicalToEnglish = ['expiryPlaceholder'] as const;

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { apiTokenPrefix, looksLikeJwt, verifyJwt } from '../../domain/credentials.js';
+import { checkCardVaultUser } from '../../domain/hosted/card-vault-user.js';
 import { bearerToken } from '../../http/auth.js';
 import { forbidden, invalidId, invalidParam, invalidToken, notLoggedIn } from '../../http/errors.js';
 import { findHostedSession, looksLikeHostedSessionToken } from '../../domain/hosted/sessions.js';
@@ -14,8 +15,9 @@ export interface CardCaptureCaller {
 
 /**
  * The one place deciding who may submit card data. Card data reaches the service only through
- * its own hosted pages, so only page credentials are accepted: today a `cardvaultuser` JWT of
- * the site in the URL (whose user is still a member). API tokens and user JWTs are refused with
+ * its own hosted pages, so only page credentials are accepted: a `cardvaultuser` JWT of the site
+ * in the URL (checkCardVaultUser, the vaulting app's own check) or a hosted page session.
+ * API tokens and user JWTs are refused with
  * 403 so an integrator's server can never hold card data. Hosted-page session tokens are added
  * here as another accepted credential.
  */
@@ -27,21 +29,22 @@ export async function authorizeCardCapture(request: FastifyRequest, context: App
   if (looksLikeHostedSessionToken(token)) return authorizeHostedSession(request, context, token);
   if (!looksLikeJwt(token)) throw invalidToken();
   const secret = context.config.secrets.jwtSecret;
-  const claims = await verifyJwt(secret, token, 'cardvaultuser', context.now());
-  if (!claims) {
-    if (await verifyJwt(secret, token, 'user', context.now())) throw refusal;
-    throw invalidToken();
-  }
   const sitePath = (request.params as { path?: string }).path ?? '';
-  const site = await context.db.maybeOne<{ id: number; read_only: boolean }>(
-    'SELECT s.id, m.read_only FROM sites s JOIN memberships m ON m.site_id = s.id AND m.user_id = $2 WHERE s.path = $1',
-    [sitePath, claims.userId],
-  );
-  // Another site's path, or a user no longer in the site: never confirm the site exists.
-  if (!site || site.id !== claims.siteId) throw invalidId('site');
-  // Made read-only since the token was issued: capturing a card is a write.
-  if (site.read_only) throw forbidden('Read-only users may only read; card capture stores a card.');
-  return { siteId: site.id, userId: claims.userId, via: 'cardvaultuser' };
+  const user = await checkCardVaultUser(context.db, { jwtSecret: secret, token, now: context.now(), sitePath });
+  if (user.ok) return { siteId: user.siteId, userId: user.userId, via: 'cardvaultuser' };
+  switch (user.reason) {
+    case 'invalid_token':
+      if (await verifyJwt(secret, token, 'user', context.now())) throw refusal;
+      throw invalidToken();
+    case 'revoked':
+      throw invalidToken();
+    // Another site's path, or a user no longer in the site: never confirm the site exists.
+    case 'not_member':
+      throw invalidId('site');
+    // Made read-only since the token was issued: capturing a card is a write.
+    case 'read_only':
+      throw forbidden('Read-only users may only read; card capture stores a card.');
+  }
 }
 
 /**

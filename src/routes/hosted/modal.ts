@@ -164,7 +164,12 @@ export async function modalRoutes(app: App, context: AppContext): Promise<void> 
     const newBooking = bookingId === 0 ? newBookingInput(parsed.booking, { channels: parsed.channels, currencies: parsed.currencies, total: parsed.total }) : null;
     // One database transaction: a refused amount must not leave a created booking behind.
     const opened = await context.db.transaction(async (tx) => {
-      const result = await openModalBooking(tx, { channel: auth.channel, total: parsed.total, currency: parsed.currencies, bookingId, newBooking, language: parsed.language, hostOrigin: parsed.origin, verified, now });
+      const result = await openModalBooking(tx, { channel: auth.channel, auth: parsed.auth, signedAt: auth.signedAt, total: parsed.total, currency: parsed.currencies, bookingId, newBooking, language: parsed.language, hostOrigin: parsed.origin, verified, now });
+      if (!result.ok && 'authUsedUp' in result) {
+        // Reopening beyond the bound needs a new auth string: the token_error the spec names.
+        request.log.info({ channel: parsed.channels }, 'modal auth string used up');
+        throw sessionExpired();
+      }
       if (!result.ok) throw invalidParams(result.params);
       return result;
     });

@@ -55,7 +55,7 @@ export async function vaultAppRoutes(app: App, context: AppContext): Promise<voi
       language: session.language as LanguageCode,
       title: pageT('titleVault'),
       heading: pageT('titleVault'),
-      subheading: pageT('paymentTo', { company: channel.company }),
+      subheading: pageT('vaultFor', { company: channel.company }),
       style: release.style,
       script: release.script,
       content: html`${secureNoteView(pageT, isTestMode(channel.accountMode))}

@@ -74,7 +74,7 @@ ${field({
     input: html`<div class="card-number-wrap"><input id="card_number" name="card_number" type="text" inputmode="numeric" autocomplete="cc-number" maxlength="23" required aria-required="true" aria-describedby="${describedBy('card_number', false)} card-brand" spellcheck="false"><span id="card-brand" class="card-brand" aria-live="polite"></span></div>`,
   })}
 <div class="row">
-${field({ id: 'expiry', label: t('expiry'), input: html`<input id="expiry" name="expiry" type="text" inputmode="numeric" autocomplete="cc-exp" placeholder="MM/YY" maxlength="7" required aria-required="true" aria-describedby="${describedBy('expiry', false)}">` })}
+${field({ id: 'expiry', label: t('expiry'), input: html`<input id="expiry" name="expiry" type="text" inputmode="numeric" autocomplete="cc-exp" placeholder="${t('expiryPlaceholder')}" maxlength="7" required aria-required="true" aria-describedby="${describedBy('expiry', false)}">` })}
 ${field({ id: 'cvv', label: t('cvv'), hint: t('cvvHint'), input: html`<input id="cvv" name="cvv" type="password" inputmode="numeric" autocomplete="cc-csc" maxlength="4" required aria-required="true" aria-describedby="${describedBy('cvv', true)}">` })}
 </div>
 </fieldset>

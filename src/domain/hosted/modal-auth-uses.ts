@@ -1,0 +1,53 @@
+import { hashToken } from '../credentials.js';
+import { limits } from '../../limits.js';
+import type { Queryable } from '../../storage/db.js';
+
+/**
+ * What one payment modal auth string has been used for (`modal_auth_uses`, migration 011). The
+ * string stays valid for 15 minutes, so without a shared record it could open any number of
+ * modal sessions, each with three card attempts and its own draft booking: a card-testing loop
+ * on the integrator's account. Every session the string opens shares one record: at most
+ * `modalSessionsPerAuthMax` sessions, `modalDraftBookingsPerAuthMax` draft bookings and
+ * `modalFailedAttemptsPerAuthMax` failed attempts in all (the attempts are counted in
+ * sessions.ts). Only the SHA-256 of the string is stored.
+ */
+export interface ModalAuthUse {
+  auth: string;
+  channelId: number;
+  /** The timestamp the string was signed with (verifyAuthString). */
+  signedAt: Date;
+  /** The session will create a draft booking (booking ID 0). */
+  createsDraft: boolean;
+}
+
+/**
+ * Counts one more session (and draft booking) for the auth string, in the caller's transaction
+ * (the row stays locked until it ends, and is given back if the session is not opened after
+ * all). Answers the record's id, or null when the string has been used up.
+ */
+export async function claimModalAuthSession(tx: Queryable, use: ModalAuthUse, now: Date): Promise<number | null> {
+  await pruneExpired(tx, now);
+  // The record must outlive every session the string can open: opened within its lifetime (plus
+  // clock tolerance), each living a session's lifetime. Otherwise an old session would lose the
+  // shared count and get its own three attempts again.
+  const expiresAt = new Date(use.signedAt.getTime() + (limits.modalAuthLifetimeSeconds + limits.modalAuthClockSkewSeconds + limits.hostedSessionLifetimeSeconds) * 1000);
+  const drafts = use.createsDraft ? 1 : 0;
+  const row = await tx.maybeOne<{ id: number }>(
+    `INSERT INTO modal_auth_uses AS u (auth_hash, channel_id, sessions, draft_bookings, expires_at)
+     VALUES ($1, $2, 1, $3, $4)
+     ON CONFLICT (auth_hash) DO UPDATE SET sessions = u.sessions + 1, draft_bookings = u.draft_bookings + EXCLUDED.draft_bookings
+      WHERE u.sessions < $5 AND u.draft_bookings + EXCLUDED.draft_bookings <= $6
+     RETURNING id`,
+    [hashToken(use.auth), use.channelId, drafts, expiresAt, limits.modalSessionsPerAuthMax, limits.modalDraftBookingsPerAuthMax],
+  );
+  return row?.id ?? null;
+}
+
+/** A bounded batch of records no live session can use any more; rows locked elsewhere are left. */
+async function pruneExpired(tx: Queryable, now: Date): Promise<void> {
+  await tx.query(
+    `DELETE FROM modal_auth_uses WHERE id IN (
+       SELECT id FROM modal_auth_uses WHERE expires_at < $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [now, limits.modalAuthUsesPruneBatch],
+  );
+}

@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestContext, type TestContext } from '../support/context.js';
+import { createSite, type SiteFixture } from '../support/fixtures.js';
+import { signJwt } from '../../src/domain/credentials.js';
+import { setPassword } from '../../src/domain/users/accounts.js';
+import { buildWebBundles } from '../e2e/support.js';
+
+// A cardvaultuser token issued before its user was made read-only, or before the user's last
+// password change, opens neither the vaulting app nor the card capture endpoint (one shared check).
+let t: TestContext;
+
+beforeAll(async () => {
+  await buildWebBundles();
+  t = await createTestContext();
+});
+afterAll(async () => t.close());
+
+interface Merchant { site: SiteFixture; channel: { id: number; account_mode: string } }
+
+async function merchant(): Promise<Merchant> {
+  const site = await createSite(t.db);
+  const channel = (await t.app.inject({ method: 'POST', url: `/${site.path}/site-json/vendor/v2/channels`, headers: site.headers, payload: { name: 'Tours', currencies: 'USD' } })).json();
+  // An account whose password was last set well before the tokens below (a new user's is "now").
+  await t.db.query("UPDATE users SET password_changed_at = now() - interval '1 day' WHERE id = $1", [site.userId]);
+  return { site, channel };
+}
+
+/** A token issued a minute ago: still live (15 minutes), but older than anything done now. */
+function earlierToken(m: Merchant): Promise<string> {
+  return signJwt(t.config.secrets.jwtSecret, { userId: m.site.userId, kind: 'cardvaultuser', siteId: m.site.siteId }, new Date(Date.now() - 60_000));
+}
+
+function openVaultApp(m: Merchant, token: string, language = 'enGB') {
+  const query = new URLSearchParams({ auth: token, channels: String(m.channel.id), env: m.channel.account_mode, language });
+  return t.app.inject({ url: `/vault/1.8.0/?${query}` });
+}
+
+function capture(m: Merchant, token: string) {
+  return t.app.inject({
+    method: 'POST', url: `/${m.site.path}/site-json/vendor/v2/cards`, headers: { authorization: `Bearer ${token}` },
+    payload: { channels: m.channel.id, card_number: '4111111111111111', expiry_month: '04', expiry_year: new Date().getUTCFullYear() + 2, cvv: '123' },
+  });
+}
+
+async function stored(m: Merchant): Promise<{ sessions: number; cards: number }> {
+  return t.db.one<{ sessions: number; cards: number }>(
+    'SELECT (SELECT count(*)::int FROM hosted_sessions WHERE site_id = $1) AS sessions, (SELECT count(*)::int FROM cards WHERE site_id = $1) AS cards',
+    [m.site.siteId],
+  );
+}
+
+describe('cardvaultuser tokens that outlived their grant', () => {
+  it('opens the vaulting app and captures with a token of a current, writable member', async () => {
+    const m = await merchant();
+    const token = await earlierToken(m);
+    const page = await openVaultApp(m, token);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('id="card-form"');
+    expect((await capture(m, token)).statusCode).toBe(201);
+  });
+
+  it('refuses a token of a user made read-only after it was issued: no form, no session, no card', async () => {
+    const m = await merchant();
+    const token = await earlierToken(m);
+    await t.db.query('UPDATE memberships SET read_only = true WHERE site_id = $1 AND user_id = $2', [m.site.siteId, m.site.userId]);
+    const page = await openVaultApp(m, token);
+    expect(page.statusCode).toBe(403);
+    expect(page.body).not.toContain('id="card-form"');
+    expect(page.body).toContain('read-only');
+    const captured = await capture(m, token);
+    expect(captured.json()).toMatchObject({ code: 'rest_forbidden', data: { status: 403 } });
+    expect(await stored(m)).toEqual({ sessions: 0, cards: 0 });
+  });
+
+  it('refuses a token issued before the user changed password; one issued after works', async () => {
+    const m = await merchant();
+    const token = await earlierToken(m);
+    await setPassword(t.db, m.site.userId, 'a new password, long enough');
+    const page = await openVaultApp(m, token);
+    expect(page.statusCode).toBe(403);
+    expect(page.body).not.toContain('id="card-form"');
+    const captured = await capture(m, token);
+    expect(captured.statusCode).toBe(401);
+    expect(captured.json()).toMatchObject({ code: 'jwt_auth_invalid_token', data: { status: 401 } });
+    expect(await stored(m)).toEqual({ sessions: 0, cards: 0 });
+
+    const fresh = await signJwt(t.config.secrets.jwtSecret, { userId: m.site.userId, kind: 'cardvaultuser', siteId: m.site.siteId });
+    expect((await openVaultApp(m, fresh)).statusCode).toBe(200);
+    expect((await capture(m, fresh)).statusCode).toBe(201);
+  });
+});
+
+describe('vaulting app wording', () => {
+  it('says what the page does (saving a card), not "Payment to", and takes the expiry placeholder from the language', async () => {
+    const m = await merchant();
+    const token = await earlierToken(m);
+    // What the page shows (the page data block carries the whole catalogue for the script).
+    const shown = async (language: string) => (await openVaultApp(m, token, language)).body.replace(/<script type="application\/json"[\s\S]*?<\/script>/, '');
+    const english = await shown('enGB');
+    expect(english).toMatch(/<p class="subheading">Saving your card for [^<]+<\/p>/);
+    expect(english).not.toContain('Payment to');
+    expect(english).toContain('placeholder="MM/YY"');
+    const french = await shown('frFR');
+    expect(french).toContain('Date d’expiration (MM/AA)');
+    expect(french).toContain('placeholder="MM/AA"');
+    expect(french).not.toContain('Paiement à');
+    expect(french).toMatch(/<p class="subheading">Enregistrement de votre carte pour [^<]+<\/p>/);
+  });
+});
