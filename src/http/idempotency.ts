@@ -22,10 +22,26 @@ export interface IdempotencyClaim {
   key: string;
 }
 
+/**
+ * A key a route claims itself, in its first write (issue 7: POST transactions claims it in the
+ * attempt's database transaction, saving a round trip and a commit). The route calls
+ * `markClaimed(request)` once its write committed the claim, and hands any failure to
+ * `finishDeferred`.
+ */
+export interface DeferredClaim extends IdempotencyClaim {
+  requestHash: string;
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set when this request claimed an Idempotency-Key; its response will be stored. */
     idempotency: IdempotencyClaim | null;
+    /** Set instead of `idempotency` on routes that claim the key in their own write. */
+    idempotencyDeferred: DeferredClaim | null;
+  }
+  interface FastifyContextConfig {
+    /** The route claims the Idempotency-Key in its own first write (see DeferredClaim). */
+    idempotencyClaimedByRoute?: boolean;
   }
 }
 
@@ -45,13 +61,16 @@ interface KeyRow {
 /** Registers the hooks; call before any route is registered (it extends every POST route). */
 export function registerIdempotency(app: App, context: AppContext): void {
   app.decorateRequest('idempotency', null);
+  app.decorateRequest('idempotencyDeferred', null);
   const preHandler = (request: FastifyRequest, reply: FastifyReply) => claimOrReplay(context, request, reply);
+  const deferHandler = async (request: FastifyRequest) => deferClaim(request);
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (!methods.includes('POST')) return;
     const existing = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
     // Last, so authentication (requireAccess) has run and the site is known.
-    route.preHandler = [...existing, preHandler] as RouteOptions['preHandler'];
+    const own = (route.config as { idempotencyClaimedByRoute?: boolean } | undefined)?.idempotencyClaimedByRoute ? deferHandler : preHandler;
+    route.preHandler = [...existing, own] as RouteOptions['preHandler'];
   });
   app.addHook('onSend', async (request, reply, payload) => {
     if (request.idempotency) await storeResponse(context.db, request.idempotency, reply, payload);
@@ -82,12 +101,38 @@ function canonicalJson(value: unknown): string {
   return `{${entries.map(([name, item]) => `${JSON.stringify(name)}:${canonicalJson(item)}`).join(',')}}`;
 }
 
-async function claimOrReplay(context: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> {
+/** Deferred mode: the key is checked and fingerprinted now, claimed by the route's write. */
+function deferClaim(request: FastifyRequest): void {
   const key = idempotencyKeyOf(request);
   const principal = request.principal;
-  // Only site-scoped requests have a scope for keys; the token endpoints ignore the header.
   if (key === undefined || !principal) return;
-  const hash = requestFingerprint(request.method, request.url, request.body);
+  request.idempotencyDeferred = { siteId: principal.siteId, key, requestHash: requestFingerprint(request.method, request.url, request.body) };
+}
+
+/** The route's write committed the deferred claim: the response will be stored. */
+export function markClaimed(request: FastifyRequest): void {
+  const deferred = request.idempotencyDeferred;
+  if (deferred) request.idempotency = { siteId: deferred.siteId, key: deferred.key };
+}
+
+/**
+ * The route failed, or found the key taken, before its write committed the claim. Claims the key
+ * now (so a refusal is stored like any answer), or, when another request holds it, replays that
+ * request's answer (or waits for it, or answers 409) exactly as the claim-first routes do.
+ * Returns the reply when it was answered here, else undefined: the caller rethrows its error.
+ */
+export async function finishDeferred(context: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  const deferred = request.idempotencyDeferred;
+  if (!deferred || request.idempotency) return undefined;
+  return claimOrReplay(context, request, reply, deferred);
+}
+
+async function claimOrReplay(context: AppContext, request: FastifyRequest, reply: FastifyReply, known?: DeferredClaim): Promise<FastifyReply | undefined> {
+  const key = known?.key ?? idempotencyKeyOf(request);
+  const principal = request.principal;
+  // Only site-scoped requests have a scope for keys; the token endpoints ignore the header.
+  if (key === undefined || !principal) return undefined;
+  const hash = known?.requestHash ?? requestFingerprint(request.method, request.url, request.body);
   const deadline = Date.now() + limits.idempotencyWaitMs;
   for (;;) {
     const claimed = await context.db.query(
@@ -97,7 +142,7 @@ async function claimOrReplay(context: AppContext, request: FastifyRequest, reply
     );
     if (claimed.length === 1) {
       request.idempotency = { siteId: principal.siteId, key };
-      return;
+      return undefined;
     }
     const row = await findKey(context.db, principal.siteId, key);
     if (!row) continue; // purged between the two statements: claim again

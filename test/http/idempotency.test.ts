@@ -108,3 +108,45 @@ describe('Idempotency-Key', () => {
     expect(requestFingerprint('POST', '/a', { a: 1 })).not.toBe(requestFingerprint('POST', '/b', { a: 1 }));
   });
 });
+
+// POST transactions claims the key in the attempt's own database transaction (issue 7): these
+// are the cases where that differs from claiming first.
+describe('Idempotency-Key claimed by the attempt', () => {
+  it('stores a refusal made inside the attempt (rolled back with its claim) and replays it', async () => {
+    const booking = await createBooking(t, shop, { total: 1000 });
+    const paid = await post(t, shop, purchaseBody(shop, booking, 1000));
+    expect(paid.json().status).toBe('complete');
+    // The booking is paid: the attempt's over-funding check refuses the next payment.
+    const first = await post(t, shop, purchaseBody(shop, booking, 500), { 'idempotency-key': 'k-refused-in-attempt' });
+    expect(first.statusCode).toBe(400);
+    const again = await post(t, shop, purchaseBody(shop, booking, 500), { 'idempotency-key': 'k-refused-in-attempt' });
+    expect(again.statusCode).toBe(400);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    const other = await post(t, shop, purchaseBody(shop, booking, 400), { 'idempotency-key': 'k-refused-in-attempt' });
+    expect(other.statusCode).toBe(409);
+    const count = await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM transaction_bookings WHERE booking_id = $1', [booking]);
+    expect(count.count).toBe(1);
+  });
+
+  it('replays the first answer even when the request would now be refused (channel closed since)', async () => {
+    const channelShop = await createShop(t);
+    const booking = await createBooking(t, channelShop, { total: 800 });
+    const first = await post(t, channelShop, purchaseBody(channelShop, booking, 800), { 'idempotency-key': 'k-closed-later' });
+    expect(first.statusCode).toBe(201);
+    await t.db.query(`UPDATE channels SET account_mode = 'closed' WHERE id = $1`, [channelShop.channelId]);
+    const again = await post(t, channelShop, purchaseBody(channelShop, booking, 800), { 'idempotency-key': 'k-closed-later' });
+    expect(again.statusCode).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json().id).toBe(first.json().id);
+  });
+
+  it('records the key with the transaction it created, before the processor is called', async () => {
+    const booking = await createBooking(t, shop, { total: 700 });
+    const response = await post(t, shop, purchaseBody(shop, booking, 700), { 'idempotency-key': 'k-linked' });
+    const key = await t.db.one<{ transaction_id: number; status: string; response_status: number }>(
+      `SELECT transaction_id, status, response_status FROM idempotency_keys WHERE site_id = $1 AND key = 'k-linked'`,
+      [shop.site.siteId],
+    );
+    expect(key).toEqual({ transaction_id: response.json().id, status: 'done', response_status: 201 });
+  });
+});

@@ -17,7 +17,7 @@ import type { Actor, TransactionRecord } from './types.js';
  */
 export async function insertAttempt(context: AppContext, actor: Actor, plan: PaymentPlan): Promise<TransactionRecord> {
   const at = context.now();
-  return context.db.transaction(async (tx) => {
+  const record = await context.db.transaction(async (tx) => {
     const reserved = plan.linked && plan.input.type !== 'retained_purchase' && plan.input.type !== 'retained_authorize' ? await reserveOnParent(tx, plan, at) : 0;
     const { input, card } = plan;
     const record = await insertTransaction(tx, {
@@ -52,11 +52,13 @@ export async function insertAttempt(context: AppContext, actor: Actor, plan: Pay
       redirectUrl: input.redirectUrl ?? null,
       createdAt: at,
       shares: plan.shares.map((share) => ({ ...share, totalRemaining: 0 })),
-    }, actor.idempotencyKey !== undefined ? { idempotencyKey: actor.idempotencyKey } : {});
+    }, actor.idempotency ? { idempotency: { key: actor.idempotency.key, requestHash: actor.idempotency.requestHash } } : {});
     await recordForexAndAllocations(tx, { record, channel: plan.channel, plan: plan.extras });
     await recordAttempt(tx, { bookingIds: plan.shares.map((share) => share.bookingId), transactionId: record.id, at, refuseOverfunding: fundingTypes.includes(input.type) });
     return record;
   });
+  actor.idempotency?.onClaimed();
+  return record;
 }
 
 /**

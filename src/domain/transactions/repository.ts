@@ -1,7 +1,7 @@
 import type { Queryable } from '../../storage/db.js';
 import { checkEntriesReadBack, entriesInsertSql, entryParameters, type EntryReadBack, type Posting } from '../ledger/postings.js';
 import type { TransactionStatus } from './states.js';
-import type { TransactionRecord, TransactionSource, TransactionType } from './types.js';
+import { IdempotencyKeyTakenError, type TransactionRecord, type TransactionSource, type TransactionType } from './types.js';
 
 /** Storage of transaction rows and their booking shares; no rules here, only SQL. */
 
@@ -155,8 +155,8 @@ export interface NewTransactionRow {
 }
 
 /**
- * Inserts the row and its booking shares and links the request's Idempotency-Key to it, in one
- * statement (issue 7: one round trip instead of three); returns the stored record.
+ * Inserts the row and its booking shares and claims the request's Idempotency-Key for it, in one
+ * statement (issue 7: one round trip instead of four); returns the stored record.
  */
 const insertStatement = {
   name: 'transaction_insert',
@@ -171,21 +171,29 @@ const insertStatement = {
            INSERT INTO transaction_bookings (transaction_id, booking_id, total, total_remaining, position)
            SELECT inserted.id, s.booking_id, s.total, s.remaining, s.ordinality
              FROM inserted, unnest($31::bigint[], $32::bigint[], $33::bigint[]) WITH ORDINALITY AS s(booking_id, total, remaining, ordinality)
-         ), idempotency AS (
-           UPDATE idempotency_keys SET transaction_id = (SELECT id FROM inserted) WHERE site_id = $1 AND key = $34
+         ), claim AS (
+           INSERT INTO idempotency_keys (site_id, key, request_hash, status, transaction_id, created_at)
+           SELECT $1, $34, $35, 'in_flight', inserted.id, $30 FROM inserted WHERE $34::text IS NOT NULL
+           ON CONFLICT (site_id, key) DO NOTHING RETURNING key
          )
-         SELECT * FROM inserted`,
+         SELECT inserted.*, EXISTS (SELECT 1 FROM claim) AS claimed FROM inserted`,
 };
 
-export async function insertTransaction(tx: Queryable, row: NewTransactionRow, options: { idempotencyKey?: string } = {}): Promise<TransactionRecord> {
-  const inserted = await tx.one<TransactionRow & Record<string, unknown>>(insertStatement, [
+/**
+ * With `idempotency`, the key is claimed for the new row in the same statement; a key someone
+ * else holds throws IdempotencyKeyTakenError (the caller's database transaction then rolls the
+ * row back).
+ */
+export async function insertTransaction(tx: Queryable, row: NewTransactionRow, options: { idempotency?: { key: string; requestHash: string } } = {}): Promise<TransactionRecord> {
+  const inserted = await tx.one<TransactionRow & { claimed: boolean } & Record<string, unknown>>(insertStatement, [
     row.siteId, row.channelId, row.authorId, row.source, row.type, row.status, row.total, row.currency, row.totalRemaining, row.reservedTotal,
     row.linkedId, row.cardId, row.token, row.content, row.psp, row.paymentMethod, row.payeeName, row.payeeSurname, row.payeeEmail, row.country,
     row.ipAddress, row.language, row.statementDate, row.cardBrand, row.binNumber, row.lastFour, row.issuerCountry, row.attempt3ds, row.redirectUrl,
     row.createdAt,
     row.shares.map((share) => share.bookingId), row.shares.map((share) => share.total), row.shares.map((share) => share.totalRemaining),
-    options.idempotencyKey ?? null,
+    options.idempotency?.key ?? null, options.idempotency?.requestHash ?? null,
   ]);
+  if (options.idempotency && !inserted.claimed) throw new IdempotencyKeyTakenError();
   return toRecord(inserted);
 }
 

@@ -52,8 +52,19 @@ export interface Actor {
   source: TransactionSource;
   /** Platform admins alone may record the chargeback types. */
   isPlatformAdmin: boolean;
-  /** The request's Idempotency-Key, linked to the new row in the same database transaction. */
-  idempotencyKey?: string;
+  /**
+   * The request's Idempotency-Key, claimed by the attempt's database transaction together with
+   * the new row (issue 7); `onClaimed` runs once that transaction committed. A key another
+   * request holds is refused with IdempotencyKeyTakenError, nothing written.
+   */
+  idempotency?: { key: string; requestHash: string; onClaimed: () => void };
+}
+
+/** The Idempotency-Key of the request was claimed by another request first. */
+export class IdempotencyKeyTakenError extends Error {
+  constructor() {
+    super('the Idempotency-Key is held by another request');
+  }
 }
 
 export interface BookingShareInput {

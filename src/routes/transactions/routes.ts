@@ -3,8 +3,9 @@ import type { FastifySchema } from 'fastify';
 import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import {
-  completeThreeDsReturn, createTransaction, listTransactionIds, loadTransactionViews, type TransactionInput, type TransactionType,
+  completeThreeDsReturn, createTransaction, isAdminType, listTransactionIds, loadTransactionViews, type Actor, type TransactionInput, type TransactionType,
 } from '../../domain/transactions/index.js';
+import { finishDeferred, markClaimed } from '../../http/idempotency.js';
 import { principalOf, requireAccess } from '../../http/auth.js';
 import { invalidId } from '../../http/errors.js';
 import {
@@ -44,16 +45,34 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
   // Schemas typed loosely here: the full Transaction schema is too deep for inference, and the
   // body is mapped to the domain input (typed) right away.
   const createSchema: FastifySchema = { params: SiteParams, body: TransactionCreateBody, response: { 201: TransactionSchema } };
-  app.post(base, { onRequest: access, schema: createSchema }, async (request, reply) => {
+  // The Idempotency-Key is claimed by the attempt's own database transaction (issue 7: one
+  // round trip and one commit less than claiming it first); chargeback records, which have no
+  // attempt, claim it before they run.
+  app.post(base, { onRequest: access, schema: createSchema, config: { idempotencyClaimedByRoute: true } }, async (request, reply) => {
     const principal = principalOf(request);
-    const actor = {
+    const input = toInput(request.body as TransactionCreateBodyWire, request.ip);
+    const deferred = request.idempotencyDeferred;
+    if (deferred && isAdminType(input.type)) {
+      const replayed = await finishDeferred(context, request, reply);
+      if (replayed) return replayed;
+    }
+    const actor: Actor = {
       siteId: principal.siteId,
       userId: principal.userId,
-      source: 'api' as const,
+      source: 'api',
       isPlatformAdmin: principal.isPlatformAdmin,
-      ...(request.idempotency ? { idempotencyKey: request.idempotency.key } : {}),
+      ...(deferred && !request.idempotency ? { idempotency: { key: deferred.key, requestHash: deferred.requestHash, onClaimed: () => markClaimed(request) } } : {}),
     };
-    const transaction = await createTransaction(context, actor, toInput(request.body as TransactionCreateBodyWire, request.ip));
+    let transaction;
+    try {
+      transaction = await createTransaction(context, actor, input);
+    } catch (error) {
+      // Refused before the claim committed (or the key is another request's): claim it now so
+      // the refusal is stored, or answer with the other request's outcome.
+      const replayed = await finishDeferred(context, request, reply);
+      if (replayed) return replayed;
+      throw error;
+    }
     return reply.code(201).header('location', transaction._links.self[0]!.href).send(transaction);
   });
 
