@@ -200,6 +200,14 @@ describe('payment modal in Chromium', () => {
     expect(await page.locator('iframe[title="Payment"]').count()).toBe(0);
   });
 
+  it('closes on Escape typed inside the frame (where the open modal puts the focus)', async () => {
+    await openModal(modalOptions(9_700));
+    await frame().locator('#submit').waitFor();
+    await frame().locator('#card_number').press('Escape');
+    await expect.poll(names, slow).toEqual(['booking_logged', 'modal_closed']);
+    expect(await page.locator('iframe[title="Payment"]').count()).toBe(0);
+  });
+
   it('runs a 3DS challenge inline in the modal: Authenticate reports transaction_logged', async () => {
     await openModal(modalOptions(6_000));
     await frame().locator('#submit').waitFor();

@@ -56,6 +56,11 @@ window.addEventListener('message', (event) => {
   started = true;
   void start(message.options);
 });
+// The host focuses this frame when it opens, so Escape is typed here, not on the host page:
+// ask the host to close the overlay (docs/modal.md: Escape and the × button close it).
+window.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape') post({ type: 'close' });
+});
 post({ type: 'ready' });
 
 async function start(options: ModalInit): Promise<void> {

@@ -115,6 +115,8 @@ export function open(options: ModalOptions): ModalHandle {
     if (!message || message.source !== frameSource) return;
     if (message.type === 'ready') {
       iframe.contentWindow!.postMessage({ source: hostSource, type: 'init', options: initMessage(options) }, frameOrigin);
+    } else if (message.type === 'close') {
+      handle.close();
     } else if (message.type === 'processing') {
       processing = message.value;
     } else if (message.type === 'event' && (callbackNames as readonly string[]).includes(message.name)) {

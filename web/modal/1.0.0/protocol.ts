@@ -29,4 +29,6 @@ export type HostMessage = { source: typeof hostSource; type: 'init'; options: Mo
 export type FrameMessage =
   | { source: typeof frameSource; type: 'ready' }
   | { source: typeof frameSource; type: 'event'; name: CallbackName; argument: unknown }
-  | { source: typeof frameSource; type: 'processing'; value: boolean };
+  | { source: typeof frameSource; type: 'processing'; value: boolean }
+  // Escape pressed inside the frame (focus is there while the modal is open): the host closes.
+  | { source: typeof frameSource; type: 'close' };
