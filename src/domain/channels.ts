@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { isCurrencyCode } from './money.js';
 import { currencySymbolOf } from './forex/symbols.js';
+// The rates of a feed are the forex module's (channelRates); this module only frames them.
+import type { ForexFeedRate } from './forex/forex.js';
 import { defaultLanguage, isLanguageCode, normaliseEmailList } from './reference-data.js';
 import type { Queryable } from '../storage/db.js';
 
@@ -327,17 +329,6 @@ function assertChannelPatch(patch: ChannelPatch): void {
   if (patch.currency !== undefined && !isCurrencyCode(patch.currency)) throw new Error(`unknown currency ${patch.currency}`);
   if (patch.language !== undefined && !isLanguageCode(patch.language)) throw new Error(`unknown language ${patch.language}`);
   if (patch.accountMode !== undefined && !(selfServiceAccountModes as readonly string[]).includes(patch.accountMode)) throw new Error(`account mode ${patch.accountMode} needs a platform admin`);
-}
-
-/** One quoted rate in a channel's forex feed (filled by the forex module). */
-export interface ForexFeedRate {
-  symbol: string;
-  quote_id: number;
-  rate: number;
-  provider: string;
-  /** GMT `YYYY-MM-DD HH:MM:SS`. */
-  expires: string;
-  modified: string;
 }
 
 export interface ForexFeed {

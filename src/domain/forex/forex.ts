@@ -75,6 +75,7 @@ export interface ForexFeedRate {
   quote_id: number;
   rate: number;
   provider: string;
+  /** GMT `YYYY-MM-DD HH:MM:SS`. */
   expires: string;
   modified: string;
 }
