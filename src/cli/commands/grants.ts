@@ -11,14 +11,20 @@ async function siteIdOf(context: CommandContext, path: string): Promise<number> 
 
 const pairOptions = { 'from-site': { type: 'string' as const }, 'to-site': { type: 'string' as const } };
 
+/** The two sites a grant joins: their paths as given (for the answer) and their ids. */
+async function sitePairOf(context: CommandContext, options: Record<string, string | boolean | undefined>) {
+  const fromSite = required(options, 'from-site');
+  const toSite = required(options, 'to-site');
+  return { fromSite, toSite, ids: { fromSiteId: await siteIdOf(context, fromSite), toSiteId: await siteIdOf(context, toSite) } };
+}
+
 const grant: Command = {
   name: 'grant allocate',
   summary: 'let channels of --from-site allocate funds to channels of --to-site',
   options: pairOptions,
   async run(context, options) {
-    const fromSite = required(options, 'from-site');
-    const toSite = required(options, 'to-site');
-    const result = await grantAllocation(context.db, { fromSiteId: await siteIdOf(context, fromSite), toSiteId: await siteIdOf(context, toSite) });
+    const { fromSite, toSite, ids } = await sitePairOf(context, options);
+    const result = await grantAllocation(context.db, ids);
     return { from_site: fromSite, to_site: toSite, granted: true, created: result.created };
   },
 };
@@ -28,9 +34,8 @@ const revoke: Command = {
   summary: 'withdraw an allocation grant (existing allocations stay)',
   options: pairOptions,
   async run(context, options) {
-    const fromSite = required(options, 'from-site');
-    const toSite = required(options, 'to-site');
-    const result = await revokeAllocationGrant(context.db, { fromSiteId: await siteIdOf(context, fromSite), toSiteId: await siteIdOf(context, toSite) });
+    const { fromSite, toSite, ids } = await sitePairOf(context, options);
+    const result = await revokeAllocationGrant(context.db, ids);
     if (!result.revoked) throw new Error(`${fromSite} holds no grant to allocate to ${toSite}`);
     return { from_site: fromSite, to_site: toSite, revoked: true };
   },
