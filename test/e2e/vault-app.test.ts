@@ -11,7 +11,8 @@ let merchant: Merchant;
 let page: Page;
 
 beforeAll(async () => {
-  e2e = await startE2E();
+  // A short processor bound so the no-answer card times out quickly.
+  e2e = await startE2E({ PROCESSOR_TIMEOUT_MS: '2000', SANDBOX_NO_ANSWER_MS: '6000' });
   merchant = await createMerchant(e2e);
   page = await e2e.browser.newPage({ viewport: { width: 1280, height: 900 } });
   if (process.env.E2E_DEBUG) page.on('console', (message) => console.log('[page]', message.text())).on('pageerror', (error) => console.log('[pageerror]', error.message)).on('response', (response) => console.log('[response]', response.status(), response.url().slice(0, 120)));
@@ -91,6 +92,15 @@ describe('vaulting app 1.8.0 in Chromium', () => {
       expect(row).toEqual({ decline_code: code, status: 'failed' });
     },
   );
+
+  it('redirects when the processor never answers, with the transaction ID to confirm through the API', async () => {
+    const landed = await submitAndLand(testCards.noAnswer, { session_id: 'slow1' });
+    const params = Object.fromEntries(landed.searchParams);
+    expect(params).toMatchObject({ keep: '1', session_id: 'slow1', last_four: '0093', card_type: 'visa', status: 'failed' });
+    expect(params.token).toMatch(/^[A-Za-z0-9]{32}$/);
+    const transaction = await e2e.t.app.inject({ url: `/${merchant.site.path}/site-json/vendor/v2/transactions/${params.transaction_id}`, headers: merchant.site.headers });
+    expect(transaction.json()).toMatchObject({ status: 'incomplete', transaction_types: 'vault', token: params.token });
+  });
 
   it('runs the 3DS challenge inside the page: Authenticate succeeds', async () => {
     await page.goto(await vaultUrl({ redirect: `${e2e.host.origin}/done`, session_id: 's3ds' }));

@@ -131,7 +131,9 @@ async function answerFor(context: AppContext, session: HostedSession, transactio
     answer.decline = await declineOf(context, transactionId, transaction.content);
     if (left === 0) answer.rejected = { message: rejectedMessage };
   }
-  if (session.kind === 'vault' && session.options.redirect && (outcome === 'complete' || outcome === 'failed')) {
+  // A vault whose processor did not answer in time also ends here: the integrator gets the
+  // transaction ID (status failed, visual only) and reads the real outcome through the API.
+  if (session.kind === 'vault' && session.options.redirect && outcome !== 'challenge') {
     answer.redirect_url = await vaultRedirectUrl(context, session, transaction);
   }
   return answer;

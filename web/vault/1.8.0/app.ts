@@ -43,7 +43,7 @@ form.form.addEventListener('submit', (event) => {
     form.setBusy(false, '');
     switch (end.kind) {
       case 'answer':
-        return end.answer.outcome === 'timeout' ? showOutcome('failed', [t('unexpectedError')]) : finish(end.answer);
+        return end.answer.outcome === 'timeout' && !end.answer.redirect_url ? showOutcome('failed', [t('unexpectedError')]) : finish(end.answer);
       case 'refused':
         return showOutcome('failed', end.status === 401 ? [t('sessionExpired')] : fieldErrorsOf(end.error));
       case 'timeout':
