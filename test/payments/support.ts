@@ -1,9 +1,5 @@
-import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { createAppContext, type ContextOverrides } from '../../src/context.js';
 import { createChannel } from '../../src/domain/channels.js';
-import { createDb } from '../../src/storage/db.js';
-import { createTestDatabase, testEnv, type TestContext } from '../support/context.js';
+import { createTestContext, type TestContext, type TestContextOptions } from '../support/context.js';
 import { createSite, type SiteFixture } from '../support/fixtures.js';
 
 /**
@@ -11,24 +7,8 @@ import { createSite, type SiteFixture } from '../support/fixtures.js';
  * requests and a short processor timeout (the no-answer card), a site, a test channel, bookings,
  * and helpers that speak the wire format.
  */
-export async function paymentsContext(options: ContextOverrides & { poolSize?: number; env?: Record<string, string>; logStream?: import('pino').DestinationStream } = {}): Promise<TestContext> {
-  const { url } = await createTestDatabase();
-  const db = createDb(url, options.poolSize ?? 12);
-  const config = loadConfig({ ...testEnv, DATABASE_URL: url, PROCESSOR_TIMEOUT_MS: '400', SANDBOX_NO_ANSWER_MS: '1500', ...options.env });
-  const context = createAppContext(config, db, options);
-  const app = await buildApp({ context, ...(options.logStream ? { logStream: options.logStream } : { logger: false }) });
-  await app.ready();
-  return {
-    app,
-    db,
-    context,
-    config,
-    async close() {
-      await app.close();
-      await context.close();
-      await db.close();
-    },
-  };
+export function paymentsContext(options: TestContextOptions = {}): Promise<TestContext> {
+  return createTestContext({ ...options, poolSize: options.poolSize ?? 12, env: { PROCESSOR_TIMEOUT_MS: '400', SANDBOX_NO_ANSWER_MS: '1500', ...options.env } });
 }
 
 export interface Shop {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { DestinationStream } from 'pino';
 import { inject } from 'vitest';
 import { buildApp, type App } from '../../src/app.js';
 import { createAppContext, type AppContext, type ContextOverrides } from '../../src/context.js';
@@ -31,8 +32,8 @@ export const testEnv: Record<string, string> = {
   LOGIN_RATE_LIMIT_PER_MINUTE: '10000000',
 };
 
-/** A fresh database cloned from the migrated template, and an app built on it. */
-export async function createTestDatabase(): Promise<{ db: Db; url: string; name: string }> {
+/** A fresh database cloned from the migrated template, and a pool of `poolSize` connections to it. */
+export async function createTestDatabase(poolSize = 5): Promise<{ db: Db; url: string; name: string }> {
   const adminUrl = inject('adminDatabaseUrl');
   const name = inject('testDatabasePrefix') + randomBytes(5).toString('hex');
   const admin = createDb(adminUrl, 1);
@@ -42,14 +43,24 @@ export async function createTestDatabase(): Promise<{ db: Db; url: string; name:
     await admin.close();
   }
   const url = withDatabase(adminUrl, name);
-  return { db: createDb(url, 5), url, name };
+  return { db: createDb(url, poolSize), url, name };
 }
 
-export async function createTestContext(overrides: ContextOverrides & { env?: Record<string, string> } = {}): Promise<TestContext> {
-  const { db, url } = await createTestDatabase();
+export interface TestContextOptions extends ContextOverrides {
+  /** Settings over `testEnv`. */
+  env?: Record<string, string>;
+  /** Connections in the app's pool (5 unless a test sends concurrent requests). */
+  poolSize?: number;
+  /** Where the app logs; without one it does not log. */
+  logStream?: DestinationStream;
+}
+
+/** A fresh database and an app built on it. */
+export async function createTestContext(overrides: TestContextOptions = {}): Promise<TestContext> {
+  const { db, url } = await createTestDatabase(overrides.poolSize);
   const config = loadConfig({ ...testEnv, DATABASE_URL: url, ...overrides.env });
   const context: AppContext = createAppContext(config, db, overrides);
-  const app = await buildApp({ context, logger: false });
+  const app = await buildApp({ context, ...(overrides.logStream ? { logStream: overrides.logStream } : { logger: false }) });
   await app.ready();
   return {
     app,
