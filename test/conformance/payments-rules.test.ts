@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
 import type { SiteFixture } from '../support/fixtures.js';
 import { cli } from '../cli/helpers.js';
-import { api, expectError, expectStatus, makeBooking, makeChannel, newSite, retained, vault, type Json } from './support.js';
+import { api, expectError, expectStatus, makeBooking, makeChannel, newSite, payingSite, retained, type Json } from './support.js';
 
 let t: TestContext;
 let site: SiteFixture;
@@ -10,9 +10,7 @@ let channel: Json;
 let card: Json;
 beforeAll(async () => {
   t = await createTestContext();
-  site = await newSite(t);
-  channel = await makeChannel(t, site, { currencies: 'GBP' });
-  card = await vault(t, site, channel);
+  ({ site, channel, card } = await payingSite(t));
 });
 afterAll(async () => t?.close());
 

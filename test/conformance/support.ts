@@ -78,6 +78,13 @@ export async function vault(t: TestContext, site: Site, channel: Json, token = '
   return expectStatus(await api(t, site, 'POST', 'transactions', { transaction_types: 'vault', channels: channel.id, currencies: channel.currencies, total: 0, token }), 201);
 }
 
+/** Where the payments conformance files start: a new site with a GBP test channel and a card vaulted on it. */
+export async function payingSite(t: TestContext): Promise<{ site: SiteFixture; channel: Json; card: Json }> {
+  const site = await newSite(t);
+  const channel = await makeChannel(t, site, { currencies: 'GBP' });
+  return { site, channel, card: await vault(t, site, channel) };
+}
+
 export async function retained(t: TestContext, site: Site, channel: Json, booking: Json, total: number, extra: Json = {}): Promise<LightMyRequestResponse> {
   return api(t, site, 'POST', 'transactions', {
     transaction_types: 'retained_purchase',

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
 import type { SiteFixture } from '../support/fixtures.js';
-import { api, expectError, expectFields, expectStatus, gmtDateTime, makeBooking, makeChannel, newSite, retained, vault, type Json } from './support.js';
+import { api, expectError, expectFields, expectStatus, gmtDateTime, makeBooking, makeChannel, newSite, payingSite, retained, vault, type Json } from './support.js';
 
 let t: TestContext;
 let site: SiteFixture;
@@ -10,9 +10,7 @@ let channel: Json;
 let card: Json;
 beforeAll(async () => {
   t = await createTestContext();
-  site = await newSite(t);
-  channel = await makeChannel(t, site, { currencies: 'GBP' });
-  card = await vault(t, site, channel);
+  ({ site, channel, card } = await payingSite(t));
 });
 afterAll(async () => t?.close());
 
