@@ -42,6 +42,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route claims the Idempotency-Key in its own first write (see DeferredClaim). */
     idempotencyClaimedByRoute?: boolean;
+    /**
+     * The route's answer carries a credential (a new API token): it must not be stored, so the
+     * route takes no part in idempotency and an Idempotency-Key header is ignored (it simply runs).
+     */
+    idempotencyExempt?: boolean;
   }
 }
 
@@ -67,9 +72,11 @@ export function registerIdempotency(app: App, context: AppContext): void {
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (!methods.includes('POST')) return;
+    const config = route.config as { idempotencyClaimedByRoute?: boolean; idempotencyExempt?: boolean } | undefined;
+    if (config?.idempotencyExempt) return;
     const existing = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
     // Last, so authentication (requireAccess) has run and the site is known.
-    const own = (route.config as { idempotencyClaimedByRoute?: boolean } | undefined)?.idempotencyClaimedByRoute ? deferHandler : preHandler;
+    const own = config?.idempotencyClaimedByRoute ? deferHandler : preHandler;
     route.preHandler = [...existing, own] as RouteOptions['preHandler'];
   });
   app.addHook('onSend', async (request, reply, payload) => {

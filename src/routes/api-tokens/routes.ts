@@ -33,6 +33,9 @@ export async function apiTokenRoutes(app: App, context: AppContext): Promise<voi
     '/:path/api-tokens',
     {
       preHandler,
+      // The answer is the new token in clear: never stored for an Idempotency-Key (the header is
+      // ignored; a retry creates another token, the lost one can be listed and deleted).
+      config: { idempotencyExempt: true },
       schema: { summary: 'Create an API token (shown once)', tags, params: sitePathParams, body: createApiTokenBody, response: { 201: createdApiTokenSchema, 400: errorResponseSchema, ...errors } },
     },
     async (request, reply) => {
