@@ -77,16 +77,13 @@ function refused(error: ApiErrorBody): void {
   showOutcome('failed', fieldErrorsOf(error));
 }
 
-form.form.addEventListener('submit', (event) => {
-  event.preventDefault();
-  const card = form.collect();
-  if (!card) return;
-  byId('outcome').hidden = true;
-  form.setBusy(true, t('processing'));
-  if (select) select.disabled = true;
-  const paying = chosen();
-  void runPayment(data, card, { currencies: paying.currency, total: paying.amount }).then((end) => {
-    form.setBusy(false, '');
+form.payOnSubmit({
+  pay: (card) => {
+    if (select) select.disabled = true;
+    const paying = chosen();
+    return runPayment(data, card, { currencies: paying.currency, total: paying.amount }).then((end) => ({ end, paying }));
+  },
+  settled: ({ end, paying }) => {
     if (select) select.disabled = false;
     if (end.kind === 'network') return showOutcome('failed', [t('networkError')]);
     if (end.kind === 'timeout' || (end.kind === 'answer' && end.answer.outcome === 'timeout')) {
@@ -103,5 +100,5 @@ form.form.addEventListener('submit', (event) => {
     }
     showOutcome('failed', [decline, t('attemptsLeft', { count: answer.attempts_left })]);
     form.clearCard();
-  });
+  },
 });

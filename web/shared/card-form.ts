@@ -170,6 +170,24 @@ export class CardForm {
     return input;
   }
 
+  /**
+   * Pays on submit: a card that passes the checks goes to `pay`, with the form locked (and the
+   * outcome of an earlier try hidden) until that settles; what it settles with goes to `settled`.
+   */
+  payOnSubmit<Result>(options: { pay: (card: CardInput) => Promise<Result>; settled: (result: Result) => void }): void {
+    this.form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const card = this.collect();
+      if (!card) return;
+      byId('outcome').hidden = true;
+      this.setBusy(true, this.t('processing'));
+      void options.pay(card).then((result) => {
+        this.setBusy(false, '');
+        options.settled(result);
+      });
+    });
+  }
+
   /** Locks the form while a payment is in flight. */
   setBusy(busy: boolean, status: string): void {
     const button = byId<HTMLButtonElement>('submit');

@@ -103,16 +103,9 @@ function showForm(session: SessionAnswer): void {
   byId('payment').hidden = false;
   byId('card_number').focus();
 
-  form.form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    const card = form.collect();
-    if (!card) return;
-    byId('outcome').hidden = true;
-    form.setBusy(true, t('processing'));
-    void runPayment(pageData, card, {}, { onProcessing: (value) => post({ type: 'processing', value }) }).then((end) => {
-      form.setBusy(false, '');
-      report(end, pageData, form);
-    });
+  form.payOnSubmit({
+    pay: (card) => runPayment(pageData, card, {}, { onProcessing: (value) => post({ type: 'processing', value }) }),
+    settled: (end) => report(end, pageData, form),
   });
 }
 

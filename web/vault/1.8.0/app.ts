@@ -2,7 +2,7 @@
 // zero-value vault transaction, then sends the browser to `redirect` with the redirect
 // parameters (or shows the outcome when there is no redirect).
 import { CardForm } from '../../shared/card-form.js';
-import { byId, readPageData, translator } from '../../shared/page-data.js';
+import { readPageData, translator } from '../../shared/page-data.js';
 import { fieldErrorsOf, runPayment, showOutcome, type PaymentAnswer } from '../../shared/payment-flow.js';
 
 const data = readPageData();
@@ -33,14 +33,9 @@ function finish(answer: PaymentAnswer): void {
   }
 }
 
-form.form.addEventListener('submit', (event) => {
-  event.preventDefault();
-  const card = form.collect();
-  if (!card) return;
-  byId('outcome').hidden = true;
-  form.setBusy(true, t('processing'));
-  void runPayment(data, card, {}).then((end) => {
-    form.setBusy(false, '');
+form.payOnSubmit({
+  pay: (card) => runPayment(data, card, {}),
+  settled: (end) => {
     switch (end.kind) {
       case 'answer':
         return end.answer.outcome === 'timeout' && !end.answer.redirect_url ? showOutcome('failed', [t('unexpectedError')]) : finish(end.answer);
@@ -51,5 +46,5 @@ form.form.addEventListener('submit', (event) => {
       case 'network':
         return showOutcome('failed', [t('networkError')]);
     }
-  });
+  },
 });
