@@ -13,7 +13,8 @@ const advanceMinutes = (minutes: number) => {
 let t: TestContext;
 let shop: Shop;
 beforeAll(async () => {
-  t = await paymentsContext({ now: () => new Date(clockMs) });
+  // A short processor timeout so the no-answer card leaves its transaction `incomplete` quickly.
+  t = await paymentsContext({ now: () => new Date(clockMs), env: { PROCESSOR_TIMEOUT_MS: '400', SANDBOX_NO_ANSWER_MS: '1500' } });
   shop = await createShop(t);
 });
 afterAll(async () => t.close());

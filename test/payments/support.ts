@@ -4,11 +4,12 @@ import { createSite, type SiteFixture } from '../support/fixtures.js';
 
 /**
  * Shared set-up of the payments tests: a context with a pool large enough for concurrent
- * requests and a short processor timeout (the no-answer card), a site, a test channel, bookings,
- * and helpers that speak the wire format.
+ * requests, a site, a test channel, bookings, and helpers that speak the wire format. The
+ * processor timeout is generous so a loaded CI machine never turns an answered call into
+ * `incomplete`; tests of the no-answer card set a short one themselves.
  */
 export function paymentsContext(options: TestContextOptions = {}): Promise<TestContext> {
-  return createTestContext({ ...options, poolSize: options.poolSize ?? 12, env: { PROCESSOR_TIMEOUT_MS: '400', SANDBOX_NO_ANSWER_MS: '1500', ...options.env } });
+  return createTestContext({ ...options, poolSize: options.poolSize ?? 12, env: { PROCESSOR_TIMEOUT_MS: '10000', ...options.env } });
 }
 
 export interface Shop {
