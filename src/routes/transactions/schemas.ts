@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { AllocationInputListSchema, AllocationOutputSchema, ForexItemSchema } from '../../domain/allocations/index.js';
+import { AllocationInputListSchema, AllocationInputSchema, AllocationOutputSchema, ForexItemSchema } from '../../domain/allocations/index.js';
 import { currencyCodes } from '../../domain/money.js';
 import { countryCodes, emailPattern, languageCodes } from '../../domain/reference-data.js';
 import { paymentMethods, transactionStatuses, transactionTypes } from '../../domain/transactions/index.js';
@@ -9,11 +9,22 @@ import { limits } from '../../limits.js';
 const text = (maxLength: number = limits.stringLengthMax) => Type.String({ maxLength });
 const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const amount = Type.Integer({ minimum: 0, maximum: limits.amountCentsMax });
+/**
+ * Every integer id of a body: ids are bigint in the database, numbers here; beyond
+ * Number.MAX_SAFE_INTEGER two ids read as the same number, so such an id is bad input (400 naming
+ * the field), never a look-up. Query strings are bounded by their 15-digit pattern (pagination.ts).
+ */
+const id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 
 export const TransactionBookingInput = Type.Object(
-  { id: Type.Integer({ minimum: 1 }), currencies: CodeEnum(currencyCodes), total: amount },
+  { id, currencies: CodeEnum(currencyCodes), total: amount },
   { additionalProperties: false },
 );
+
+// The spec's "Allocation input item" with its channel id bounded like the others.
+const allocationInputList = Type.Array(Type.Object({ ...AllocationInputSchema.properties, channels: id }, { additionalProperties: false }), {
+  maxItems: AllocationInputListSchema.maxItems,
+});
 
 /** RO fields of the Transaction table: accepted in bodies and ignored (decisions.md). */
 const readOnlyFields = Object.fromEntries(
@@ -29,11 +40,11 @@ const readOnlyFields = Object.fromEntries(
 export const TransactionCreateBody = Type.Object(
   {
     transaction_types: StringEnum(transactionTypes),
-    channels: Type.Optional(Type.Integer({ minimum: 1 })),
+    channels: Type.Optional(id),
     currencies: Type.Optional(CodeEnum(currencyCodes)),
     total: Type.Optional(amount),
     bookings: Type.Optional(Type.Array(TransactionBookingInput, { maxItems: limits.bookingsPerTransactionMax })),
-    linked_id: Type.Optional(Type.Integer({ minimum: 1 })),
+    linked_id: Type.Optional(id),
     token: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: '^[A-Za-z0-9_.~-]+$' })),
     language: Type.Optional(CodeEnum(languageCodes)),
     payee_name: Type.Optional(text(limits.nameLengthMax)),
@@ -46,7 +57,7 @@ export const TransactionCreateBody = Type.Object(
     attempt_3ds: Type.Optional(Type.Boolean()),
     redirect_url: Type.Optional(Type.String({ minLength: 1, maxLength: limits.redirectUrlLengthMax })),
     // Issue 4: the spec's "Allocation input item" (docs/allocations.md).
-    allocations: Type.Optional(AllocationInputListSchema),
+    allocations: Type.Optional(allocationInputList),
     ...readOnlyFields,
   },
   { additionalProperties: false },
