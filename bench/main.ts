@@ -16,6 +16,7 @@ import { limits } from '../src/limits.js';
 import { createDb, type Db } from '../src/storage/db.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/storage/embedded.js';
 import { bookingInput, callOk, createTenant, retainedPurchaseInput, unpaidBookingIds, vaultTestCard, type Tenant } from './fixtures.js';
+import { waitForInFlight } from './in-flight.js';
 import { measure, sendMany, type LoadOptions, type Measurement, type Scenario } from './load.js';
 import { childPids, commandLine, freePort, residentBytes, startChild, tail, waitForOk, type Child } from './processes.js';
 import { compare, summary, target, writeResults, type Results, type ScenarioResult } from './report.js';
@@ -341,6 +342,11 @@ class Runs {
     };
     await this.runService({ name: 'POST retained_purchase', description: 'POST transactions, retained_purchase of a fresh booking, Idempotency-Key', method: 'POST', path, body, requestBytes: bytes(sampleBody), responseBytes: bytes(sampleAnswer) }, ceilings);
     if (reused > 0) problems.push(`POST retained_purchase: the bench ran out of fresh bookings (${reused} requests reused one)`);
+    // Requests abandoned by autocannon at the end still run to their end: count once they have.
+    const quiet = await waitForInFlight(this.db, {
+      siteId: this.tenant.siteId, keyPrefix: `bench-${runId}-`, transactionType: 'retained_purchase', timeoutMs: limits.processorTimeoutMs + 5_000, pollMs: 250,
+    });
+    if (!quiet) problems.push(`POST retained_purchase: requests still in flight ${(limits.processorTimeoutMs + 5_000) / 1000} s after the run`);
     // A 201 may still carry a declined or unfinished transaction: every one must be complete.
     const all = await this.countTransactions('transaction_types=retained_purchase');
     const complete = await this.countTransactions('transaction_types=retained_purchase&status=complete');

@@ -1,0 +1,38 @@
+// Waiting for the requests autocannon abandoned at the end of a run (see docs/performance.md).
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Queryable } from '../src/storage/db.js';
+
+export interface InFlightOptions {
+  siteId: number;
+  /** The Idempotency-Keys of the run start with this. */
+  keyPrefix: string;
+  /** Transactions of this type are what the run creates. */
+  transactionType: string;
+  timeoutMs: number;
+  pollMs: number;
+}
+
+/**
+ * autocannon stops at the end of its duration without waiting for the answers still on their way
+ * (up to one request per connection), but the service runs each of them to the end. Counting
+ * right away finds some of their transactions not yet settled. This waits until none of the run's
+ * requests is in flight: no Idempotency-Key of the run still `in_flight` (claimed with the attempt,
+ * marked done when the answer is sent) and the number of the run's transactions unchanged between
+ * two looks (a request before its attempt commits shows neither). Bounded by `timeoutMs`
+ * (a processor timeout plus a margin); returns whether the service went quiet in time.
+ */
+export async function waitForInFlight(db: Queryable, options: InFlightOptions): Promise<boolean> {
+  const deadline = Date.now() + options.timeoutMs;
+  let lastCount = -1;
+  for (;;) {
+    const row = await db.one<{ in_flight: number; count: number }>(
+      `SELECT (SELECT count(*) FROM idempotency_keys WHERE site_id = $1 AND starts_with(key, $2) AND status = 'in_flight')::int AS in_flight,
+              (SELECT count(*) FROM transactions WHERE site_id = $1 AND type = $3)::int AS count`,
+      [options.siteId, options.keyPrefix, options.transactionType],
+    );
+    if (row.in_flight === 0 && row.count === lastCount) return true;
+    if (Date.now() >= deadline) return false;
+    lastCount = row.count;
+    await sleep(options.pollMs);
+  }
+}
