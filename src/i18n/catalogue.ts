@@ -1,6 +1,7 @@
 /**
  * The one message catalogue of the service, shared by transactional emails (namespace
- * `emails`) and the hosted pages (namespace `pages`). Each namespace has one file per language,
+ * `emails`), the hosted pages (namespace `pages`) and both (namespace `declines`: the gateway's
+ * decline reasons, keyed by decline code). Each namespace has one file per language,
  * `src/i18n/<namespace>/<languageCode>.ts`, exporting
  * `export const messages = { key: 'text with {placeholders}' } as const`, and optionally
  * `export const identicalToEnglish = ['key'] as const` naming the few keys whose text is
@@ -10,6 +11,21 @@
  * (test/i18n/catalogue.test.ts checks it). A key missing at run time falls back to English.
  * No Node built-ins here: the browser bundles import this module too.
  */
+import * as declinesDeDE from './declines/deDE.js';
+import * as declinesEnGB from './declines/enGB.js';
+import * as declinesEsES from './declines/esES.js';
+import * as declinesFrFR from './declines/frFR.js';
+import * as declinesItIT from './declines/itIT.js';
+import * as declinesJaJA from './declines/jaJA.js';
+import * as declinesKkKK from './declines/kkKK.js';
+import * as declinesKoKO from './declines/koKO.js';
+import * as declinesLvLV from './declines/lvLV.js';
+import * as declinesPtBR from './declines/ptBR.js';
+import * as declinesRoRO from './declines/roRO.js';
+import * as declinesRuRU from './declines/ruRU.js';
+import * as declinesUkUK from './declines/ukUK.js';
+import * as declinesUzUZ from './declines/uzUZ.js';
+import * as declinesZhZH from './declines/zhZH.js';
 import * as emailsDeDE from './emails/deDE.js';
 import * as emailsEnGB from './emails/enGB.js';
 import * as emailsEsES from './emails/esES.js';
@@ -90,6 +106,10 @@ export const languageNames: Record<LanguageCode, string> = {
 type NamespaceFile = { messages: Readonly<Record<string, string>>; identicalToEnglish?: readonly string[] };
 
 const namespaceFiles = {
+  declines: {
+    zhZH: declinesZhZH, enGB: declinesEnGB, frFR: declinesFrFR, deDE: declinesDeDE, itIT: declinesItIT, jaJA: declinesJaJA, kkKK: declinesKkKK, koKO: declinesKoKO,
+    lvLV: declinesLvLV, ptBR: declinesPtBR, roRO: declinesRoRO, ruRU: declinesRuRU, esES: declinesEsES, ukUK: declinesUkUK, uzUZ: declinesUzUZ,
+  },
   emails: {
     zhZH: emailsZhZH, enGB: emailsEnGB, frFR: emailsFrFR, deDE: emailsDeDE, itIT: emailsItIT, jaJA: emailsJaJA, kkKK: emailsKkKK, koKO: emailsKoKO,
     lvLV: emailsLvLV, ptBR: emailsPtBR, roRO: emailsRoRO, ruRU: emailsRuRU, esES: emailsEsES, ukUK: emailsUkUK, uzUZ: emailsUzUZ,
@@ -178,4 +198,15 @@ export function translate(language: LanguageCode | string, key: MessageKey, vars
     if (value === undefined) throw new Error(`message ${key} needs a value for {${variable}}`);
     return String(value);
   });
+}
+
+/**
+ * The reason for a gateway decline `code` in `language`, e.g. deDE `800.100.151` → "abgelehnt
+ * (ungültige Karte)": the catalogue's text for a code it knows (the forced declines of the spec and
+ * the sandbox's other codes), else the generic `declines.unknown`. The caller shows the code next
+ * to it, so the exact answer of an unknown gateway code is never lost.
+ */
+export function declineReason(language: LanguageCode | string, code: string): string {
+  const known = Object.hasOwn(messagesOf('declines', defaultLanguage), code);
+  return translate(language, (known ? `declines.${code}` : 'declines.unknown') as MessageKey);
 }

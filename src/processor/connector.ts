@@ -50,9 +50,17 @@ export interface FollowUpRequest {
   mode: 'test' | 'live';
 }
 
+/**
+ * What 3-D Secure did for an authorisation that requested it (absent when 3DS was not requested):
+ * `not_enrolled` the card takes no part in 3DS and was authorised without it; `frictionless` the
+ * issuer authenticated without a challenge; `authenticated` / `failed` the cardholder's answer to
+ * a challenge.
+ */
+export type ThreeDsResult = 'not_enrolled' | 'frictionless' | 'authenticated' | 'failed';
+
 export type ProcessorOutcome =
-  | { kind: 'approved'; processorReference: string; authCode: string; message: string }
-  | { kind: 'declined'; processorReference: string | null; code: string; message: string }
+  | { kind: 'approved'; processorReference: string; authCode: string; message: string; threeDs?: ThreeDsResult }
+  | { kind: 'declined'; processorReference: string | null; code: string; message: string; threeDs?: ThreeDsResult }
   /** 3DS challenge: the cardholder must visit `challengeUrl`; the outcome comes later via lookup. */
   | { kind: 'challenge'; processorReference: string; challengeUrl: string; message: string };
 

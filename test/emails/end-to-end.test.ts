@@ -106,6 +106,20 @@ describe('mails from real payments', () => {
     expect(mail!.text).toContain('800.100.151');
   });
 
+  it('declined purchase: the reason is in the notice\'s language next to the gateway code; English as the gateway said it', async () => {
+    const german = await channel({ name: 'Alpen Reisen', language: 'deDE', primary_mail: 'team@alpen.example', mail_failures: true });
+    const english = await channel({ name: 'Lake Tours', language: 'enGB', primary_mail: 'ops@lake.example', mail_failures: true });
+    expect((await purchase(german, await booking(german, { total: 10_051 }), 10_051)).status).toBe('failed');
+    expect((await purchase(english, await booking(english, { total: 10_059 }), 10_059)).status).toBe('failed');
+    const mails = await deliver();
+    const inGerman = mails.find((mail) => mail.envelopeTo.includes('team@alpen.example'))!;
+    expect(inGerman.text).toMatch(/Grund:\s+800\.100\.151 abgelehnt \(ungültige Karte\)/);
+    expect(inGerman.html).toContain('800.100.151 abgelehnt (ungültige Karte)');
+    expect(inGerman.text).not.toContain('invalid card');
+    const inEnglish = mails.find((mail) => mail.envelopeTo.includes('ops@lake.example'))!;
+    expect(inEnglish.text).toMatch(/Reason:\s+800\.100\.159 declined \(stolen card\)/);
+  });
+
   it('declined purchase on a channel without mail_failures sends nothing', async () => {
     const channelId = await channel({ primary_mail: 'alerts@fjord.example', mail_failures: false });
     const bookingId = await booking(channelId, { total: 10_052 });

@@ -223,7 +223,9 @@ describe('failure notifications', () => {
     expect(others).toEqual([]);
     expect(mail!.envelopeTo.sort()).toEqual(['alerts@tours.example', 'ops@tours.example']);
     expect(mail!.subject).toMatch(/^Pago fallido en Canal Sud/);
-    expect(mail!.text).toMatch(/Motivo:\s+800\.100\.159 declined \(stolen card\)/);
+    // The gateway code with the reason in the channel's language, not the gateway's English.
+    expect(mail!.text).toMatch(/Motivo:\s+800\.100\.159 rechazada \(tarjeta robada\)/);
+    expect(mail!.text).not.toContain('stolen card');
     expect((await outboxRows(transactionId)).map((row) => row.kind)).toEqual(['failure']);
   });
 

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
-import { createConnector, ProcessorTimeoutError, testCards, type AuthoriseRequest, type Connector, type LookupOutcome, type ProcessorOutcome } from '../../src/processor/index.js';
+import { createConnector, ProcessorTimeoutError, sandboxCodes, testCards, type AuthoriseRequest, type Connector, type LookupOutcome, type ProcessorOutcome } from '../../src/processor/index.js';
 import { forcedDeclines } from '../../src/processor/sandbox/declines.js';
+import { completeChallenge } from '../../src/processor/sandbox/challenges.js';
+import { declineReason } from '../../src/i18n/catalogue.js';
 import { loadConfig } from '../../src/config.js';
 import { boundedCall } from '../../src/domain/transactions/processor-call.js';
 
@@ -85,9 +87,14 @@ describe('sandbox authorisations', () => {
 });
 
 describe('sandbox 3DS2', () => {
-  it('approves frictionless cards with 3DS', async () => {
+  it('approves frictionless cards with 3DS and says so; without 3DS requested, says nothing about 3DS', async () => {
     for (const token of ['tok_visa_3ds_frictionless', 'tok_mastercard_3ds_frictionless']) {
-      expect(approved(await sandbox.authorise(request({ token, threeDs: { returnUrl } }))).message).toMatch(/frictionless/);
+      const req = request({ token, threeDs: { returnUrl } });
+      const outcome = approved(await sandbox.authorise(req));
+      expect(outcome.message).toMatch(/frictionless/);
+      expect(outcome.threeDs).toBe('frictionless');
+      expect(await sandbox.lookup(req.reference)).toEqual(outcome);
+      expect(approved(await sandbox.authorise(request({ token }))).threeDs).toBeUndefined();
     }
   });
 
@@ -104,8 +111,47 @@ describe('sandbox 3DS2', () => {
     expect(await sandbox.authorise(request({ token: 'tok_visa_3ds_challenge' }))).toMatchObject({ kind: 'declined', code: '100.380.100' });
   });
 
-  it('approves other cards without a challenge when 3DS is requested (not enrolled)', async () => {
-    approved(await sandbox.authorise(request({ threeDs: { returnUrl } })));
+  it('reports cards outside 3DS as not enrolled (never frictionless) when 3DS is requested, approved without it', async () => {
+    for (const token of ['tok_visa', 'tok_mastercard', 'tok_amex']) {
+      const req = request({ token, threeDs: { returnUrl } });
+      const outcome = approved(await sandbox.authorise(req));
+      expect(outcome.threeDs).toBe('not_enrolled');
+      expect(outcome.message).toMatch(/not enrolled in 3-D Secure/);
+      expect(outcome.message).not.toMatch(/frictionless/);
+      // Lookup (reconciliation, 3DS return) answers the same.
+      expect(await sandbox.lookup(req.reference)).toEqual(outcome);
+      // Without 3DS requested, the answer says nothing about 3DS.
+      expect(approved(await sandbox.authorise(request({ token }))).threeDs).toBeUndefined();
+    }
+    // A declined card is not enrolled either; the decline carries it too.
+    expect(await sandbox.authorise(request({ token: 'tok_visa_declined', threeDs: { returnUrl } }))).toMatchObject({ kind: 'declined', code: '800.100.100', threeDs: 'not_enrolled' });
+    expect(await sandbox.authorise(request({ amount: 1251, threeDs: { returnUrl } }))).toMatchObject({ kind: 'declined', code: '800.100.151', threeDs: 'not_enrolled' });
+  });
+
+  it('reports the cardholder\'s answer to a challenge as authenticated or failed', async () => {
+    const passed = request({ token: 'tok_visa_3ds_challenge', threeDs: { returnUrl } });
+    const failed = request({ token: 'tok_mastercard_3ds_challenge', threeDs: { returnUrl } });
+    for (const [req, result] of [[passed, 'authenticate'], [failed, 'fail']] as const) {
+      const outcome = await sandbox.authorise(req);
+      expect(outcome).not.toHaveProperty('threeDs');
+      await completeChallenge(t.db, (outcome as Extract<ProcessorOutcome, { kind: 'challenge' }>).challengeUrl.split('/').pop()!, result);
+    }
+    expect(await sandbox.lookup(passed.reference)).toMatchObject({ kind: 'approved', threeDs: 'authenticated' });
+    expect(await sandbox.lookup(failed.reference)).toMatchObject({ kind: 'declined', code: '100.380.401', threeDs: 'failed' });
+  });
+});
+
+describe('decline reasons in the catalogue', () => {
+  it('has every code the sandbox answers with, English word for word as the sandbox says it, and a generic text for other codes', () => {
+    const answers = [...Object.entries(forcedDeclines), ...Object.values(sandboxCodes).map(({ code, message }) => [code, message] as const)];
+    expect(answers).toHaveLength(19);
+    for (const [code, message] of answers) {
+      expect(declineReason('enGB', code)).toBe(message);
+      expect(declineReason('deDE', code)).not.toBe(message);
+    }
+    expect(declineReason('deDE', '800.100.151')).toBe('abgelehnt (ungültige Karte)');
+    expect(declineReason('frFR', '999.999.999')).toBe('refusée par le prestataire de paiement');
+    expect(declineReason('enGB', '999.999.999')).toBe('declined by the payment processor');
   });
 });
 

@@ -27,8 +27,12 @@ export interface MailData {
   exchangeRate: number | null;
   card: { type: string | null; lastFour: string } | null;
   date: Date;
-  /** The gateway's answer, for failure notices only. */
-  reason: string | null;
+  /**
+   * Why the transaction failed, for failure notices only: the gateway's decline code (the template
+   * shows it with the catalogue's reason in the mail's language) and the stored message (shown
+   * as is when there is no code: the service's own explanation, e.g. no answer from the processor).
+   */
+  reason: { code: string | null; message: string } | null;
 }
 
 /** Site-prefixed id, `<site_id>-<id>`, as the API shows trust_id. */
@@ -106,12 +110,12 @@ function impliedRate(transaction: TransactionRow, booked: Money): number | null 
   return Number((paid / bookedUnits).toPrecision(6));
 }
 
-/** The gateway's code and message; the payments code often writes the code into content already. */
-function failureReason(transaction: TransactionRow): string | null {
-  const code = transaction.decline_code?.trim() ?? '';
+/** The gateway's code and message; the payments code writes the code into content too (`<code> <message>`). */
+function failureReason(transaction: TransactionRow): MailData['reason'] {
+  const code = nonEmpty(transaction.decline_code) ?? null;
   const content = transaction.content.trim();
-  if (code && !content.startsWith(code)) return content ? `${code} ${content}` : code;
-  return content || null;
+  const message = code && content.startsWith(code) ? content.slice(code.length).trim() : content;
+  return code || message ? { code, message } : null;
 }
 
 function nonEmpty(value: string | null | undefined): string | undefined {

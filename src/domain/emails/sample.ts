@@ -21,6 +21,6 @@ export function sampleMailData(kind: MailKind, language: LanguageCode): MailData
     exchangeRate: 1.08,
     card: { type: 'visa', lastFour: '1111' },
     date: new Date('2026-03-14T09:30:00Z'),
-    reason: kind === 'failure' ? '800.100.151 declined (invalid card)' : null,
+    reason: kind === 'failure' ? { code: '800.100.151', message: 'declined (invalid card)' } : null,
   };
 }

@@ -1,4 +1,4 @@
-import { localeOf, translate, type LanguageCode, type MessageKey, type MessageVars } from '../../i18n/catalogue.js';
+import { declineReason, localeOf, translate, type LanguageCode, type MessageKey, type MessageVars } from '../../i18n/catalogue.js';
 import { formatMoney } from '../money.js';
 import type { MailData } from './content.js';
 import type { MailKind } from './kinds.js';
@@ -87,7 +87,7 @@ function merchantDocument(data: MailData, say: Say, words: Words): MailDocument 
       ...bookingDetails(data, say),
       ...paymentDetails(data, say),
       ...(payer ? [{ label: say('emails.labelPayer'), value: payer }] : []),
-      ...(data.reason ? [{ label: say('emails.labelReason'), value: data.reason }] : []),
+      ...(data.reason ? [{ label: say('emails.labelReason'), value: reasonText(data) }] : []),
     ],
     footer: say('emails.footerMerchant', { channel: data.channelName }),
   };
@@ -109,6 +109,15 @@ function paymentDetails(data: MailData, say: Say): MailDocument['details'] {
   if (data.card) rows.push({ label: say('emails.labelCard'), value: say('emails.cardEnding', { cardType: cardName(data.card.type, say), lastFour: data.card.lastFour }) });
   rows.push({ label: say('emails.labelDate'), value: dateText(data) });
   return rows;
+}
+
+/**
+ * `<code> <reason>` with the reason in the mail's language (declines namespace), never the
+ * gateway's English; without a code, the stored message (the service's own words).
+ */
+function reasonText(data: MailData): string {
+  const { code, message } = data.reason!;
+  return code ? `${code} ${declineReason(data.language, code)}` : message;
 }
 
 /** Subject and notices name the first booking, or the transaction when there is none (a vault). */

@@ -14,7 +14,8 @@ export interface AuthorisationDecision {
   answer: BankAnswer | { status: 'challenge'; code: null; message: string };
   /** For a challenge: the bank's answer once the cardholder authenticates. */
   afterChallenge: BankAnswer | null;
-  threeDs: 'frictionless' | 'challenge' | null;
+  /** The 3DS path when 3DS was requested (not_enrolled: the card takes no part in 3DS); null when it was not. */
+  threeDs: 'frictionless' | 'challenge' | 'not_enrolled' | null;
   noAnswer: boolean;
 }
 
@@ -40,7 +41,8 @@ function bankAnswer(request: AuthoriseRequest): BankAnswer {
  * Pure decision of one authorisation. 3DS comes first, as with a real issuer: a challenge card
  * with 3DS requested is challenged and the bank's answer applies after "Authenticate"; a
  * challenge card without 3DS is soft-declined (the issuer insists); frictionless cards pass 3DS
- * silently; other cards are not enrolled and go straight to authorisation.
+ * silently; other cards are not enrolled: with 3DS requested they are authorised without it and
+ * the answer says so (`not_enrolled`), never `frictionless` (docs/sandbox.md).
  */
 export function decideAuthorisation(request: AuthoriseRequest): AuthorisationDecision {
   const behaviour = testCardByPan(request.card.pan)?.behaviour ?? 'approve';
@@ -55,6 +57,10 @@ export function decideAuthorisation(request: AuthoriseRequest): AuthorisationDec
   if (behaviour === 'frictionless' && request.threeDs) {
     const answer = bank.status === 'approved' ? approved(`${bank.message}; 3-D Secure frictionless authentication`) : bank;
     return { answer, afterChallenge: null, threeDs: 'frictionless', noAnswer };
+  }
+  if (behaviour !== 'frictionless' && request.threeDs) {
+    const answer = bank.status === 'approved' ? approved(`${bank.message}; card not enrolled in 3-D Secure, authorised without it`) : bank;
+    return { answer, afterChallenge: null, threeDs: 'not_enrolled', noAnswer };
   }
   return { answer: bank, afterChallenge: null, threeDs: null, noAnswer };
 }

@@ -78,8 +78,11 @@ export class SandboxConnector implements Connector {
       card_brand: testCardByPan(pan)?.brand ?? null,
       card_last_four: pan.slice(-4),
       no_answer: decision.noAnswer,
-      three_ds: decision.threeDs,
-      return_url: decision.threeDs === 'challenge' ? request.threeDs!.returnUrl : null,
+      // The column holds the path taken (frictionless or challenge); a not-enrolled card took none.
+      // Every 3DS request records its return URL, which is how outcomeOf tells "not enrolled"
+      // (3DS requested, no path) from "3DS not requested".
+      three_ds: decision.threeDs === 'not_enrolled' ? null : decision.threeDs,
+      return_url: request.threeDs?.returnUrl ?? null,
       merchant_name: request.threeDs?.merchantName ?? null,
       after_challenge: decision.afterChallenge,
     });

@@ -1,6 +1,6 @@
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import type { Queryable } from '../../storage/db.js';
-import type { ProcessorOutcome } from '../connector.js';
+import type { ProcessorOutcome, ThreeDsResult } from '../connector.js';
 
 /** One row of `sandbox_operations`: a call the sandbox received, by the caller's reference. */
 export interface OperationRow {
@@ -21,6 +21,7 @@ export interface OperationRow {
   no_answer: boolean;
   three_ds: 'frictionless' | 'challenge' | null;
   challenge_id: string | null;
+  /** Set for every authorisation that requested 3DS (the challenge page returns there). */
   return_url: string | null;
   merchant_name: string | null;
   after_challenge: { status: 'approved' | 'declined'; code: string | null; message: string } | null;
@@ -77,12 +78,25 @@ export function challengeUrl(baseUrl: string, challengeId: string): string {
 }
 
 export function outcomeOf(row: OperationRow, baseUrl: string): ProcessorOutcome {
+  const threeDs = threeDsResultOf(row);
+  const reported = threeDs ? { threeDs } : {};
   switch (row.status) {
     case 'approved':
-      return { kind: 'approved', processorReference: row.processor_reference, authCode: row.auth_code!, message: row.message };
+      return { kind: 'approved', processorReference: row.processor_reference, authCode: row.auth_code!, message: row.message, ...reported };
     case 'declined':
-      return { kind: 'declined', processorReference: row.processor_reference, code: row.code!, message: row.message };
+      return { kind: 'declined', processorReference: row.processor_reference, code: row.code!, message: row.message, ...reported };
     case 'challenge':
       return { kind: 'challenge', processorReference: row.processor_reference, challengeUrl: challengeUrl(baseUrl, row.challenge_id!), message: row.message };
   }
+}
+
+/**
+ * What 3DS did, for an authorisation that requested it (undefined otherwise, and for follow-ups):
+ * the path recorded in `three_ds`, the cardholder's answer to a challenge, or, for a request with
+ * a return URL but no 3DS path, a card that is not enrolled.
+ */
+function threeDsResultOf(row: OperationRow): ThreeDsResult | undefined {
+  if (row.three_ds === 'frictionless') return 'frictionless';
+  if (row.three_ds === 'challenge') return row.challenge_result ?? undefined;
+  return row.kind === 'authorise' && row.return_url !== null ? 'not_enrolled' : undefined;
 }

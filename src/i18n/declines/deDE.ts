@@ -1,0 +1,23 @@
+// Decline reasons by gateway code, German.
+export const messages = {
+  '800.100.151': 'abgelehnt (ungültige Karte)',
+  '800.100.152': 'vom Autorisierungssystem abgelehnt',
+  '800.100.153': 'abgelehnt (ungültige Kartenprüfnummer)',
+  '800.100.154': 'abgelehnt (Transaktion als ungültig markiert)',
+  '800.100.155': 'abgelehnt (Betrag übersteigt den Kreditrahmen)',
+  '800.100.156': 'abgelehnt (Formatfehler)',
+  '800.100.157': 'abgelehnt (falsches Ablaufdatum)',
+  '800.100.158': 'abgelehnt (Verdacht auf Manipulation)',
+  '800.100.159': 'abgelehnt (gestohlene Karte)',
+  '800.100.160': 'abgelehnt (Karte gesperrt)',
+  '800.100.161': 'abgelehnt (zu viele ungültige Versuche)',
+  '800.100.100': 'abgelehnt (Transaktion aus unbekanntem Grund abgelehnt)',
+  '100.380.100': 'abgelehnt (3-D-Secure-Authentifizierung vom Kartenherausgeber verlangt; mit attempt_3ds erneut versuchen)',
+  '100.380.401': 'abgelehnt (3-D-Secure-Authentifizierung fehlgeschlagen)',
+  '700.100.100': 'abgelehnt (Referenz der ursprünglichen Zahlung existiert nicht)',
+  '700.400.100': 'abgelehnt (Einzug nicht möglich: Betrag überschritten, bereits eingezogen oder storniert, oder keine Autorisierung)',
+  '700.400.200': 'abgelehnt (Erstattung nicht möglich: Betrag übersteigt den eingezogenen und noch nicht erstatteten Betrag)',
+  '700.400.300': 'abgelehnt (Stornierung nicht möglich: bereits eingezogen oder storniert, oder nicht der volle autorisierte Betrag)',
+  '700.400.700': 'abgelehnt (Währung weicht von der ursprünglichen Zahlung ab)',
+  unknown: 'vom Zahlungsdienstleister abgelehnt',
+} as const;

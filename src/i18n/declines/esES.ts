@@ -1,0 +1,23 @@
+// Decline reasons by gateway code, Spanish.
+export const messages = {
+  '800.100.151': 'rechazada (tarjeta no válida)',
+  '800.100.152': 'rechazada por el sistema de autorización',
+  '800.100.153': 'rechazada (CVV no válido)',
+  '800.100.154': 'rechazada (transacción marcada como no válida)',
+  '800.100.155': 'rechazada (el importe supera el crédito disponible)',
+  '800.100.156': 'rechazada (error de formato)',
+  '800.100.157': 'rechazada (fecha de caducidad incorrecta)',
+  '800.100.158': 'rechazada (sospecha de manipulación)',
+  '800.100.159': 'rechazada (tarjeta robada)',
+  '800.100.160': 'rechazada (tarjeta bloqueada)',
+  '800.100.161': 'rechazada (demasiados intentos no válidos)',
+  '800.100.100': 'rechazada (transacción rechazada por un motivo desconocido)',
+  '100.380.100': 'rechazada (el emisor exige autenticación 3-D Secure; vuelva a intentarlo con attempt_3ds)',
+  '100.380.401': 'rechazada (falló la autenticación 3-D Secure)',
+  '700.100.100': 'rechazada (la referencia del pago original no existe)',
+  '700.400.100': 'rechazada (no se puede capturar: importe superado, ya capturada o anulada, o no es una autorización)',
+  '700.400.200': 'rechazada (no se puede reembolsar: el importe supera lo capturado y aún no reembolsado)',
+  '700.400.300': 'rechazada (no se puede anular: ya capturada o anulada, o no es el importe autorizado completo)',
+  '700.400.700': 'rechazada (la divisa difiere de la del pago original)',
+  unknown: 'rechazada por el procesador de pagos',
+} as const;

@@ -1,0 +1,23 @@
+// Decline reasons by gateway code, French.
+export const messages = {
+  '800.100.151': 'refusée (carte invalide)',
+  '800.100.152': 'refusée par le système d’autorisation',
+  '800.100.153': 'refusée (CVV invalide)',
+  '800.100.154': 'refusée (transaction marquée comme invalide)',
+  '800.100.155': 'refusée (montant supérieur au crédit disponible)',
+  '800.100.156': 'refusée (erreur de format)',
+  '800.100.157': 'refusée (date d’expiration erronée)',
+  '800.100.158': 'refusée (suspicion de manipulation)',
+  '800.100.159': 'refusée (carte volée)',
+  '800.100.160': 'refusée (carte bloquée)',
+  '800.100.161': 'refusée (trop de tentatives invalides)',
+  '800.100.100': 'refusée (transaction refusée pour une raison inconnue)',
+  '100.380.100': 'refusée (authentification 3-D Secure exigée par l’émetteur ; réessayez avec attempt_3ds)',
+  '100.380.401': 'refusée (échec de l’authentification 3-D Secure)',
+  '700.100.100': 'refusée (la référence du paiement d’origine n’existe pas)',
+  '700.400.100': 'refusée (capture impossible : montant dépassé, déjà capturée ou annulée, ou pas une autorisation)',
+  '700.400.200': 'refusée (remboursement impossible : le montant dépasse ce qui a été capturé et pas encore remboursé)',
+  '700.400.300': 'refusée (annulation impossible : déjà capturée ou annulée, ou pas le montant autorisé complet)',
+  '700.400.700': 'refusée (la devise diffère de celle du paiement d’origine)',
+  unknown: 'refusée par le prestataire de paiement',
+} as const;

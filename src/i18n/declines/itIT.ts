@@ -1,0 +1,23 @@
+// Decline reasons by gateway code, Italian.
+export const messages = {
+  '800.100.151': 'rifiutata (carta non valida)',
+  '800.100.152': 'rifiutata dal sistema di autorizzazione',
+  '800.100.153': 'rifiutata (CVV non valido)',
+  '800.100.154': 'rifiutata (transazione contrassegnata come non valida)',
+  '800.100.155': 'rifiutata (l’importo supera il credito disponibile)',
+  '800.100.156': 'rifiutata (errore di formato)',
+  '800.100.157': 'rifiutata (data di scadenza errata)',
+  '800.100.158': 'rifiutata (sospetta manipolazione)',
+  '800.100.159': 'rifiutata (carta rubata)',
+  '800.100.160': 'rifiutata (carta bloccata)',
+  '800.100.161': 'rifiutata (troppi tentativi non validi)',
+  '800.100.100': 'rifiutata (transazione rifiutata per motivo sconosciuto)',
+  '100.380.100': 'rifiutata (autenticazione 3-D Secure richiesta dall’emittente; riprovare con attempt_3ds)',
+  '100.380.401': 'rifiutata (autenticazione 3-D Secure non riuscita)',
+  '700.100.100': 'rifiutata (il riferimento del pagamento originale non esiste)',
+  '700.400.100': 'rifiutata (impossibile contabilizzare: importo superato, già contabilizzata o annullata, o non è un’autorizzazione)',
+  '700.400.200': 'rifiutata (impossibile rimborsare: l’importo supera quanto contabilizzato e non ancora rimborsato)',
+  '700.400.300': 'rifiutata (impossibile annullare: già contabilizzata o annullata, o non è l’intero importo autorizzato)',
+  '700.400.700': 'rifiutata (la valuta è diversa da quella del pagamento originale)',
+  unknown: 'rifiutata dal gestore dei pagamenti',
+} as const;

@@ -1,0 +1,23 @@
+// Decline reasons by gateway code, Latvian.
+export const messages = {
+  '800.100.151': 'noraidīts (nederīga karte)',
+  '800.100.152': 'noraidīja autorizācijas sistēma',
+  '800.100.153': 'noraidīts (nederīgs CVV)',
+  '800.100.154': 'noraidīts (darījums atzīmēts kā nederīgs)',
+  '800.100.155': 'noraidīts (summa pārsniedz kredītlimitu)',
+  '800.100.156': 'noraidīts (formāta kļūda)',
+  '800.100.157': 'noraidīts (nepareizs derīguma termiņš)',
+  '800.100.158': 'noraidīts (aizdomas par manipulāciju)',
+  '800.100.159': 'noraidīts (zagta karte)',
+  '800.100.160': 'noraidīts (karte bloķēta)',
+  '800.100.161': 'noraidīts (pārāk daudz nederīgu mēģinājumu)',
+  '800.100.100': 'noraidīts (darījums noraidīts nezināma iemesla dēļ)',
+  '100.380.100': 'noraidīts (izdevējs pieprasa 3-D Secure autentifikāciju; mēģiniet vēlreiz ar attempt_3ds)',
+  '100.380.401': 'noraidīts (3-D Secure autentifikācija neizdevās)',
+  '700.100.100': 'noraidīts (sākotnējā maksājuma atsauce neeksistē)',
+  '700.400.100': 'noraidīts (nevar iekasēt: summa pārsniegta, jau iekasēts vai anulēts, vai tā nav autorizācija)',
+  '700.400.200': 'noraidīts (nevar atmaksāt: summa pārsniedz iekasēto un vēl neatmaksāto)',
+  '700.400.300': 'noraidīts (nevar anulēt: jau iekasēts vai anulēts, vai nav visa autorizētā summa)',
+  '700.400.700': 'noraidīts (valūta atšķiras no sākotnējā maksājuma valūtas)',
+  unknown: 'noraidīja maksājumu apstrādātājs',
+} as const;

@@ -1,0 +1,23 @@
+// Decline reasons by gateway code, Portuguese (Brazil).
+export const messages = {
+  '800.100.151': 'recusada (cartão inválido)',
+  '800.100.152': 'recusada pelo sistema de autorização',
+  '800.100.153': 'recusada (CVV inválido)',
+  '800.100.154': 'recusada (transação marcada como inválida)',
+  '800.100.155': 'recusada (valor excede o crédito disponível)',
+  '800.100.156': 'recusada (erro de formato)',
+  '800.100.157': 'recusada (data de validade incorreta)',
+  '800.100.158': 'recusada (suspeita de manipulação)',
+  '800.100.159': 'recusada (cartão roubado)',
+  '800.100.160': 'recusada (cartão bloqueado)',
+  '800.100.161': 'recusada (excesso de tentativas inválidas)',
+  '800.100.100': 'recusada (transação recusada por motivo desconhecido)',
+  '100.380.100': 'recusada (o emissor exige autenticação 3-D Secure; tente novamente com attempt_3ds)',
+  '100.380.401': 'recusada (falha na autenticação 3-D Secure)',
+  '700.100.100': 'recusada (a referência do pagamento original não existe)',
+  '700.400.100': 'recusada (não é possível capturar: valor excedido, já capturada ou cancelada, ou não é uma autorização)',
+  '700.400.200': 'recusada (não é possível estornar: o valor excede o capturado e ainda não estornado)',
+  '700.400.300': 'recusada (não é possível cancelar: já capturada ou cancelada, ou não é o valor autorizado integral)',
+  '700.400.700': 'recusada (a moeda difere da do pagamento original)',
+  unknown: 'recusada pelo processador de pagamentos',
+} as const;

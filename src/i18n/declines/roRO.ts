@@ -1,0 +1,23 @@
+// Decline reasons by gateway code, Romanian.
+export const messages = {
+  '800.100.151': 'refuzată (card invalid)',
+  '800.100.152': 'refuzată de sistemul de autorizare',
+  '800.100.153': 'refuzată (CVV invalid)',
+  '800.100.154': 'refuzată (tranzacție marcată ca invalidă)',
+  '800.100.155': 'refuzată (suma depășește creditul disponibil)',
+  '800.100.156': 'refuzată (eroare de format)',
+  '800.100.157': 'refuzată (dată de expirare greșită)',
+  '800.100.158': 'refuzată (suspiciune de manipulare)',
+  '800.100.159': 'refuzată (card furat)',
+  '800.100.160': 'refuzată (card blocat)',
+  '800.100.161': 'refuzată (prea multe încercări nereușite)',
+  '800.100.100': 'refuzată (tranzacție refuzată din motiv necunoscut)',
+  '100.380.100': 'refuzată (emitentul cere autentificare 3-D Secure; reîncercați cu attempt_3ds)',
+  '100.380.401': 'refuzată (autentificarea 3-D Secure a eșuat)',
+  '700.100.100': 'refuzată (referința plății inițiale nu există)',
+  '700.400.100': 'refuzată (captura nu este posibilă: sumă depășită, deja capturată sau anulată, ori nu este o autorizare)',
+  '700.400.200': 'refuzată (rambursarea nu este posibilă: suma depășește ce a fost capturat și încă nerambursat)',
+  '700.400.300': 'refuzată (anularea nu este posibilă: deja capturată sau anulată, ori nu este suma autorizată integrală)',
+  '700.400.700': 'refuzată (moneda diferă de cea a plății inițiale)',
+  unknown: 'refuzată de procesatorul de plăți',
+} as const;

@@ -1,0 +1,23 @@
+// Decline reasons by gateway code, Uzbek (Latin script).
+export const messages = {
+  '800.100.151': 'rad etildi (yaroqsiz karta)',
+  '800.100.152': 'avtorizatsiya tizimi tomonidan rad etildi',
+  '800.100.153': 'rad etildi (notoʻgʻri CVV)',
+  '800.100.154': 'rad etildi (tranzaksiya yaroqsiz deb belgilangan)',
+  '800.100.155': 'rad etildi (summa kredit limitidan oshadi)',
+  '800.100.156': 'rad etildi (format xatosi)',
+  '800.100.157': 'rad etildi (amal qilish muddati notoʻgʻri)',
+  '800.100.158': 'rad etildi (manipulyatsiya gumoni)',
+  '800.100.159': 'rad etildi (oʻgʻirlangan karta)',
+  '800.100.160': 'rad etildi (karta bloklangan)',
+  '800.100.161': 'rad etildi (notoʻgʻri urinishlar juda koʻp)',
+  '800.100.100': 'rad etildi (tranzaksiya nomaʼlum sabab bilan rad etildi)',
+  '100.380.100': 'rad etildi (emitent 3-D Secure autentifikatsiyasini talab qiladi; attempt_3ds bilan qayta urinib koʻring)',
+  '100.380.401': 'rad etildi (3-D Secure autentifikatsiyasi muvaffaqiyatsiz tugadi)',
+  '700.100.100': 'rad etildi (asl toʻlov havolasi mavjud emas)',
+  '700.400.100': 'rad etildi (yechib olish mumkin emas: summa oshib ketgan, allaqachon yechilgan yoki bekor qilingan, yoki bu avtorizatsiya emas)',
+  '700.400.200': 'rad etildi (qaytarib boʻlmaydi: summa yechilgan va hali qaytarilmagan summadan oshadi)',
+  '700.400.300': 'rad etildi (bekor qilib boʻlmaydi: allaqachon yechilgan yoki bekor qilingan, yoki avtorizatsiya qilingan summaning toʻliq miqdori emas)',
+  '700.400.700': 'rad etildi (valyuta asl toʻlov valyutasidan farq qiladi)',
+  unknown: 'toʻlov protsessori tomonidan rad etildi',
+} as const;
