@@ -152,6 +152,7 @@ describe('payment modal in Chromium', () => {
     expect(events[1]!.argument).toMatchObject({ status: 'failed', total: 7_000 });
     expect(events[4]!.argument.message).toContain('Three failed attempts');
     expect(await frame().locator('#card-form').isVisible()).toBe(false);
+    expect(await frame().locator('#outcome').textContent()).toContain('800.100.100 declined (transaction declined for unknown reason)');
     await screenshots(page, 'modal-rejected');
   });
 
@@ -236,7 +237,10 @@ describe('payment modal in Chromium', () => {
     await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_failed']);
     expect(events[1]!.argument).toMatchObject({ status: 'failed', total: 6_100, '3ds_response': { status: 'failed' } });
     await frame().locator('#outcome.failed').waitFor();
-    expect(await frame().locator('#outcome').textContent()).toContain('Attempts left: 2');
+    const failed = await frame().locator('#outcome').textContent();
+    // The decline's code and the catalogue's reason in the page language (enGB here).
+    expect(failed).toContain('Your bank declined the payment: 100.380.401 declined (3-D Secure authentication failed).');
+    expect(failed).toContain('Attempts left: 2');
     // Back to the card form for another attempt, which succeeds.
     await pay(testCards.visa);
     await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_failed', 'transaction_logged']);

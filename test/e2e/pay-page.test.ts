@@ -50,6 +50,20 @@ describe('payment request page in Chromium', () => {
     expect(await page.textContent('main')).toContain('entièrement payée');
   });
 
+  it('shows a declined card on a frFR page with the French reason', async () => {
+    const { link } = await bookingWithLink(30_000);
+    await page.goto(link);
+    expect(await page.getAttribute('html', 'lang')).toBe('fr-FR');
+    await fillCard(page, { number: testCards.visaDeclined });
+    await page.click('#submit');
+    await page.waitForSelector('#outcome.failed');
+    const text = await page.textContent('#outcome');
+    expect(text).toContain('Votre banque a refusé le paiement : 800.100.100 refusée (transaction refusée pour une raison inconnue).');
+    // Not the gateway's English message.
+    expect(text).not.toContain('declined');
+    await screenshots(page, 'pay-declined-fr');
+  });
+
   /** Pays the open page in `currency` and returns the booking and its transaction (REST reads). */
   async function payIn(currency: string, link: string, expectedAmount: string) {
     await page.goto(link);

@@ -132,6 +132,17 @@ describe('vaulting app 1.8.0 in Chromium', () => {
     await screenshots(page, 'vault-success-de');
   });
 
+  it('shows a decline in the page as its code and the reason in the page language', async () => {
+    await page.goto(await vaultUrl({ language: 'deDE', fail_code: '57' }));
+    await fillCard(page, { number: testCards.visa });
+    await page.click('#submit');
+    await page.waitForSelector('#outcome.failed');
+    const text = await page.textContent('#outcome');
+    expect(text).toContain('800.100.157 abgelehnt (falsches Ablaufdatum)');
+    expect(text).not.toContain('wrong expiry date');
+    expect(await page.locator('#card_number').isVisible()).toBe(true);
+  });
+
   it('shows an error page and no form for an expired or foreign auth token', async () => {
     const expired = await signJwt(e2e.t.config.secrets.jwtSecret, { userId: merchant.site.userId, kind: 'cardvaultuser', siteId: merchant.site.siteId }, new Date(Date.now() - 20 * 60 * 1000));
     const response = await page.goto(await vaultUrl({ auth: expired }));

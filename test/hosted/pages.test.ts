@@ -17,12 +17,14 @@ beforeAll(async () => {
 });
 afterAll(async () => t.close());
 
-async function bookingSession(total: number): Promise<{ token: string; bookingId: number }> {
+/** A new USD booking of `total` and a page session paying it (a modal's unless told). */
+async function bookingSession(total: number, page: { kind?: 'modal' | 'pay'; language?: string } = {}): Promise<{ token: string; bookingId: number }> {
   const booking = (await t.app.inject({
     method: 'POST', url: `/${site.path}/site-json/vendor/v2/bookings`, headers: site.headers,
     payload: { firstname: 'Ada', surname: 'Lovelace', email: 'ada@example.com', date: '2031-05-20', total, currencies: 'USD', countries: 'GB', channels: channel.id },
   })).json() as { id: number };
-  const { token } = await createHostedSession(t.db, { kind: 'modal', siteId: site.siteId, channelId: channel.id, userId: site.userId, bookingId: booking.id, amount: total, currency: 'USD', language: 'enGB' }, new Date());
+  const session = { kind: page.kind ?? 'modal', siteId: site.siteId, channelId: channel.id, userId: site.userId, bookingId: booking.id, amount: total, currency: 'USD', language: page.language ?? 'enGB' };
+  const { token } = await createHostedSession(t.db, session, new Date());
   return { token, bookingId: booking.id };
 }
 
@@ -54,11 +56,7 @@ describe('hosted page APIs', () => {
   });
 
   it('pays in another currency only for the converted total the page showed, and never in modal sessions', async () => {
-    const booking = (await t.app.inject({
-      method: 'POST', url: `/${site.path}/site-json/vendor/v2/bookings`, headers: site.headers,
-      payload: { firstname: 'Ada', surname: 'Lovelace', email: 'ada@example.com', date: '2031-05-20', total: 10_000, currencies: 'USD', countries: 'GB', channels: channel.id },
-    })).json() as { id: number };
-    const { token } = await createHostedSession(t.db, { kind: 'pay', siteId: site.siteId, channelId: channel.id, userId: site.userId, bookingId: booking.id, amount: 10_000, currency: 'USD', language: 'enGB' }, new Date());
+    const { token, bookingId } = await bookingSession(10_000, { kind: 'pay' });
     const headers = { authorization: `Bearer ${token}` };
     const offered = (await t.app.inject({ url: '/hosted/payments/currencies', headers })).json().currencies as { currency: string; amount: number; rate: string | null }[];
     expect(offered[0]).toMatchObject({ currency: 'USD', amount: 10_000, rate: null });
@@ -70,13 +68,24 @@ describe('hosted page APIs', () => {
     // Refused before the bank: no attempt used, nothing recorded on the booking.
     const paid = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers, payload: { card_token: 'tok_visa', currencies: 'EUR', total: 9_200 } });
     expect(paid.json()).toMatchObject({ outcome: 'complete', transaction: { currencies: 'EUR', total: 9_200, forex_rate: '0.92' } });
-    const read = (await t.app.inject({ url: `/${site.path}/site-json/vendor/v2/bookings/${booking.id}`, headers: site.headers })).json();
+    const read = (await t.app.inject({ url: `/${site.path}/site-json/vendor/v2/bookings/${bookingId}`, headers: site.headers })).json();
     expect(read).toMatchObject({ status: 'paid', transaction_ids: [paid.json().transaction.id] });
     const modal = await bookingSession(4_000);
     const modalHeaders = { authorization: `Bearer ${modal.token}` };
     expect((await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: modalHeaders, payload: { card_token: 'tok_visa', currencies: 'EUR', total: 3_680 } })).json()).toMatchObject({ data: { params: { currencies: expect.any(String) } } });
     expect((await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: modalHeaders, payload: { card_token: 'tok_visa', total: 1 } })).json()).toMatchObject({ data: { params: { total: expect.any(String) } } });
     expect((await t.app.inject({ url: '/hosted/payments/currencies', headers: modalHeaders })).statusCode).toBe(404);
+  });
+
+  it('answers a decline with its reason in the page language, the generic one for an unknown code', async () => {
+    const { token } = await bookingSession(2_000, { kind: 'pay', language: 'frFR' });
+    const headers = { authorization: `Bearer ${token}` };
+    const declined = (await t.app.inject({ method: 'POST', url: '/hosted/payments', headers, payload: { card_token: 'tok_visa_declined' } })).json();
+    expect(declined.decline).toEqual({ code: '800.100.100', message: 'declined (transaction declined for unknown reason)', reason: 'refusée (transaction refusée pour une raison inconnue)' });
+    // A code the catalogue does not know (a real gateway's): the generic reason, code kept.
+    await t.db.query('UPDATE transactions SET decline_code = $1 WHERE id = $2', ['999.123.456', declined.transaction.id]);
+    const current = (await t.app.inject({ url: '/hosted/payments/current', headers })).json();
+    expect(current.decline).toMatchObject({ code: '999.123.456', reason: 'refusée par le prestataire de paiement' });
   });
 
   it('refuses unknown session tokens with the token_error shape', async () => {

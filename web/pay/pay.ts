@@ -3,7 +3,7 @@
 import { callApi } from '../shared/api.js';
 import { brandName, CardForm } from '../shared/card-form.js';
 import { byId, readPageData, translator, type PageData } from '../shared/page-data.js';
-import { fieldErrorsOf, runPayment, showOutcome, type ApiErrorBody, type PaymentAnswer } from '../shared/payment-flow.js';
+import { declineLine, fieldErrorsOf, runPayment, showOutcome, type ApiErrorBody, type PaymentAnswer } from '../shared/payment-flow.js';
 
 /** One currency choice, as the server computed it (src/domain/hosted/currencies.ts). */
 interface CurrencyOption {
@@ -93,7 +93,7 @@ form.payOnSubmit({
     if (end.kind === 'refused') return refused(end.error);
     const answer = end.answer;
     if (answer.outcome === 'complete') return receipt(answer, paying);
-    const decline = answer.decline ? t('declined', { reason: answer.decline.message, code: answer.decline.code }) : t('unexpectedError');
+    const decline = declineLine(t, answer, 'unexpectedError');
     if (answer.rejected) {
       form.form.hidden = true;
       return showOutcome('failed', [decline, t('rejected', { company: data.company })]);

@@ -1,6 +1,6 @@
 import { callApi } from './api.js';
 import type { CardInput } from './card-form.js';
-import { byId, type PageData } from './page-data.js';
+import { byId, type PageData, type Translate } from './page-data.js';
 
 /** The answer of the page payment API (`POST /hosted/payments`, `GET /hosted/payments/current`). */
 export interface PaymentAnswer {
@@ -13,7 +13,8 @@ export interface PaymentAnswer {
   challenge_url?: string;
   /** Vaulting app: where to send the browser, every redirect parameter appended. */
   redirect_url?: string;
-  decline?: { code: string; message: string };
+  /** `reason` is already in the page's language (the server translates it from the catalogue). */
+  decline?: { code: string; message: string; reason: string };
   booking_id?: number | null;
 }
 
@@ -130,6 +131,11 @@ export function showOutcome(kind: 'success' | 'failed' | 'info', lines: (string 
   if (list.childElementCount > 0) outcome.append(list);
   outcome.hidden = false;
   outcome.focus();
+}
+
+/** The decline line, `<code> <reason>` in the page's language, or `fallback` when there is none. */
+export function declineLine(t: Translate, answer: PaymentAnswer, fallback: string): string {
+  return answer.decline ? t('declined', { code: answer.decline.code, reason: answer.decline.reason }) : t(fallback);
 }
 
 /** Puts the capture endpoint's field errors (400 rest_invalid_param) next to the fields. */

@@ -1,5 +1,6 @@
 import type { AppContext } from '../../context.js';
 import { ApiError, missingParams } from '../../http/errors.js';
+import { declineReason } from '../../i18n/catalogue.js';
 import { loadTransactionViews, type TransactionJson } from '../transactions/view.js';
 import type { Actor, TransactionInput, TransactionSource } from '../transactions/types.js';
 import { createTransaction } from '../transactions/index.js';
@@ -20,8 +21,20 @@ export interface HostedPaymentAnswer {
   rejected?: { message: string };
   challenge_url?: string;
   redirect_url?: string;
-  decline?: { code: string; message: string };
+  decline?: HostedDecline;
   booking_id: number | null;
+}
+
+/**
+ * Why the card was declined: the gateway's `code`, its English `message` (without the code) and
+ * the `reason` for that code in the page's language (the catalogue's `declines` namespace, the
+ * generic reason for a code it does not know). The pages show `<code> <reason>`: translated here
+ * so the browser bundles carry no decline texts and the catalogue stays their one source.
+ */
+export interface HostedDecline {
+  code: string;
+  message: string;
+  reason: string;
 }
 
 export const rejectedMessage = 'Three failed attempts: the payment was rejected and no further attempts are possible.';
@@ -128,7 +141,7 @@ async function answerFor(context: AppContext, session: HostedSession, transactio
   const answer: HostedPaymentAnswer = { outcome, transaction, attempts_left: outcome === 'complete' ? 0 : left, booking_id: session.bookingId };
   if (outcome === 'challenge' && transaction['3ds_response']?.challenge_url) answer.challenge_url = transaction['3ds_response'].challenge_url;
   if (outcome === 'failed') {
-    answer.decline = await declineOf(context, transactionId, transaction.content);
+    answer.decline = await declineOf(context, session, transactionId, transaction.content);
     if (left === 0) answer.rejected = { message: rejectedMessage };
   }
   // A vault whose processor did not answer in time also ends here: the integrator gets the
@@ -139,12 +152,14 @@ async function answerFor(context: AppContext, session: HostedSession, transactio
   return answer;
 }
 
-async function declineOf(context: AppContext, transactionId: number, content: string): Promise<{ code: string; message: string }> {
+async function declineOf(context: AppContext, session: HostedSession, transactionId: number, content: string): Promise<HostedDecline> {
   const row = await context.db.maybeOne<{ decline_code: string | null }>('SELECT decline_code FROM transactions WHERE id = $1', [transactionId]);
   const code = row?.decline_code ?? '';
   // `content` reads "<code> <message>"; the pages show the code apart, so not twice.
   const message = code && content.startsWith(`${code} `) ? content.slice(code.length + 1) : content;
-  return { code, message };
+  // The session's language is the one the vaulting app and payment request page are shown in,
+  // and the modal frame's when the integrator passes `language` (docs/hosted-pages.md).
+  return { code, message, reason: declineReason(session.language, code) };
 }
 
 /**

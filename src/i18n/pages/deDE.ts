@@ -34,7 +34,7 @@ export const messages = {
   vaultSuccess: 'Ihre Karte wurde gespeichert.',
   vaultFailed: 'Ihre Karte konnte nicht geprüft werden.',
   paymentSuccess: 'Zahlung abgeschlossen. Vielen Dank.',
-  declined: 'Ihre Bank hat die Zahlung abgelehnt: {reason} ({code}).',
+  declined: 'Ihre Bank hat die Zahlung abgelehnt: {code} {reason}.',
   attemptsLeft: 'Prüfen Sie die Angaben oder verwenden Sie eine andere Karte. Verbleibende Versuche: {count}.',
   rejected: 'Drei fehlgeschlagene Versuche: Weitere Versuche sind nicht möglich. Bitte wenden Sie sich an {company}.',
   sessionExpired: 'Ihre Sitzung ist abgelaufen. Öffnen Sie diese Seite erneut, um neu zu beginnen.',

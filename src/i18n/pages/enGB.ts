@@ -35,7 +35,7 @@ export const messages = {
   vaultSuccess: 'Your card has been saved.',
   vaultFailed: 'Your card could not be verified.',
   paymentSuccess: 'Payment complete. Thank you.',
-  declined: 'Your bank declined the payment: {reason} ({code}).',
+  declined: 'Your bank declined the payment: {code} {reason}.',
   attemptsLeft: 'Check the details or try another card. Attempts left: {count}.',
   rejected: 'Three failed attempts: no further attempts are possible. Please contact {company}.',
   sessionExpired: 'Your session has expired. Please reopen this page to start again.',

@@ -34,7 +34,7 @@ export const messages = {
   vaultSuccess: 'Su tarjeta se ha guardado.',
   vaultFailed: 'No se ha podido verificar su tarjeta.',
   paymentSuccess: 'Pago completado. Gracias.',
-  declined: 'Su banco ha rechazado el pago: {reason} ({code}).',
+  declined: 'Su banco ha rechazado el pago: {code} {reason}.',
   attemptsLeft: 'Revise los datos o pruebe con otra tarjeta. Intentos restantes: {count}.',
   rejected: 'Tres intentos fallidos: no es posible intentarlo de nuevo. Póngase en contacto con {company}.',
   sessionExpired: 'Su sesión ha caducado. Vuelva a abrir esta página para empezar de nuevo.',

@@ -34,7 +34,7 @@ export const messages = {
   vaultSuccess: 'Votre carte a été enregistrée.',
   vaultFailed: 'Votre carte n’a pas pu être vérifiée.',
   paymentSuccess: 'Paiement effectué. Merci.',
-  declined: 'Votre banque a refusé le paiement : {reason} ({code}).',
+  declined: 'Votre banque a refusé le paiement : {code} {reason}.',
   attemptsLeft: 'Vérifiez les données ou essayez une autre carte. Tentatives restantes : {count}.',
   rejected: 'Trois tentatives ont échoué : aucune autre tentative n’est possible. Veuillez contacter {company}.',
   sessionExpired: 'Votre session a expiré. Rouvrez cette page pour recommencer.',

@@ -34,7 +34,7 @@ export const messages = {
   vaultSuccess: 'La tua carta è stata salvata.',
   vaultFailed: 'Non è stato possibile verificare la tua carta.',
   paymentSuccess: 'Pagamento completato. Grazie.',
-  declined: 'La tua banca ha rifiutato il pagamento: {reason} ({code}).',
+  declined: 'La tua banca ha rifiutato il pagamento: {code} {reason}.',
   attemptsLeft: 'Controlla i dati o prova un’altra carta. Tentativi rimasti: {count}.',
   rejected: 'Tre tentativi non riusciti: non sono possibili altri tentativi. Contatta {company}.',
   sessionExpired: 'La sessione è scaduta. Riapri questa pagina per ricominciare.',

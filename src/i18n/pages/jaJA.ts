@@ -34,7 +34,7 @@ export const messages = {
   vaultSuccess: 'カードを保存しました。',
   vaultFailed: 'カードを確認できませんでした。',
   paymentSuccess: 'お支払いが完了しました。ありがとうございます。',
-  declined: 'カード会社がお支払いを承認しませんでした：{reason}（{code}）。',
+  declined: 'カード会社がお支払いを承認しませんでした：{code} {reason}。',
   attemptsLeft: '入力内容を確認するか、別のカードをお試しください。残りの試行回数：{count}。',
   rejected: '3 回失敗したため、これ以上お試しいただけません。{company} にお問い合わせください。',
   sessionExpired: 'セッションの有効期限が切れました。このページを開き直して最初からやり直してください。',

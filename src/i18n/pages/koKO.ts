@@ -34,7 +34,7 @@ export const messages = {
   vaultSuccess: '카드가 저장되었습니다.',
   vaultFailed: '카드를 확인할 수 없습니다.',
   paymentSuccess: '결제가 완료되었습니다. 감사합니다.',
-  declined: '은행에서 결제를 거절했습니다: {reason} ({code}).',
+  declined: '은행에서 결제를 거절했습니다: {code} {reason}.',
   attemptsLeft: '정보를 확인하거나 다른 카드를 사용해 보세요. 남은 시도 횟수: {count}.',
   rejected: '세 번 실패하여 더 이상 시도할 수 없습니다. {company}에 문의하세요.',
   sessionExpired: '세션이 만료되었습니다. 이 페이지를 다시 열어 처음부터 시작하세요.',

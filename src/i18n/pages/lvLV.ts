@@ -34,7 +34,7 @@ export const messages = {
   vaultSuccess: 'Jūsu karte ir saglabāta.',
   vaultFailed: 'Jūsu karti neizdevās pārbaudīt.',
   paymentSuccess: 'Maksājums pabeigts. Paldies.',
-  declined: 'Jūsu banka noraidīja maksājumu: {reason} ({code}).',
+  declined: 'Jūsu banka noraidīja maksājumu: {code} {reason}.',
   attemptsLeft: 'Pārbaudiet datus vai izmēģiniet citu karti. Atlikušie mēģinājumi: {count}.',
   rejected: 'Trīs neveiksmīgi mēģinājumi: vairāk mēģinājumu nav iespējams. Lūdzu, sazinieties ar {company}.',
   sessionExpired: 'Jūsu sesija ir beigusies. Atveriet šo lapu vēlreiz, lai sāktu no jauna.',

@@ -34,7 +34,7 @@ export const messages = {
   vaultSuccess: 'Seu cartão foi salvo.',
   vaultFailed: 'Não foi possível verificar seu cartão.',
   paymentSuccess: 'Pagamento concluído. Obrigado.',
-  declined: 'Seu banco recusou o pagamento: {reason} ({code}).',
+  declined: 'Seu banco recusou o pagamento: {code} {reason}.',
   attemptsLeft: 'Confira os dados ou tente outro cartão. Tentativas restantes: {count}.',
   rejected: 'Três tentativas falharam: não é possível tentar novamente. Entre em contato com {company}.',
   sessionExpired: 'Sua sessão expirou. Abra esta página novamente para recomeçar.',

@@ -34,7 +34,7 @@ export const messages = {
   vaultSuccess: 'Cardul a fost salvat.',
   vaultFailed: 'Cardul nu a putut fi verificat.',
   paymentSuccess: 'Plata a fost efectuată. Vă mulțumim.',
-  declined: 'Banca a refuzat plata: {reason} ({code}).',
+  declined: 'Banca a refuzat plata: {code} {reason}.',
   attemptsLeft: 'Verificați datele sau încercați alt card. Încercări rămase: {count}.',
   rejected: 'Trei încercări eșuate: nu mai sunt posibile alte încercări. Contactați {company}.',
   sessionExpired: 'Sesiunea a expirat. Redeschideți această pagină pentru a începe din nou.',

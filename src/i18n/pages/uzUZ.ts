@@ -34,7 +34,7 @@ export const messages = {
   vaultSuccess: 'Kartangiz saqlandi.',
   vaultFailed: 'Kartangizni tekshirib boʻlmadi.',
   paymentSuccess: 'Toʻlov yakunlandi. Rahmat.',
-  declined: 'Bankingiz toʻlovni rad etdi: {reason} ({code}).',
+  declined: 'Bankingiz toʻlovni rad etdi: {code} {reason}.',
   attemptsLeft: 'Maʼlumotlarni tekshiring yoki boshqa kartani sinab koʻring. Qolgan urinishlar: {count}.',
   rejected: 'Uchta muvaffaqiyatsiz urinish: boshqa urinish mumkin emas. {company} bilan bogʻlaning.',
   sessionExpired: 'Seansingiz muddati tugadi. Qaytadan boshlash uchun bu sahifani qayta oching.',

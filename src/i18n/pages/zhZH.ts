@@ -34,7 +34,7 @@ export const messages = {
   vaultSuccess: '您的银行卡已保存。',
   vaultFailed: '无法验证您的银行卡。',
   paymentSuccess: '付款完成。谢谢。',
-  declined: '您的银行拒绝了这笔付款：{reason}（{code}）。',
+  declined: '您的银行拒绝了这笔付款：{code} {reason}。',
   attemptsLeft: '请检查信息或换一张卡。剩余尝试次数：{count}。',
   rejected: '三次尝试均失败：无法再次尝试。请联系 {company}。',
   sessionExpired: '您的会话已过期。请重新打开此页面。',

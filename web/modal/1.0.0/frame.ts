@@ -4,7 +4,7 @@
 import { callApi } from '../../shared/api.js';
 import { CardForm } from '../../shared/card-form.js';
 import { byId, readPageData, translator, type PageData } from '../../shared/page-data.js';
-import { fieldErrorsOf, runPayment, showOutcome, type ApiErrorBody, type FlowEnd, type PaymentAnswer } from '../../shared/payment-flow.js';
+import { declineLine, fieldErrorsOf, runPayment, showOutcome, type ApiErrorBody, type FlowEnd, type PaymentAnswer } from '../../shared/payment-flow.js';
 import { frameSource, hostSource, type CallbackName, type HostMessage, type ModalInit } from './protocol.js';
 
 interface FrameData {
@@ -135,7 +135,7 @@ function answered(answer: PaymentAnswer, page: PageData, form: CardForm): void {
     return showOutcome('success', [t('paymentSuccess'), [t('amountPaid'), byId('amount').textContent ?? ''], [t('transactionId'), String(answer.transaction.id)], [t('bookingId'), String(page.bookingId)]]);
   }
   emit('transaction_failed', answer.transaction);
-  const decline = answer.decline ? t('declined', { reason: answer.decline.message, code: answer.decline.code }) : t('unexpectedError');
+  const decline = declineLine(t, answer, 'unexpectedError');
   if (answer.rejected) {
     emit('transaction_rejected', answer.rejected);
     form.form.hidden = true;

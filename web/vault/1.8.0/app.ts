@@ -3,7 +3,7 @@
 // parameters (or shows the outcome when there is no redirect).
 import { CardForm } from '../../shared/card-form.js';
 import { readPageData, translator } from '../../shared/page-data.js';
-import { fieldErrorsOf, runPayment, showOutcome, type PaymentAnswer } from '../../shared/payment-flow.js';
+import { declineLine, fieldErrorsOf, runPayment, showOutcome, type PaymentAnswer } from '../../shared/payment-flow.js';
 
 const data = readPageData();
 const t = translator(data.messages);
@@ -23,7 +23,7 @@ function finish(answer: PaymentAnswer): void {
     showOutcome('success', [t('vaultSuccess'), [t('transactionId'), String(answer.transaction.id)]]);
     return;
   }
-  const decline = answer.decline ? t('declined', { reason: answer.decline.message, code: answer.decline.code }) : t('vaultFailed');
+  const decline = declineLine(t, answer, 'vaultFailed');
   if (answer.attempts_left > 0) {
     showOutcome('failed', [decline, t('attemptsLeft', { count: answer.attempts_left })]);
     form.clearCard();
