@@ -62,54 +62,59 @@ export interface TransactionFacts {
   channel: ChannelRow;
 }
 
-const transactionColumns = `id, site_id, channel_id, type, status, total, currency::text AS currency, language, linked_id, payee_name, payee_surname,
-  payee_email, card_brand, last_four, content, decline_code, created_at, settled_at, forex_rate::text AS forex_rate, channel_currency::text AS channel_currency,
-  channel_total`;
+const transactionColumns = (t: string) => `${t}.id, ${t}.site_id, ${t}.channel_id, ${t}.type, ${t}.status, ${t}.total, ${t}.currency::text AS currency,
+  ${t}.language, ${t}.linked_id, ${t}.payee_name, ${t}.payee_surname, ${t}.payee_email, ${t}.card_brand, ${t}.last_four, ${t}.content, ${t}.decline_code,
+  ${t}.created_at, ${t}.settled_at, ${t}.forex_rate::text AS forex_rate, ${t}.channel_currency::text AS channel_currency, ${t}.channel_total`;
+
+// Types whose mails reuse the language, payer and card of the payment they apply to.
+const followLinkedTypes = ['refund', 'chargeback', 'chargeback-reversal', 'chargeback-override', 'void'];
+
+/**
+ * One statement (it runs inside every settlement, issue 7): the transaction, the payment it
+ * applies to (linked_id followed from a refund or chargeback, at most limits.mailLinkedDepthMax
+ * hops, stopping at a missing row or a type that does not follow), its channel with the site
+ * name, and its bookings, or, when it names none (a chargeback), those of that payment.
+ */
+const factsStatement = {
+  name: 'mail_transaction_facts',
+  text: `WITH RECURSIVE chain AS (
+           SELECT ${transactionColumns('t')}, 0 AS hop FROM transactions t WHERE t.id = $1
+           UNION ALL
+           SELECT ${transactionColumns('l')}, chain.hop + 1
+             FROM chain JOIN transactions l ON l.id = chain.linked_id
+            WHERE chain.hop < $2 AND chain.type = ANY($3::text[])
+         ),
+         own AS (SELECT * FROM chain WHERE hop = 0),
+         original AS (SELECT * FROM chain ORDER BY hop DESC LIMIT 1)
+  SELECT (SELECT to_jsonb(own) - 'hop' FROM own) AS transaction,
+         (SELECT to_jsonb(original) - 'hop' FROM original) AS original,
+         (SELECT to_jsonb(x) FROM (
+            SELECT c.id, c.name, c.language, c.currency::text AS currency, c.primary_mail, c.mail_bcc_transactional_mails, c.mail_failures, c.receipt_label,
+                   c.chargeback_mail, s.name AS site_name
+              FROM channels c JOIN sites s ON s.id = c.site_id
+             WHERE c.id = (SELECT channel_id FROM own)) x) AS channel,
+         (SELECT coalesce(json_agg(json_build_object('id', b.id, 'site_id', b.site_id, 'reference', b.reference, 'email', b.email, 'firstname', b.firstname,
+                   'surname', b.surname, 'language', b.language, 'share', tb.total, 'currency', b.currency::text) ORDER BY tb.position, b.id), '[]'::json)
+            FROM transaction_bookings tb JOIN bookings b ON b.id = tb.booking_id
+           WHERE tb.transaction_id = CASE WHEN EXISTS (SELECT 1 FROM transaction_bookings WHERE transaction_id = $1) THEN $1 ELSE (SELECT id FROM original) END
+         ) AS bookings`,
+};
+
+type JsonTransaction = Omit<TransactionRow, 'created_at' | 'settled_at'> & { created_at: string; settled_at: string | null };
 
 /** Undefined when no such transaction exists. */
 export async function loadTransactionFacts(q: Queryable, transactionId: number): Promise<TransactionFacts | undefined> {
-  const transaction = await loadTransaction(q, transactionId);
-  if (!transaction) return undefined;
-  const original = await originalPayment(q, transaction);
-  const channel = await q.one<ChannelRow & Record<string, unknown>>(
-    `SELECT c.id, c.name, c.language, c.currency::text AS currency, c.primary_mail, c.mail_bcc_transactional_mails, c.mail_failures, c.receipt_label,
-            c.chargeback_mail, s.name AS site_name
-       FROM channels c JOIN sites s ON s.id = c.site_id
-      WHERE c.id = $1`,
-    [transaction.channel_id],
-  );
-  let bookings = await loadBookings(q, transaction.id);
-  // A chargeback names only the payment it reverses; its bookings are that payment's.
-  if (bookings.length === 0 && original.id !== transaction.id) bookings = await loadBookings(q, original.id);
-  return { transaction, original, bookings, channel };
+  const row = await q.one<{ transaction: JsonTransaction | null; original: JsonTransaction | null; channel: ChannelRow | null; bookings: BookingRow[] }>(factsStatement, [
+    transactionId,
+    limits.mailLinkedDepthMax,
+    followLinkedTypes,
+  ]);
+  if (!row.transaction || !row.original) return undefined;
+  if (!row.channel) throw new Error(`transaction ${transactionId}: its channel ${row.transaction.channel_id} does not exist`);
+  return { transaction: fromJson(row.transaction), original: fromJson(row.original), bookings: row.bookings, channel: row.channel };
 }
 
-async function loadTransaction(q: Queryable, id: number): Promise<TransactionRow | undefined> {
-  return q.maybeOne<TransactionRow & Record<string, unknown>>(`SELECT ${transactionColumns} FROM transactions t WHERE id = $1`, [id]);
-}
-
-async function loadBookings(q: Queryable, transactionId: number): Promise<BookingRow[]> {
-  return q.query<BookingRow & Record<string, unknown>>(
-    `SELECT b.id, b.site_id, b.reference, b.email, b.firstname, b.surname, b.language, tb.total AS share, b.currency::text AS currency
-       FROM transaction_bookings tb JOIN bookings b ON b.id = tb.booking_id
-      WHERE tb.transaction_id = $1
-      ORDER BY tb.position, b.id`,
-    [transactionId],
-  );
-}
-
-const followLinkedTypes: ReadonlySet<string> = new Set(['refund', 'chargeback', 'chargeback-reversal', 'chargeback-override', 'void']);
-
-/**
- * Follows linked_id from a refund or chargeback to the payment it applies to, whose language,
- * payer and card the later mails reuse. Bounded by limits.mailLinkedDepthMax.
- */
-async function originalPayment(q: Queryable, transaction: TransactionRow): Promise<TransactionRow> {
-  let current = transaction;
-  for (let hop = 0; hop < limits.mailLinkedDepthMax && followLinkedTypes.has(current.type) && current.linked_id !== null; hop++) {
-    const linked = await loadTransaction(q, current.linked_id);
-    if (!linked) break;
-    current = linked;
-  }
-  return current;
+// JSON carries timestamps as ISO strings; the mails format Dates.
+function fromJson(row: JsonTransaction): TransactionRow {
+  return { ...row, created_at: new Date(row.created_at), settled_at: row.settled_at === null ? null : new Date(row.settled_at) };
 }

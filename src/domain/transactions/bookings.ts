@@ -89,14 +89,35 @@ const recordAttemptStatement = {
                    WHERE tb.booking_id = b.id AND t.status IN ('incomplete', 'pending') AND t.type = ANY($6::text[])), 0))::bigint END AS held`,
 };
 
+/** New money columns and status of each booking a settlement changes (`bookings_apply_money`'s arrays). */
+export interface BookingMoneyUpdate {
+  ids: number[];
+  totalPaid: number[];
+  totalAuthorized: number[];
+  lockedTransactions: number[];
+  statuses: BookingStatus[];
+}
+
 /**
  * Applies money deltas and re-derives each booking's status (one lock, one multi-row UPDATE).
  * `locked`: the bookings as the caller already locked them in this database transaction; used
  * when they cover every booking to change.
  */
 export async function applyBookingDeltas(tx: Queryable, deltas: BookingDelta[], at: Date, locked?: LockedBooking[]): Promise<void> {
+  const update = await planBookingDeltas(tx, deltas, at, locked);
+  if (update.ids.length === 0) return;
+  await tx.query(applyDeltasStatement, [...bookingMoneyParameters(update), at]);
+}
+
+/**
+ * The bookings' new totals and statuses, computed (and checked) here; the caller writes them,
+ * with `applyBookingDeltas` or inside its own statement (the settlement's status update, issue 7).
+ * Locks the bookings unless `locked` covers them.
+ */
+export async function planBookingDeltas(tx: Queryable, deltas: BookingDelta[], at: Date, locked?: LockedBooking[]): Promise<BookingMoneyUpdate> {
   const byId = new Map(deltas.filter((d) => d.paid !== 0 || d.authorized !== 0 || d.lockedTransactions !== 0).map((d) => [d.bookingId, d]));
-  const nexts: { booking: LockedBooking; status: BookingStatus }[] = [];
+  const update: BookingMoneyUpdate = { ids: [], totalPaid: [], totalAuthorized: [], lockedTransactions: [], statuses: [] };
+  if (byId.size === 0) return update;
   const covered = locked !== undefined && [...byId.keys()].every((id) => locked.some((booking) => booking.id === id));
   const bookings = covered ? locked.filter((booking) => byId.has(booking.id)) : await lockBookings(tx, [...byId.keys()]);
   for (const booking of bookings) {
@@ -110,23 +131,26 @@ export async function applyBookingDeltas(tx: Queryable, deltas: BookingDelta[], 
     if (next.total_authorized < 0 || next.locked_transactions < 0) {
       throw new Error(`booking ${booking.id} totals would go negative (authorized ${next.total_authorized}, locked ${next.locked_transactions})`);
     }
-    nexts.push({ booking: next, status: derive(next, { today: gmtDate(at), isDraft: booking.status === 'draft' }) });
+    update.ids.push(next.id);
+    update.totalPaid.push(next.total_paid);
+    update.totalAuthorized.push(next.total_authorized);
+    update.lockedTransactions.push(next.locked_transactions);
+    update.statuses.push(derive(next, { today: gmtDate(at), isDraft: booking.status === 'draft' }));
   }
-  if (nexts.length === 0) return;
-  await tx.query(applyDeltasStatement, [
-    nexts.map((item) => item.booking.id),
-    nexts.map((item) => item.booking.total_paid),
-    nexts.map((item) => item.booking.total_authorized),
-    nexts.map((item) => item.booking.locked_transactions),
-    nexts.map((item) => item.status),
-    at,
-  ]);
+  return update;
 }
 
-const applyDeltasStatement = {
-  name: 'bookings_apply_money',
-  text: `UPDATE bookings b SET total_paid = d.total_paid, total_authorized = d.total_authorized, locked_transactions = d.locked_transactions,
-                              status = d.status, modified_at = $6
-           FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::integer[], $5::text[]) AS d(id, total_paid, total_authorized, locked_transactions, status)
-          WHERE b.id = d.id`,
-};
+export function bookingMoneyParameters(update: BookingMoneyUpdate): unknown[] {
+  return [update.ids, update.totalPaid, update.totalAuthorized, update.lockedTransactions, update.statuses];
+}
+
+/** `bookings_apply_money` with its five arrays from parameter `first` on and the time in `at`. */
+export function bookingMoneySql(first: number, at: number): string {
+  const p = (offset: number) => `$${first + offset}`;
+  return `UPDATE bookings b SET total_paid = d.total_paid, total_authorized = d.total_authorized, locked_transactions = d.locked_transactions,
+                              status = d.status, modified_at = $${at}
+           FROM unnest(${p(0)}::bigint[], ${p(1)}::bigint[], ${p(2)}::bigint[], ${p(3)}::integer[], ${p(4)}::text[]) AS d(id, total_paid, total_authorized, locked_transactions, status)
+          WHERE b.id = d.id`;
+}
+
+export const applyDeltasStatement = { name: 'bookings_apply_money', text: bookingMoneySql(1, 6) };

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../storage/db.js';
 import { checkEntriesReadBack, entriesInsertSql, entryParameters, type EntryReadBack, type Posting } from '../ledger/postings.js';
+import { applyDeltasStatement, bookingMoneyParameters, bookingMoneySql, type BookingMoneyUpdate } from './bookings.js';
 import type { TransactionStatus } from './states.js';
 import { IdempotencyKeyTakenError, type TransactionRecord, type TransactionSource, type TransactionType } from './types.js';
 
@@ -223,10 +224,15 @@ const restoreSql = 'UPDATE transaction_bookings SET total_remaining = total WHER
 
 const updateStatement = { name: 'transaction_update_status', text: `WITH restored AS (${restoreSql}) ${updateSql}` };
 
-/** The status update with the transaction's ledger entries (parameters 14 to 23), returning the entries. */
+/**
+ * The status update with the transaction's ledger entries (parameters 14 to 23) and its bookings'
+ * new money (24 to 28, empty arrays for none; the bookings are locked and checked by the caller),
+ * returning the entries.
+ */
 const updateWithEntriesStatement = {
   name: 'transaction_update_status_with_entries',
-  text: `WITH restored AS (${restoreSql}), updated AS (${updateSql} RETURNING id), entries AS (${entriesInsertSql(14)})
+  text: `WITH restored AS (${restoreSql}), updated AS (${updateSql} RETURNING id), entries AS (${entriesInsertSql(14)}),
+              booking_money AS (${bookingMoneySql(24, 12)})
          SELECT * FROM entries`,
 };
 
@@ -251,12 +257,19 @@ export async function updateTransaction(tx: Queryable, id: number, update: Settl
  * `updateTransaction` and `appendEntries` in one statement (issue 7): the entries are checked
  * before writing and on what was read back, exactly as appendEntries does. Returns their ids.
  */
-export async function updateTransactionWithEntries(tx: Queryable, id: number, update: SettlementUpdate, entries: { siteId: number; postings: readonly Posting[] }): Promise<number[]> {
+export async function updateTransactionWithEntries(
+  tx: Queryable, id: number, update: SettlementUpdate, entries: { siteId: number; postings: readonly Posting[] }, bookings?: BookingMoneyUpdate,
+): Promise<number[]> {
   if (entries.postings.length === 0) {
+    if (bookings && bookings.ids.length > 0) await tx.query(applyDeltasStatement, [...bookingMoneyParameters(bookings), update.at]);
     await updateTransaction(tx, id, update);
     return [];
   }
-  const parameters = [...updateParameters(id, update), ...entryParameters({ siteId: entries.siteId, transactionId: id, at: update.at }, entries.postings)];
+  const parameters = [
+    ...updateParameters(id, update),
+    ...entryParameters({ siteId: entries.siteId, transactionId: id, at: update.at }, entries.postings),
+    ...bookingMoneyParameters(bookings ?? { ids: [], totalPaid: [], totalAuthorized: [], lockedTransactions: [], statuses: [] }),
+  ];
   return checkEntriesReadBack(await tx.query<EntryReadBack & Record<string, unknown>>(updateWithEntriesStatement, parameters));
 }
 

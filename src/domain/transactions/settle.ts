@@ -2,7 +2,7 @@ import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../storage/db.js';
 import type { ProcessorOutcome } from '../../processor/connector.js';
 import { enqueueMailsForTransaction } from '../emails/outbox.js';
-import { applyBookingDeltas, type LockedBooking } from './bookings.js';
+import { applyBookingDeltas, planBookingDeltas, type LockedBooking } from './bookings.js';
 import { completionBookingDeltas, keepsRemaining } from './effects.js';
 import { completionPostingsWithAllocations } from './forex-allocations.js';
 import { adjustRemaining, adjustShares, bookingShares, findTransaction, toRecord, transactionColumns, updateTransaction, updateTransactionWithEntries, type BookingShare } from './repository.js';
@@ -139,7 +139,8 @@ export async function completeRow(tx: Queryable, row: LockedRow, answer: { proce
   const authorizationShares = authorization ? await bookingShares(tx, authorization.id) : [];
   // Channel-currency amounts (forex) and allocation movements: forex-allocations.ts (issue 4).
   const postings = await completionPostingsWithAllocations(tx, row, authorization, facts);
-  await applyBookingDeltas(tx, completionBookingDeltas({ type: row.type, shares: facts.shares, authorizationShares }), at, facts.lockedBookings);
+  // Computed and checked now, written by the status update's statement (issue 7).
+  const bookingMoney = await planBookingDeltas(tx, completionBookingDeltas({ type: row.type, shares: facts.shares, authorizationShares }), at, facts.lockedBookings);
   const remaining = keepsRemaining(row.type) ? row.total : 0;
   // The status change and the balanced entries, in one statement (issue 7).
   await updateTransactionWithEntries(tx, row.id, {
@@ -153,7 +154,7 @@ export async function completeRow(tx: Queryable, row: LockedRow, answer: { proce
     threeDsStatus: threeDsAfter(row, 'approved'),
     settledAt: at,
     at,
-  }, { siteId: row.siteId, postings });
+  }, { siteId: row.siteId, postings }, bookingMoney);
   await enqueueMailsForTransaction(tx, row.id);
   return status;
 }
