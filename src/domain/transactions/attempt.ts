@@ -52,10 +52,16 @@ export async function insertAttempt(context: AppContext, actor: Actor, plan: Pay
       redirectUrl: input.redirectUrl ?? null,
       createdAt: at,
       shares: plan.shares.map((share) => ({ ...share, totalRemaining: 0 })),
-    }, actor.idempotency ? { idempotency: { key: actor.idempotency.key, requestHash: actor.idempotency.requestHash } } : {});
+    }, {
+      ...(actor.idempotency ? { idempotency: { key: actor.idempotency.key, requestHash: actor.idempotency.requestHash } } : {}),
+      lockBookings: plan.shares.map((share) => share.bookingId),
+    });
     await recordForexAndAllocations(tx, { record, channel: plan.channel, plan: plan.extras });
-    await recordAttempt(tx, { bookingIds: plan.shares.map((share) => share.bookingId), transactionId: record.id, at, refuseOverfunding: fundingTypes.includes(input.type) });
-    return record;
+    await recordAttempt(tx, {
+      bookingIds: plan.shares.map((share) => share.bookingId), transactionId: record.id, at, refuseOverfunding: fundingTypes.includes(input.type), locked: record.lockedBookings,
+    });
+    const { lockedBookings: _locked, ...inserted } = record;
+    return inserted;
   });
   actor.idempotency?.onClaimed();
   return record;

@@ -22,11 +22,13 @@ export interface LockedBooking {
   date_end: string;
 }
 
-const lockBookingsStatement = {
-  name: 'bookings_lock_for_payment',
-  text: `SELECT id, status, total, total_paid, total_authorized, locked_transactions, date_end
-           FROM bookings WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE`,
-};
+/** Locks the bookings of `ids` (a bigint[] parameter) in id order; also a CTE of `transaction_insert`. */
+export function lockBookingsSql(ids: string): string {
+  return `SELECT id, status, total, total_paid, total_authorized, locked_transactions, date_end
+           FROM bookings WHERE id = ANY(${ids}::bigint[]) ORDER BY id FOR NO KEY UPDATE`;
+}
+
+const lockBookingsStatement = { name: 'bookings_lock_for_payment', text: lockBookingsSql('$1') };
 
 async function lockBookings(tx: Queryable, ids: number[]): Promise<LockedBooking[]> {
   if (ids.length === 0) return [];
@@ -60,8 +62,13 @@ export const fundingTypes: readonly string[] = ['purchase', 'authorize', 'retain
  * snapshot sees an attempt committed by whoever held a booking's lock before us (a subquery of
  * the locking statement would read the snapshot taken before waiting).
  */
-export async function recordAttempt(tx: Queryable, options: { bookingIds: number[]; transactionId: number; at: Date; refuseOverfunding: boolean }): Promise<void> {
-  const bookings = await lockBookings(tx, options.bookingIds);
+export async function recordAttempt(
+  tx: Queryable, options: { bookingIds: number[]; transactionId: number; at: Date; refuseOverfunding: boolean; locked?: LockedBooking[] },
+): Promise<void> {
+  // Locked already by the statement that inserted the transaction (a separate, earlier statement
+  // all the same: the UPDATE below still starts after the locks are held).
+  const covered = options.locked !== undefined && options.bookingIds.every((id) => options.locked!.some((booking) => booking.id === id));
+  const bookings = covered ? options.locked! : await lockBookings(tx, options.bookingIds);
   if (bookings.length === 0) return;
   const today = gmtDate(options.at);
   const rows = await tx.query<{ id: number; total: number; held: number | null }>(recordAttemptStatement, [

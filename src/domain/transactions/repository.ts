@@ -1,6 +1,6 @@
 import type { Queryable } from '../../storage/db.js';
 import { checkEntriesReadBack, entriesInsertSql, entryParameters, type EntryReadBack, type Posting } from '../ledger/postings.js';
-import { applyDeltasStatement, bookingMoneyParameters, bookingMoneySql, type BookingMoneyUpdate } from './bookings.js';
+import { applyDeltasStatement, bookingMoneyParameters, bookingMoneySql, lockBookingsSql, type BookingMoneyUpdate, type LockedBooking } from './bookings.js';
 import type { TransactionStatus } from './states.js';
 import { IdempotencyKeyTakenError, type TransactionRecord, type TransactionSource, type TransactionType } from './types.js';
 
@@ -176,26 +176,30 @@ const insertStatement = {
            INSERT INTO idempotency_keys (site_id, key, request_hash, status, transaction_id, created_at)
            SELECT $1, $34, $35, 'in_flight', inserted.id, $30 FROM inserted WHERE $34::text IS NOT NULL
            ON CONFLICT (site_id, key) DO NOTHING RETURNING key
-         )
-         SELECT inserted.*, EXISTS (SELECT 1 FROM claim) AS claimed FROM inserted`,
+         ), locked AS (${lockBookingsSql('$36')})
+         SELECT inserted.*, EXISTS (SELECT 1 FROM claim) AS claimed, (SELECT json_agg(locked ORDER BY locked.id) FROM locked) AS locked_bookings FROM inserted`,
 };
 
 /**
  * With `idempotency`, the key is claimed for the new row in the same statement; a key someone
  * else holds throws IdempotencyKeyTakenError (the caller's database transaction then rolls the
- * row back).
+ * row back). With `lockBookings`, those bookings are locked in id order by the same statement
+ * (`FOR NO KEY UPDATE`, as `bookings_lock_for_payment`) and returned in `lockedBookings`: the
+ * attempt's booking update then needs no locking round trip of its own (issue 7).
  */
-export async function insertTransaction(tx: Queryable, row: NewTransactionRow, options: { idempotency?: { key: string; requestHash: string } } = {}): Promise<TransactionRecord> {
-  const inserted = await tx.one<TransactionRow & { claimed: boolean } & Record<string, unknown>>(insertStatement, [
+export async function insertTransaction(
+  tx: Queryable, row: NewTransactionRow, options: { idempotency?: { key: string; requestHash: string }; lockBookings?: number[] } = {},
+): Promise<TransactionRecord & { lockedBookings: LockedBooking[] }> {
+  const inserted = await tx.one<TransactionRow & { claimed: boolean; locked_bookings: LockedBooking[] | null } & Record<string, unknown>>(insertStatement, [
     row.siteId, row.channelId, row.authorId, row.source, row.type, row.status, row.total, row.currency, row.totalRemaining, row.reservedTotal,
     row.linkedId, row.cardId, row.token, row.content, row.psp, row.paymentMethod, row.payeeName, row.payeeSurname, row.payeeEmail, row.country,
     row.ipAddress, row.language, row.statementDate, row.cardBrand, row.binNumber, row.lastFour, row.issuerCountry, row.attempt3ds, row.redirectUrl,
     row.createdAt,
     row.shares.map((share) => share.bookingId), row.shares.map((share) => share.total), row.shares.map((share) => share.totalRemaining),
-    options.idempotency?.key ?? null, options.idempotency?.requestHash ?? null,
+    options.idempotency?.key ?? null, options.idempotency?.requestHash ?? null, [...new Set(options.lockBookings ?? [])],
   ]);
   if (options.idempotency && !inserted.claimed) throw new IdempotencyKeyTakenError();
-  return toRecord(inserted);
+  return { ...toRecord(inserted), lockedBookings: inserted.locked_bookings ?? [] };
 }
 
 export interface SettlementUpdate {
