@@ -67,11 +67,11 @@ async function settleIfStill(
 /** The processor's definite answer (approved or declined) settles the row; otherwise null. */
 async function settleByAnswer(tx: Queryable, row: TransactionRecord, result: CallResult, at: Date): Promise<'completed' | 'failed' | null> {
   if (result.kind === 'approved') {
-    await completeRow(tx, row, { processorReference: result.processorReference, authCode: result.authCode, message: result.message }, at);
+    await completeRow(tx, row, { processorReference: result.processorReference, authCode: result.authCode, message: result.message, threeDs: result.threeDs }, at);
     return 'completed';
   }
   if (result.kind === 'declined') {
-    await failRow(tx, row, { code: result.code, message: result.message, processorReference: result.processorReference }, at);
+    await failRow(tx, row, { code: result.code, message: result.message, processorReference: result.processorReference, threeDs: result.threeDs }, at);
     return 'failed';
   }
   return null;

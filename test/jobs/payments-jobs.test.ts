@@ -33,6 +33,12 @@ describe('3-D Secure', () => {
     expect(transaction).toMatchObject({ status: 'complete', '3ds_response': { status: 'frictionless', challenge_url: null } });
   });
 
+  it('records a card outside 3-D Secure as not enrolled, approved without authentication', async () => {
+    const booking = await createBooking(t, shop, { total: 1600 });
+    const transaction = (await post(t, shop, purchaseBody(shop, booking, 1600, { token: 'tok_visa', attempt_3ds: true }))).json();
+    expect(transaction).toMatchObject({ status: 'complete', '3ds_response': { status: 'not_enrolled', challenge_url: null } });
+  });
+
   it('leaves a challenged purchase pending with its challenge URL, then completes it after the cardholder authenticates', async () => {
     const { booking, transaction } = await challengeFor(2500, { redirect_url: 'https://shop.example/done?order=7' });
     expect(transaction).toMatchObject({ status: 'pending', payment_ids: [], '3ds_response': { status: 'challenge', challenge_url: expect.stringContaining('/sandbox/3ds/') } });

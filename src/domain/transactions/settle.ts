@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../storage/db.js';
-import type { ProcessorOutcome } from '../../processor/connector.js';
+import type { ProcessorOutcome, ThreeDsResult } from '../../processor/connector.js';
 import { enqueueMailsForTransaction } from '../emails/outbox.js';
 import { applyBookingDeltas, planBookingDeltas, type LockedBooking } from './bookings.js';
 import { completionBookingDeltas, keepsRemaining } from './effects.js';
@@ -18,7 +18,7 @@ import type { TransactionRecord } from './types.js';
  * (the answer and reconciliation): whoever locks the row second finds it settled and does nothing.
  */
 
-export type Decline = { code: string | null; message: string; processorReference?: string | null };
+export type Decline = { code: string | null; message: string; processorReference?: string | null; threeDs?: ThreeDsResult };
 
 export async function settleWithOutcome(context: AppContext, id: number, outcome: ProcessorOutcome): Promise<TransactionStatus> {
   const at = context.now();
@@ -27,9 +27,9 @@ export async function settleWithOutcome(context: AppContext, id: number, outcome
     if (row.status !== 'incomplete' && row.status !== 'pending') return row.status;
     switch (outcome.kind) {
       case 'approved':
-        return completeRow(tx, row, { processorReference: outcome.processorReference, authCode: outcome.authCode, message: outcome.message }, at);
+        return completeRow(tx, row, { processorReference: outcome.processorReference, authCode: outcome.authCode, message: outcome.message, threeDs: outcome.threeDs }, at);
       case 'declined':
-        return failRow(tx, row, { code: outcome.code, message: outcome.message, processorReference: outcome.processorReference }, at);
+        return failRow(tx, row, { code: outcome.code, message: outcome.message, processorReference: outcome.processorReference, threeDs: outcome.threeDs }, at);
       case 'challenge':
         return challengeRow(tx, row, outcome, at);
     }
@@ -131,7 +131,7 @@ async function challengeRow(tx: Queryable, row: TransactionRecord, outcome: Extr
   return status;
 }
 
-export async function completeRow(tx: Queryable, row: LockedRow, answer: { processorReference: string | null; authCode: string | null; message: string }, at: Date): Promise<TransactionStatus> {
+export async function completeRow(tx: Queryable, row: LockedRow, answer: { processorReference: string | null; authCode: string | null; message: string; threeDs?: ThreeDsResult }, at: Date): Promise<TransactionStatus> {
   const status = nextStatus(row.status, 'approved');
   const facts = await settlementFactsOf(tx, row);
   const releasesAuthorization = row.type === 'capture' || row.type === 'void';
@@ -151,7 +151,7 @@ export async function completeRow(tx: Queryable, row: LockedRow, answer: { proce
     processorReference: answer.processorReference,
     authCode: answer.authCode,
     content: answer.message,
-    threeDsStatus: threeDsAfter(row, 'approved'),
+    threeDsStatus: threeDsAfter(row, 'approved', answer.threeDs),
     settledAt: at,
     at,
   }, { siteId: row.siteId, postings }, bookingMoney);
@@ -168,7 +168,7 @@ export async function failRow(tx: Queryable, row: LockedRow, decline: Decline, a
     processorReference: decline.processorReference ?? null,
     content: decline.code ? `${decline.code} ${decline.message}` : decline.message,
     declineCode: decline.code,
-    threeDsStatus: threeDsAfter(row, 'declined'),
+    threeDsStatus: threeDsAfter(row, 'declined', decline.threeDs),
     settledAt: at,
     at,
   });
@@ -189,8 +189,10 @@ async function releaseReservation(tx: Queryable, row: LockedRow, at: Date): Prom
   }
 }
 
-function threeDsAfter(row: TransactionRecord, event: 'approved' | 'declined'): string | null {
+/** The 3DS status recorded on settlement: what the processor reported, else what the path implies. */
+function threeDsAfter(row: TransactionRecord, event: 'approved' | 'declined', reported: ThreeDsResult | undefined): string | null {
   if (!row.attempt3ds) return 'not_attempted';
+  if (reported) return reported;
   if (row.status === 'pending') return event === 'approved' ? 'authenticated' : 'failed';
   return event === 'approved' ? 'frictionless' : null;
 }

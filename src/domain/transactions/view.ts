@@ -23,7 +23,7 @@ export interface TransactionBookingJson {
 }
 
 export interface ThreeDsResponseJson {
-  /** not_attempted, frictionless, challenge, authenticated or failed. */
+  /** not_attempted, not_enrolled, frictionless, challenge, authenticated or failed. */
   status: string;
   /** While `pending`: the page where the cardholder completes the challenge. */
   challenge_url: string | null;
