@@ -121,21 +121,12 @@ export async function adjustShares(tx: Queryable, transactionId: number, deltas:
   );
 }
 
-export interface NewTransactionRow {
-  siteId: number;
-  channelId: number;
-  authorId: number | null;
-  source: TransactionSource;
-  type: TransactionType;
-  status: TransactionStatus;
-  total: number;
-  currency: string;
-  totalRemaining: number;
-  reservedTotal: number;
-  linkedId: number | null;
-  cardId: number | null;
-  token: string | null;
-  content: string;
+/** What a new row needs: the record's own columns it starts with, plus the request's details. */
+export interface NewTransactionRow
+  extends Pick<
+    TransactionRecord,
+    'siteId' | 'channelId' | 'authorId' | 'source' | 'type' | 'status' | 'total' | 'currency' | 'totalRemaining' | 'reservedTotal' | 'linkedId' | 'cardId' | 'token' | 'content' | 'language' | 'attempt3ds' | 'redirectUrl' | 'createdAt'
+  > {
   psp: string | null;
   paymentMethod: string | null;
   payeeName: string | null;
@@ -143,15 +134,11 @@ export interface NewTransactionRow {
   payeeEmail: string | null;
   country: string | null;
   ipAddress: string | null;
-  language: string;
   statementDate: string;
   cardBrand: string | null;
   binNumber: string | null;
   lastFour: string | null;
   issuerCountry: string | null;
-  attempt3ds: boolean;
-  redirectUrl: string | null;
-  createdAt: Date;
   shares: { bookingId: number; total: number; totalRemaining: number }[];
 }
 
