@@ -2,7 +2,6 @@
 // each with its output in a log file, plus what /proc tells about them.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
-import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface Child {
@@ -75,16 +74,7 @@ export function commandLine(pid: number): string {
   return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../src/net.js';
 
 export function tail(file: string, lines = 20): string {
   if (!existsSync(file)) return '';

@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { createTestContext, type TestContext } from '../support/context.js';
+import { freePort } from '../../src/net.js';
 import { createSite, type SiteFixture } from '../support/fixtures.js';
 import { webEntries } from '../../web/entries.mjs';
 
@@ -25,17 +25,6 @@ export interface HostServer {
   /** Pages the integrator serves, by path. */
   pages: Map<string, string>;
   server: Server;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createNetServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 export async function buildWebBundles(): Promise<void> {
