@@ -1,3 +1,5 @@
+import { languageCodes, type LanguageCode } from '../i18n/catalogue.js';
+
 /**
  * Fixed lists of the spec and decisions.md: country codes accepted wherever a country is an
  * input, receipt languages, and supplier categories.
@@ -18,10 +20,8 @@ export function isCountryCode(value: string): boolean {
   return countrySet.has(value);
 }
 
-/** Receipt languages; `enGB` is the default everywhere. */
-export const languageCodes = ['zhZH', 'enGB', 'frFR', 'deDE', 'itIT', 'jaJA', 'kkKK', 'koKO', 'lvLV', 'ptBR', 'roRO', 'ruRU', 'esES', 'ukUK', 'uzUZ'] as const;
-export type LanguageCode = (typeof languageCodes)[number];
-export const defaultLanguage: LanguageCode = 'enGB';
+/** Receipt languages: the one list lives with the message catalogue that has a text for each. */
+export { defaultLanguage, languageCodes, type LanguageCode } from '../i18n/catalogue.js';
 
 export function isLanguageCode(value: string): value is LanguageCode {
   return (languageCodes as readonly string[]).includes(value);
