@@ -32,7 +32,7 @@ describe('grant allocate / revoke / list', () => {
     for (const args of [['--from-site', 'no-such-site', '--to-site', to.path], ['--from-site', from.path, '--to-site', 'no-such-site']]) {
       const refused = await cli(url, ['grant', 'allocate', ...args]);
       expect(refused.code).not.toBe(0);
-      expect(refused.stderr).toContain('no site with path "no-such-site"');
+      expect(refused.stderr).toContain('no site with path no-such-site');
     }
     const revoke = await cli(url, ['grant', 'revoke', '--from-site', from.path, '--to-site', to.path]);
     expect(revoke.code).not.toBe(0);

@@ -2,11 +2,10 @@ import type { Command, CommandContext } from '../command.js';
 import { required } from '../command.js';
 import { grantAllocation, listAllocationGrants, revokeAllocationGrant } from '../../domain/allocations/grants.js';
 import { formatGmt } from '../../domain/forex/index.js';
+import { findSite } from '../../domain/users/accounts.js';
 
 async function siteIdOf(context: CommandContext, path: string): Promise<number> {
-  const site = await context.db.maybeOne<{ id: number }>('SELECT id FROM sites WHERE path = $1', [path]);
-  if (!site) throw new Error(`no site with path "${path}"`);
-  return site.id;
+  return (await findSite(context.db, path)).id;
 }
 
 const pairOptions = { 'from-site': { type: 'string' as const }, 'to-site': { type: 'string' as const } };

@@ -1,4 +1,5 @@
 import type { Command } from '../command.js';
+import { findSite } from '../../domain/users/accounts.js';
 import { required } from '../command.js';
 import { buildStatement, statementCsv } from '../../domain/statements/index.js';
 
@@ -15,8 +16,7 @@ const statement: Command = {
     if (!Number.isSafeInteger(channelId) || channelId <= 0) throw new Error('--channel must be a channel id');
     const format = options.format ?? 'json';
     if (format !== 'json' && format !== 'csv') throw new Error('--format must be json or csv');
-    const site = await context.db.maybeOne<{ id: number }>('SELECT id FROM sites WHERE path = $1', [path]);
-    if (!site) throw new Error(`no site with path "${path}"`);
+    const site = await findSite(context.db, path);
     const result = await context.db.transaction(
       (tx) => buildStatement(tx, { siteId: site.id, channelId, from: required(options, 'from'), to: required(options, 'to') }),
       { isolation: 'repeatable read' },
