@@ -8,4 +8,4 @@ export {
   channelRates, channelRatesLoader, convertAtQuote, currentQuote, formatGmt, ForexRefusal, isTestMode, requireUsableQuote,
   type ForexChannel, type ForexFeedRate, type ForexRefusalReason,
 } from './forex.js';
-export { forexJson, forexTermsFor, loadStoredForex, recordForexTerms, type ForexTerms, type LinkedForex, type StoredForex } from './payments.js';
+export { forexJson, forexTermsFor, loadStoredForex, recordForexTerms, type ForexTerms, type StoredForex } from './payments.js';

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../storage/db.js';
-import { convert, formatDecimal, parseDecimal, type Cents } from '../money.js';
+import { convert, formatDecimal, parseDecimal } from '../money.js';
 import { currentQuote, ForexRefusal, type ForexChannel } from './forex.js';
 
 /**
@@ -48,12 +48,6 @@ export async function loadStoredForex(db: Queryable, transactionId: number): Pro
   };
 }
 
-/** The parent of a capture, void or refund, as far as forex is concerned. */
-export interface LinkedForex {
-  id: number;
-  currency: string;
-  forex: StoredForex;
-}
 
 function wrongTotal(options: { currency: string; expected: number; channelAmount: number; channelCurrency: string; rate: string }): ForexRefusal {
   return new ForexRefusal(
@@ -64,44 +58,23 @@ function wrongTotal(options: { currency: string; expected: number; channelAmount
 }
 
 /**
- * Forex terms of a request paying `total` in `currency` for bookings worth `channelAmount` on
- * `channel`, or null when no forex applies (the currency is the channel's and the linked
- * transaction, if any, had no forex). Refuses an unoffered currency, a missing or expired quote
+ * Forex terms of a new payment paying `total` in `currency` for bookings worth `channelAmount`
+ * on `channel`, or null when the currency is the channel's. (Captures, voids, refunds and
+ * chargebacks of a forex payment take its original rate: src/domain/transactions/forex-parts.ts.)
+ * Refuses an unoffered currency, a missing or expired quote
  * and a total that is not the converted booking total, naming the expected total.
  */
 export async function forexTermsFor(
   context: Pick<AppContext, 'rates' | 'now'>,
   db: Queryable,
-  options: { channel: ForexChannel; currency: string; total: number; channelAmount: number; linked: LinkedForex | null },
+  options: { channel: ForexChannel; currency: string; total: number; channelAmount: number },
 ): Promise<ForexTerms | null> {
-  const { channel, currency, total, channelAmount, linked } = options;
-  if (linked && linked.forex.forexRate !== null) return followUpTerms(db, { currency, total, channelAmount, linked });
+  const { channel, currency, total, channelAmount } = options;
   if (currency === channel.currency) return null;
   const quote = await currentQuote(context, db, { channel, currency });
   const expected = convert({ amount: channelAmount, from: channel.currency, to: currency, rate: quote.rate });
   if (expected !== total) throw wrongTotal({ currency, expected, channelAmount, channelCurrency: channel.currency, rate: quote.rate });
   return { quoteId: quote.quoteId, rate: quote.rate, channelCurrency: channel.currency, channelTotal: channelAmount, paidCurrency: currency, paidTotal: total };
-}
-
-/**
- * A capture, void or refund of a forex transaction: the original quote and rate, and the paid
- * amount that keeps the parent's parts exact: convert(consumed + this) - convert(consumed),
- * where `consumed` is the parent's channel amount already taken by earlier follow-ups.
- */
-async function followUpTerms(db: Queryable, options: { currency: string; total: number; channelAmount: number; linked: LinkedForex }): Promise<ForexTerms> {
-  const { linked } = options;
-  const rate = linked.forex.forexRate!;
-  const channelCurrency = linked.forex.channelCurrency!;
-  const consumedRow = await db.one<{ consumed: number }>(
-    `SELECT coalesce(sum(channel_total), 0)::bigint AS consumed FROM transactions
-      WHERE linked_id = $1 AND type IN ('capture', 'void', 'refund') AND status IN ('complete', 'locked', 'incomplete', 'pending')`,
-    [linked.id],
-  );
-  const consumed = Number(consumedRow.consumed);
-  const at = (amount: number): Cents => convert({ amount, from: channelCurrency, to: linked.currency, rate });
-  const expected = at(consumed + options.channelAmount) - at(consumed);
-  if (expected !== options.total) throw wrongTotal({ currency: linked.currency, expected, channelAmount: options.channelAmount, channelCurrency, rate });
-  return { quoteId: linked.forex.forexQuoteId!, rate, channelCurrency, channelTotal: options.channelAmount, paidCurrency: linked.currency, paidTotal: options.total };
 }
 
 /** Stores the terms on the transaction row, in the caller's database transaction. */

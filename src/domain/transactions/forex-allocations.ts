@@ -47,7 +47,7 @@ export async function prepareForexAndAllocations(
     // checked under the parent's lock (assertForexPart), not here.
     forex = linkedForex?.forexRate != null
       ? { quoteId: linkedForex.forexQuoteId!, rate: linkedForex.forexRate, channelCurrency: linkedForex.channelCurrency!, channelTotal: channelAmount, paidCurrency: linked!.currency, paidTotal: input.total! }
-      : await forexTermsFor(context, context.db, { channel, currency: input.currency!, total: input.total!, channelAmount, linked: null });
+      : await forexTermsFor(context, context.db, { channel, currency: input.currency!, total: input.total!, channelAmount });
   } catch (error) {
     if (error instanceof ForexRefusal) throw invalidParam(error.param, error.message);
     throw error;
