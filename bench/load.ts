@@ -20,6 +20,8 @@ export interface LoadOptions {
   connections: number;
   warmupSeconds: number;
   durationSeconds: number;
+  /** Runs between the warm-up and the measured run (the service runs: ANALYZE, see main.ts). */
+  afterWarmup?: () => Promise<void>;
 }
 
 export interface Measurement {
@@ -44,6 +46,7 @@ export interface Measurement {
 
 export async function measure(scenario: Scenario, options: LoadOptions): Promise<Measurement> {
   if (options.warmupSeconds > 0) await run(scenario, options.connections, options.warmupSeconds);
+  await options.afterWarmup?.();
   const result = await run(scenario, options.connections, options.durationSeconds);
   const statusCodes: Record<string, number> = {};
   for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = stats.count ?? 0;
