@@ -142,11 +142,7 @@ async function claimOrReplay(context: AppContext, request: FastifyRequest, reply
   const hash = known?.requestHash ?? requestFingerprint(request.method, request.url, request.body);
   const deadline = Date.now() + limits.idempotencyWaitMs;
   for (;;) {
-    const claimed = await context.db.query(
-      `INSERT INTO idempotency_keys (site_id, key, request_hash, status, created_at) VALUES ($1, $2, $3, 'in_flight', $4)
-       ON CONFLICT (site_id, key) DO NOTHING RETURNING key`,
-      [principal.siteId, key, hash, context.now()],
-    );
+    const claimed = await context.db.query(claimStatement, [principal.siteId, key, hash, context.now()]);
     if (claimed.length === 1) {
       request.idempotency = { siteId: principal.siteId, key };
       return undefined;
@@ -169,16 +165,29 @@ async function claimOrReplay(context: AppContext, request: FastifyRequest, reply
   }
 }
 
+// Named: one of them runs on every POST that carries a key.
+const claimStatement = {
+  name: 'idempotency_claim',
+  text: `INSERT INTO idempotency_keys (site_id, key, request_hash, status, created_at) VALUES ($1, $2, $3, 'in_flight', $4)
+         ON CONFLICT (site_id, key) DO NOTHING RETURNING key`,
+};
+const findStatement = {
+  name: 'idempotency_find',
+  text: 'SELECT request_hash, status, response_status, response_headers, response_body, transaction_id, created_at FROM idempotency_keys WHERE site_id = $1 AND key = $2',
+};
+const storeStatement = {
+  name: 'idempotency_store',
+  text: `UPDATE idempotency_keys SET status = 'done', response_status = $3, response_headers = $4, response_body = $5, completed_at = now()
+          WHERE site_id = $1 AND key = $2 AND status = 'in_flight'`,
+};
+
 function inFlight(row: KeyRow): ApiError {
   const data = row.transaction_id === null ? {} : { transaction_id: row.transaction_id };
   return conflict('rest_idempotency_conflict', 'A request with this Idempotency-Key is still being processed (or did not finish); read the transaction or retry later.', data);
 }
 
 async function findKey(db: Queryable, siteId: number, key: string): Promise<KeyRow | undefined> {
-  return db.maybeOne<KeyRow & Record<string, unknown>>(
-    'SELECT request_hash, status, response_status, response_headers, response_body, transaction_id, created_at FROM idempotency_keys WHERE site_id = $1 AND key = $2',
-    [siteId, key],
-  );
+  return db.maybeOne<KeyRow & Record<string, unknown>>(findStatement, [siteId, key]);
 }
 
 function replay(reply: FastifyReply, row: KeyRow): void {
@@ -194,11 +203,7 @@ async function storeResponse(db: Queryable, claim: IdempotencyClaim, reply: Fast
     const value = reply.getHeader(name);
     if (value !== undefined) headers[name] = String(value);
   }
-  await db.query(
-    `UPDATE idempotency_keys SET status = 'done', response_status = $3, response_headers = $4, response_body = $5, completed_at = now()
-      WHERE site_id = $1 AND key = $2 AND status = 'in_flight'`,
-    [claim.siteId, claim.key, reply.statusCode, JSON.stringify(headers), body],
-  );
+  await db.query(storeStatement, [claim.siteId, claim.key, reply.statusCode, JSON.stringify(headers), body]);
 }
 
 /** Deletes keys older than the retention, a bounded batch at a time (the purge job). */

@@ -48,6 +48,18 @@ class Runner implements Queryable {
   }
 }
 
+export interface TransactionOptions {
+  isolation?: 'read committed' | 'repeatable read' | 'serializable';
+  /**
+   * Plan the named statements of this transaction once per connection and reuse the plan
+   * (`plan_cache_mode = force_generic_plan`, for this transaction only). For the payment path's
+   * fixed statements: their array parameters (booking ids, ledger postings) otherwise make
+   * PostgreSQL re-plan them on every call, which cost as much as running them (docs/performance.md).
+   * Not for statements whose best plan depends on the values (list filters, LIMIT/OFFSET).
+   */
+  genericPlans?: boolean;
+}
+
 export class Db extends Runner {
   constructor(readonly pool: pg.Pool) {
     super(pool);
@@ -57,12 +69,14 @@ export class Db extends Runner {
    * Runs `work` in one database transaction. Serialization failures and deadlocks are retried a
    * bounded number of times, so `work` must not have effects outside the database.
    */
-  async transaction<T>(work: (tx: Queryable) => Promise<T>, options: { isolation?: 'read committed' | 'repeatable read' | 'serializable' } = {}): Promise<T> {
+  async transaction<T>(work: (tx: Queryable) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     const attemptsMax = 5;
+    const begin = `BEGIN ISOLATION LEVEL ${(options.isolation ?? 'read committed').toUpperCase()}${options.genericPlans ? '; SET LOCAL plan_cache_mode = force_generic_plan' : ''}`;
     for (let attempt = 1; ; attempt++) {
       const client = await this.pool.connect();
       try {
-        await client.query(`BEGIN ISOLATION LEVEL ${(options.isolation ?? 'read committed').toUpperCase()}`);
+        // No parameters: the simple protocol, so BEGIN and SET LOCAL share one round trip.
+        await client.query(begin);
         const result = await work(new Runner(client));
         await client.query('COMMIT');
         return result;

@@ -31,16 +31,21 @@ export async function enqueueMailsForTransaction(tx: Queryable, transactionId: n
   return written;
 }
 
+const insertStatement = {
+  name: 'mail_outbox_insert',
+  text: `INSERT INTO email_outbox (site_id, transaction_id, kind, language, from_name, reply_to, to_addresses, bcc_addresses, subject, text_body, html_body,
+                                   status, last_error)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+         ON CONFLICT (transaction_id, kind) DO NOTHING
+         RETURNING id`,
+};
+
 async function insertMail(tx: Queryable, facts: TransactionFacts, plan: PlannedMail): Promise<number> {
   const language = mailLanguage(plan.kind, facts);
   const data = mailDataFor(plan.kind, facts, language);
   const rendered = renderSafely(() => renderMail(data));
   const rows = await tx.query(
-    `INSERT INTO email_outbox (site_id, transaction_id, kind, language, from_name, reply_to, to_addresses, bcc_addresses, subject, text_body, html_body,
-                               status, last_error)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-     ON CONFLICT (transaction_id, kind) DO NOTHING
-     RETURNING id`,
+    insertStatement,
     [
       facts.transaction.site_id, facts.transaction.id, plan.kind, language, data.company, plan.replyTo, plan.to, plan.bcc,
       rendered.mail.subject, rendered.mail.text, rendered.mail.html, rendered.error ? 'failed' : 'pending', rendered.error,

@@ -62,7 +62,7 @@ export async function insertAttempt(context: AppContext, actor: Actor, plan: Pay
     });
     const { lockedBookings: _locked, ...inserted } = record;
     return inserted;
-  });
+  }, { genericPlans: true });
   actor.idempotency?.onClaimed();
   return record;
 }

@@ -1,11 +1,12 @@
 import type { AppContext } from '../../context.js';
+import type { Queryable } from '../../storage/db.js';
 import { isTestMode, openCard, resolvePaymentCard } from '../vault/index.js';
 import { receiptLabelOf } from '../channels.js';
 import { insertAttempt } from './attempt.js';
 import { recordChargeback } from './chargebacks.js';
 import { preparePayment, type PaymentPlan } from './prepare.js';
 import { boundedCall, type CallResult } from './processor-call.js';
-import { failRow, lockRow, settleWithOutcome } from './settle.js';
+import { failRow, lockRow, settleInTransaction } from './settle.js';
 import { capturesAtOnce, isAdminType, isFollowUpType, type Actor, type AdminTransactionType, type TransactionInput, type TransactionRecord } from './types.js';
 import { loadTransactionViews, type TransactionJson } from './view.js';
 
@@ -21,22 +22,28 @@ import { loadTransactionViews, type TransactionJson } from './view.js';
 export async function createTransaction(context: AppContext, actor: Actor, input: TransactionInput): Promise<TransactionJson> {
   if (isAdminType(input.type)) {
     const id = await recordChargeback(context, actor, input as TransactionInput & { type: AdminTransactionType });
-    return loadView(context, actor.siteId, id);
+    return loadView(context.db, context, actor.siteId, id);
   }
   const plan = await preparePayment(context, actor, input);
   const record = await insertAttempt(context, actor, plan);
   const result = await callProcessor(context, plan, record);
-  if (result.kind === 'unknown') {
-    // Say so on the row; the reconciliation job asks the processor later (docs/payments.md).
-    await context.db.query(`UPDATE transactions SET content = $2 WHERE id = $1 AND status = 'incomplete'`, [record.id, `Awaiting the processor: ${result.reason}.`]);
-  } else {
-    await settleWithOutcome(context, record.id, result);
-  }
-  return loadView(context, actor.siteId, record.id);
+  // The outcome and the answer read back in one database transaction (one round trip of
+  // BEGIN/COMMIT less, and the view's plan is reused: issue 7).
+  return context.db.transaction(async (tx) => {
+    if (result.kind === 'unknown') {
+      // Say so on the row; the reconciliation job asks the processor later (docs/payments.md).
+      await tx.query(awaitingStatement, [record.id, `Awaiting the processor: ${result.reason}.`]);
+    } else {
+      await settleInTransaction(tx, record.id, result, context.now());
+    }
+    return loadView(tx, context, actor.siteId, record.id);
+  }, { genericPlans: true });
 }
 
-async function loadView(context: AppContext, siteId: number, id: number): Promise<TransactionJson> {
-  const [view] = await loadTransactionViews(context.db, context.config, siteId, [id]);
+const awaitingStatement = { name: 'transaction_awaiting_processor', text: `UPDATE transactions SET content = $2 WHERE id = $1 AND status = 'incomplete'` };
+
+async function loadView(db: Queryable, context: AppContext, siteId: number, id: number): Promise<TransactionJson> {
+  const [view] = await loadTransactionViews(db, context.config, siteId, [id]);
   if (!view) throw new Error(`transaction ${id} vanished`);
   return view;
 }

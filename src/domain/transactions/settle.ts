@@ -22,18 +22,24 @@ export type Decline = { code: string | null; message: string; processorReference
 
 export async function settleWithOutcome(context: AppContext, id: number, outcome: ProcessorOutcome): Promise<TransactionStatus> {
   const at = context.now();
-  return context.db.transaction(async (tx) => {
-    const row = await lockRow(tx, id);
-    if (row.status !== 'incomplete' && row.status !== 'pending') return row.status;
-    switch (outcome.kind) {
-      case 'approved':
-        return completeRow(tx, row, { processorReference: outcome.processorReference, authCode: outcome.authCode, message: outcome.message, threeDs: outcome.threeDs }, at);
-      case 'declined':
-        return failRow(tx, row, { code: outcome.code, message: outcome.message, processorReference: outcome.processorReference, threeDs: outcome.threeDs }, at);
-      case 'challenge':
-        return challengeRow(tx, row, outcome, at);
-    }
-  });
+  return context.db.transaction((tx) => settleInTransaction(tx, id, outcome, at), { genericPlans: true });
+}
+
+/**
+ * settleWithOutcome inside the caller's database transaction (create.ts reads the answer back in
+ * the same one). Run it with `genericPlans`: its statements are the payment path's fixed ones.
+ */
+export async function settleInTransaction(tx: Queryable, id: number, outcome: ProcessorOutcome, at: Date): Promise<TransactionStatus> {
+  const row = await lockRow(tx, id);
+  if (row.status !== 'incomplete' && row.status !== 'pending') return row.status;
+  switch (outcome.kind) {
+    case 'approved':
+      return completeRow(tx, row, { processorReference: outcome.processorReference, authCode: outcome.authCode, message: outcome.message, threeDs: outcome.threeDs }, at);
+    case 'declined':
+      return failRow(tx, row, { code: outcome.code, message: outcome.message, processorReference: outcome.processorReference, threeDs: outcome.threeDs }, at);
+    case 'challenge':
+      return challengeRow(tx, row, outcome, at);
+  }
 }
 
 /** Pending for too long: expired (the expiry job, after the processor had no answer either). */

@@ -203,14 +203,19 @@ export async function captureCard(db: Queryable, deps: VaultDeps, input: Capture
   return { card, ...issueCaptureToken(deps, card, input.cvv) };
 }
 
+// Named (prepared once per connection): both run on every retained charge.
+const cardByIdStatement = { name: 'vault_card_by_id', text: `SELECT ${cardColumns} FROM cards WHERE id = $1 AND site_id = $2` };
+const cardByTokenStatement = { name: 'vault_card_by_token', text: `SELECT ${cardColumns} FROM cards WHERE token = $1 AND site_id = $2` };
+const cardSecretStatement = { name: 'vault_card_secret', text: 'SELECT key_id, wrapped_key, pan_ciphertext FROM cards WHERE id = $1 AND site_id = $2' };
+
 export async function cardById(db: Queryable, siteId: number, id: number): Promise<CardRecord | null> {
-  const row = await db.maybeOne<CardRow & Record<string, unknown>>(`SELECT ${cardColumns} FROM cards WHERE id = $1 AND site_id = $2`, [id, siteId]);
+  const row = await db.maybeOne<CardRow & Record<string, unknown>>(cardByIdStatement, [id, siteId]);
   return row ? toCard(row) : null;
 }
 
 export async function cardByVaultToken(db: Queryable, siteId: number, token: string): Promise<CardRecord | null> {
   if (!/^[A-Za-z0-9]{32}$/.test(token)) return null;
-  const row = await db.maybeOne<CardRow & Record<string, unknown>>(`SELECT ${cardColumns} FROM cards WHERE token = $1 AND site_id = $2`, [token, siteId]);
+  const row = await db.maybeOne<CardRow & Record<string, unknown>>(cardByTokenStatement, [token, siteId]);
   return row ? toCard(row) : null;
 }
 
@@ -270,10 +275,7 @@ async function resolveSandboxToken(db: Queryable, deps: VaultDeps, input: Resolv
 
 /** Decrypts the PAN for exactly one processor call. Keep the result in a local variable only. */
 export async function openCard(db: Queryable, deps: VaultDeps, card: CardRecord, cvv?: string): Promise<ProcessorCard> {
-  const row = await db.maybeOne<{ key_id: string; wrapped_key: Buffer; pan_ciphertext: Buffer }>(
-    'SELECT key_id, wrapped_key, pan_ciphertext FROM cards WHERE id = $1 AND site_id = $2',
-    [card.id, card.siteId],
-  );
+  const row = await db.maybeOne<{ key_id: string; wrapped_key: Buffer; pan_ciphertext: Buffer }>(cardSecretStatement, [card.id, card.siteId]);
   if (!row) throw new Error(`card ${card.id} is not in the vault`);
   const pan = openPan(deps.keys, { siteId: card.siteId, cardId: card.id }, { keyId: row.key_id, wrappedKey: row.wrapped_key, panCiphertext: row.pan_ciphertext });
   return {
