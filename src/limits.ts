@@ -9,6 +9,8 @@ export const limits = {
   emailLengthMax: 254,
   contentLengthMax: 10_000,
   listFilterValuesMax: 100,
+  /** Intl formatters kept for reuse (formatters.ts); locales × currencies in use stay far below it. */
+  intlFormattersCachedMax: 1000,
   /** Comma-separated email lists (channel primary_mail, chargeback_mail). */
   emailListLengthMax: 2000,
   /** Supplier ids linked to one booking. */
@@ -25,6 +27,8 @@ export const limits = {
   loginRateLimitPerMinute: 20,
   /** Genuine bearer credentials the rate limiter remembers per process (one look-up each). */
   rateLimitKnownCredentialsMax: 10_000,
+  /** Bearer tokens whose SHA-256 is remembered per process (least recently used forgotten first). */
+  bearerTokenHashesCachedMax: 10_000,
   passwordLengthMin: 8,
   passwordLengthMax: 200,
   usernameLengthMax: 60,

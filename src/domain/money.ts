@@ -2,6 +2,7 @@
  * Money is an integer count of minor units of one currency, never a float. This module is the
  * only place that knows how many decimals a currency has and how amounts are shown.
  */
+import { numberFormat } from '../i18n/formatters.js';
 declare const centsBrand: unique symbol;
 export type Cents = number & { readonly [centsBrand]: true };
 
@@ -23,7 +24,7 @@ export function minorUnitDigits(currency: string): 0 | 2 | 3 {
 /** Formats minor units for people, e.g. `formatMoney(123456, 'EUR', 'de-DE')` → `1.234,56 €`. */
 export function formatMoney(amount: Cents | number, currency: string, locale = 'en-GB'): string {
   const digits = minorUnitDigits(currency);
-  return new Intl.NumberFormat(locale, { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: digits }).format(amount / 10 ** digits);
+  return numberFormat(locale, { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: digits }).format(amount / 10 ** digits);
 }
 
 /** ISO 4217 codes the service accepts as a channel or payment currency. */

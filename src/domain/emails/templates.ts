@@ -2,6 +2,7 @@ import { declineReason, localeOf, translate, type LanguageCode, type MessageKey,
 import { formatMoney } from '../money.js';
 import type { MailData } from './content.js';
 import type { MailKind } from './kinds.js';
+import { dateTimeFormat, numberFormat } from '../../i18n/formatters.js';
 
 /** A mail before formatting: the same document becomes the HTML part and the plain-text part. */
 export interface MailDocument {
@@ -131,14 +132,15 @@ function money(data: MailData, amount: { total: number; currency: string }): str
 
 /** `1 USD = 18.25 MXN`: booking-currency unit in payment currency, numbers in the locale's style. */
 function rateText(data: MailData): string {
-  const number = new Intl.NumberFormat(localeOf(data.language), { maximumFractionDigits: 8 });
+  const number = numberFormat(localeOf(data.language), rateOptions);
   return `${number.format(1)} ${data.bookingAmount!.currency} = ${number.format(data.exchangeRate!)} ${data.amount.currency}`;
 }
 
+const rateOptions: Intl.NumberFormatOptions = { maximumFractionDigits: 8 };
+const dateOptions: Intl.DateTimeFormatOptions = { year: 'numeric', month: 'long', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZone: 'UTC', timeZoneName: 'short' };
+
 function dateText(data: MailData): string {
-  return new Intl.DateTimeFormat(localeOf(data.language), {
-    year: 'numeric', month: 'long', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZone: 'UTC', timeZoneName: 'short',
-  }).format(data.date);
+  return dateTimeFormat(localeOf(data.language), dateOptions).format(data.date);
 }
 
 /** Scheme names are brands and stay as they are; an unknown scheme is "Card" in the language. */
