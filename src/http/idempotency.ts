@@ -38,6 +38,8 @@ declare module 'fastify' {
     idempotency: IdempotencyClaim | null;
     /** Set instead of `idempotency` on routes that claim the key in their own write. */
     idempotencyDeferred: DeferredClaim | null;
+    /** The route stored its answer in its own last write (storeAnswer): onSend stores nothing. */
+    idempotencyStored: boolean;
   }
   interface FastifyContextConfig {
     /** The route claims the Idempotency-Key in its own first write (see DeferredClaim). */
@@ -67,6 +69,7 @@ interface KeyRow {
 export function registerIdempotency(app: App, context: AppContext): void {
   app.decorateRequest('idempotency', null);
   app.decorateRequest('idempotencyDeferred', null);
+  app.decorateRequest('idempotencyStored', false);
   const preHandler = (request: FastifyRequest, reply: FastifyReply) => claimOrReplay(context, request, reply);
   const deferHandler = async (request: FastifyRequest) => deferClaim(request);
   app.addHook('onRoute', (route) => {
@@ -80,7 +83,7 @@ export function registerIdempotency(app: App, context: AppContext): void {
     route.preHandler = [...existing, own] as RouteOptions['preHandler'];
   });
   app.addHook('onSend', async (request, reply, payload) => {
-    if (request.idempotency) await storeResponse(context.db, request.idempotency, reply, payload);
+    if (request.idempotency && !request.idempotencyStored) await storeResponse(context.db, request.idempotency, reply, payload);
     return payload;
   });
 }
@@ -114,6 +117,22 @@ function deferClaim(request: FastifyRequest): void {
   const principal = request.principal;
   if (key === undefined || !principal) return;
   request.idempotencyDeferred = { siteId: principal.siteId, key, requestHash: requestFingerprint(request.method, request.url, request.body) };
+}
+
+/**
+ * Stores the answer about to be sent (status and headers already set on `reply`) inside the
+ * route's own last database transaction, saving the separate write and commit of onSend (issue
+ * 7: POST transactions stores it with the settlement). Call `markStored` once that transaction
+ * committed; until then onSend still stores whatever is sent, e.g. an error after a failed commit.
+ */
+export async function storeAnswer(tx: Queryable, request: FastifyRequest, reply: FastifyReply, body: string): Promise<void> {
+  const deferred = request.idempotencyDeferred;
+  if (!deferred) throw new Error('storeAnswer: the request claimed no Idempotency-Key');
+  await storeResponse(tx, deferred, reply, body);
+}
+
+export function markStored(request: FastifyRequest): void {
+  request.idempotencyStored = true;
 }
 
 /** The route's write committed the deferred claim: the response will be stored. */

@@ -9,62 +9,59 @@ import { statementDate, type StatementPeriod } from '../statements/dates.js';
 import type { Actor, TransactionRecord } from './types.js';
 
 /**
- * Step one of every processor-backed transaction: in one short database transaction, lock the
- * linked transaction (if any), reserve the amount this one will consume from its
- * `total_remaining`, and insert the new row as `incomplete`. It commits before the processor is
- * called, so a crash afterwards leaves a row reconciliation can finish, and concurrent
- * captures, voids and refunds of one transaction are serialised by the lock on it.
+ * Step one of every processor-backed transaction, in the caller's short database transaction
+ * (create.ts, which also prepared the plan in it): lock the linked transaction (if any), reserve
+ * the amount this one will consume from its `total_remaining`, and insert the new row as
+ * `incomplete`. It commits before the processor is called, so a crash afterwards leaves a row
+ * reconciliation can finish, and concurrent captures, voids and refunds of one transaction are
+ * serialised by the lock on it.
  */
-export async function insertAttempt(context: AppContext, actor: Actor, plan: PaymentPlan): Promise<TransactionRecord> {
+export async function insertAttempt(context: AppContext, tx: Queryable, actor: Actor, plan: PaymentPlan): Promise<TransactionRecord> {
   const at = context.now();
-  const record = await context.db.transaction(async (tx) => {
-    const reserved = plan.linked && plan.input.type !== 'retained_purchase' && plan.input.type !== 'retained_authorize' ? await reserveOnParent(tx, plan, at) : 0;
-    const { input, card } = plan;
-    const record = await insertTransaction(tx, {
-      siteId: actor.siteId,
-      channelId: plan.channel.id,
-      authorId: actor.userId,
-      source: actor.source,
-      type: input.type,
-      status: 'incomplete',
-      total: plan.total,
-      currency: plan.currency,
-      totalRemaining: 0,
-      reservedTotal: reserved,
-      linkedId: plan.linked?.id ?? null,
-      cardId: card?.id ?? null,
-      token: card?.token ?? null,
-      content: '',
-      psp: input.psp ?? null,
-      paymentMethod: input.paymentMethod ?? (card ? 'credit-card' : null),
-      payeeName: input.payeeName ?? null,
-      payeeSurname: input.payeeSurname ?? null,
-      payeeEmail: input.payeeEmail ?? null,
-      country: input.country ?? null,
-      ipAddress: input.ipAddress ?? null,
-      language: plan.language,
-      statementDate: statementDate(at, plan.channel.statementPeriod as StatementPeriod),
-      cardBrand: card?.brand ?? null,
-      binNumber: card?.bin ?? null,
-      lastFour: card?.lastFour ?? null,
-      issuerCountry: card?.issuerCountry ?? null,
-      attempt3ds: input.attempt3ds ?? false,
-      redirectUrl: input.redirectUrl ?? null,
-      createdAt: at,
-      shares: plan.shares.map((share) => ({ ...share, totalRemaining: 0 })),
-    }, {
-      ...(actor.idempotency ? { idempotency: { key: actor.idempotency.key, requestHash: actor.idempotency.requestHash } } : {}),
-      lockBookings: plan.shares.map((share) => share.bookingId),
-    });
-    await recordForexAndAllocations(tx, { record, channel: plan.channel, plan: plan.extras });
-    await recordAttempt(tx, {
-      bookingIds: plan.shares.map((share) => share.bookingId), transactionId: record.id, at, refuseOverfunding: fundingTypes.includes(input.type), locked: record.lockedBookings,
-    });
-    const { lockedBookings: _locked, ...inserted } = record;
-    return inserted;
-  }, { genericPlans: true });
-  actor.idempotency?.onClaimed();
-  return record;
+  const reserved = plan.linked && plan.input.type !== 'retained_purchase' && plan.input.type !== 'retained_authorize' ? await reserveOnParent(tx, plan, at) : 0;
+  const { input, card } = plan;
+  const record = await insertTransaction(tx, {
+    siteId: actor.siteId,
+    channelId: plan.channel.id,
+    authorId: actor.userId,
+    source: actor.source,
+    type: input.type,
+    status: 'incomplete',
+    total: plan.total,
+    currency: plan.currency,
+    totalRemaining: 0,
+    reservedTotal: reserved,
+    linkedId: plan.linked?.id ?? null,
+    cardId: card?.id ?? null,
+    token: card?.token ?? null,
+    content: '',
+    psp: input.psp ?? null,
+    paymentMethod: input.paymentMethod ?? (card ? 'credit-card' : null),
+    payeeName: input.payeeName ?? null,
+    payeeSurname: input.payeeSurname ?? null,
+    payeeEmail: input.payeeEmail ?? null,
+    country: input.country ?? null,
+    ipAddress: input.ipAddress ?? null,
+    language: plan.language,
+    statementDate: statementDate(at, plan.channel.statementPeriod as StatementPeriod),
+    cardBrand: card?.brand ?? null,
+    binNumber: card?.bin ?? null,
+    lastFour: card?.lastFour ?? null,
+    issuerCountry: card?.issuerCountry ?? null,
+    attempt3ds: input.attempt3ds ?? false,
+    redirectUrl: input.redirectUrl ?? null,
+    createdAt: at,
+    shares: plan.shares.map((share) => ({ ...share, totalRemaining: 0 })),
+  }, {
+    ...(actor.idempotency ? { idempotency: { key: actor.idempotency.key, requestHash: actor.idempotency.requestHash } } : {}),
+    lockBookings: plan.shares.map((share) => share.bookingId),
+  });
+  await recordForexAndAllocations(tx, { record, channel: plan.channel, plan: plan.extras });
+  await recordAttempt(tx, {
+    bookingIds: plan.shares.map((share) => share.bookingId), transactionId: record.id, at, refuseOverfunding: fundingTypes.includes(input.type), locked: record.lockedBookings,
+  });
+  const { lockedBookings: _locked, ...inserted } = record;
+  return inserted;
 }
 
 /**

@@ -14,18 +14,23 @@ import { loadTransactionViews, type TransactionJson } from './view.js';
  * Creates a transaction of any type and returns it as the API shows it. Used by the REST route,
  * the hosted pages (vault app, modal, payment request) and the CLI alike.
  *
- * Processing discipline (docs/payments.md): (1) validate; (2) insert the row `incomplete`,
- * reserving from the linked transaction, and commit; (3) call the processor outside any
- * database transaction, bounded by PROCESSOR_TIMEOUT_MS; (4) settle the outcome in one database
- * transaction. No answer leaves the row `incomplete` for the reconciliation job.
+ * Processing discipline (docs/payments.md): (1) validate and (2) insert the row `incomplete`,
+ * reserving from the linked transaction, in one database transaction, and commit; (3) call the
+ * processor outside any database transaction, bounded by PROCESSOR_TIMEOUT_MS; (4) settle the
+ * outcome in one database transaction. No answer leaves the row `incomplete` for the
+ * reconciliation job.
  */
 export async function createTransaction(context: AppContext, actor: Actor, input: TransactionInput): Promise<TransactionJson> {
   if (isAdminType(input.type)) {
     const id = await recordChargeback(context, actor, input as TransactionInput & { type: AdminTransactionType });
     return loadView(context.db, context, actor.siteId, id);
   }
-  const plan = await preparePayment(context, actor, input);
-  const record = await insertAttempt(context, actor, plan);
+  // Validation and the attempt in one short database transaction, committed before the call.
+  const { plan, record } = await context.db.transaction(async (tx) => {
+    const plan = await preparePayment(context, tx, actor, input);
+    return { plan, record: await insertAttempt(context, tx, actor, plan) };
+  }, { genericPlans: true });
+  actor.idempotency?.onClaimed();
   const result = await callProcessor(context, plan, record);
   // The outcome and the answer read back in one database transaction (one round trip of
   // BEGIN/COMMIT less, and the view's plan is reused: issue 7).
@@ -36,7 +41,9 @@ export async function createTransaction(context: AppContext, actor: Actor, input
     } else {
       await settleInTransaction(tx, record.id, result, context.now());
     }
-    return loadView(tx, context, actor.siteId, record.id);
+    const view = await loadView(tx, context, actor.siteId, record.id);
+    await actor.idempotency?.storeAnswer?.(tx, view);
+    return view;
   }, { genericPlans: true });
 }
 

@@ -31,6 +31,7 @@ export interface ForexAndAllocations {
 /** Prepare step: the forex terms (validating `total`) and the validated allocations, or a 400. */
 export async function prepareForexAndAllocations(
   context: AppContext,
+  db: Queryable,
   actor: Actor,
   options: { input: TransactionInput; channel: ChannelRecord; shares: { total: number }[]; linked: TransactionRecord | null },
 ): Promise<ForexAndAllocations> {
@@ -42,21 +43,21 @@ export async function prepareForexAndAllocations(
   const channelAmount = options.shares.reduce((sum, share) => sum + share.total, 0);
   let forex: ForexTerms | null;
   try {
-    const linkedForex = linked && isFollowUpType(input.type) ? await loadStoredForex(context.db, linked.id) : null;
+    const linkedForex = linked && isFollowUpType(input.type) ? await loadStoredForex(db, linked.id) : null;
     // A part of a forex transaction: its paid total depends on what earlier parts took, so it is
     // checked under the parent's lock (assertForexPart), not here.
     forex = linkedForex?.forexRate != null
       ? { quoteId: linkedForex.forexQuoteId!, rate: linkedForex.forexRate, channelCurrency: linkedForex.channelCurrency!, channelTotal: channelAmount, paidCurrency: linked!.currency, paidTotal: input.total! }
-      : await forexTermsFor(context, context.db, { channel, currency: input.currency!, total: input.total!, channelAmount });
+      : await forexTermsFor(context, db, { channel, currency: input.currency!, total: input.total!, channelAmount });
   } catch (error) {
     if (error instanceof ForexRefusal) throw invalidParam(error.param, error.message);
     throw error;
   }
   if (!forex && channelAmount !== input.total) throw invalidParam('bookings', `The bookings' totals add up to ${channelAmount}, not the transaction total ${input.total}.`);
-  return { forex, allocations: await planRequested(context, actor, { input, channel, forex }) };
+  return { forex, allocations: await planRequested(db, actor, { input, channel, forex }) };
 }
 
-async function planRequested(context: AppContext, actor: Actor, options: { input: TransactionInput; channel: ChannelRecord; forex: ForexTerms | null }): Promise<AllocationPlan[]> {
+async function planRequested(db: Queryable, actor: Actor, options: { input: TransactionInput; channel: ChannelRecord; forex: ForexTerms | null }): Promise<AllocationPlan[]> {
   const { input, channel, forex } = options;
   const items = input.allocations ?? [];
   if (items.length === 0) return [];
@@ -65,7 +66,7 @@ async function planRequested(context: AppContext, actor: Actor, options: { input
   }
   if (!Value.Check(AllocationInputListSchema, items)) throw invalidParam('allocations', 'Each allocation needs channels and total (integers), and optional title, reference, description, currencies, operator (flat or percent) and statement_date.');
   const requests = (items as AllocationInputWire[]).map(allocationRequestOf);
-  const facts = await loadAllocationFacts(context.db, { siteId: actor.siteId, requests });
+  const facts = await loadAllocationFacts(db, { siteId: actor.siteId, requests });
   try {
     return planAllocations({
       source: {

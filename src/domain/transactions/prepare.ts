@@ -1,4 +1,5 @@
 import type { AppContext } from '../../context.js';
+import type { Queryable } from '../../storage/db.js';
 import { invalidId, invalidParam, missingParams } from '../../http/errors.js';
 import { limits } from '../../limits.js';
 import { channelFrom, channelFromRow, channelSelect, type ChannelRecord, type ChannelRow } from '../channels.js';
@@ -79,13 +80,13 @@ const lookupStatement = {
            FROM ${channelFrom} WHERE c.id = $1 AND c.site_id = $2 AND c.deleted_at IS NULL`,
 };
 
-async function lookUp(context: AppContext, actor: Actor, input: TransactionInput): Promise<Lookup> {
+async function lookUp(db: Queryable, actor: Actor, input: TransactionInput): Promise<Lookup> {
   const channelId = Number.isSafeInteger(input.channelId) ? input.channelId : null;
   const linkedId = input.linkedId !== undefined && Number.isSafeInteger(input.linkedId) ? input.linkedId : null;
   // More than the limit is refused by resolveShares; nothing to read for it.
   const items = input.bookings ?? [];
   const bookingIds = items.length > limits.bookingsPerTransactionMax ? [] : items.map((item) => item.id).filter((id) => Number.isSafeInteger(id));
-  const row = await context.db.maybeOne<ChannelRow & { booking_list: BookingRow[]; linked_row: (Record<string, unknown> & { created_at: string; modified_at: string }) | null }>(
+  const row = await db.maybeOne<ChannelRow & { booking_list: BookingRow[]; linked_row: (Record<string, unknown> & { created_at: string; modified_at: string }) | null }>(
     lookupStatement,
     [channelId, actor.siteId, bookingIds, linkedId],
   );
@@ -170,14 +171,14 @@ function resolveLinked(input: TransactionInput, channel: ChannelRecord, linked: 
   return linked;
 }
 
-async function resolveCard(context: AppContext, actor: Actor, input: TransactionInput, channel: ChannelRecord, linked: TransactionRecord | null): Promise<{ card: CardRecord | null; cvv?: string; captureToken?: string }> {
-  if (isFollowUpType(input.type)) return { card: linked?.cardId ? await cardById(context.db, actor.siteId, linked.cardId) : null };
+async function resolveCard(context: AppContext, db: Queryable, actor: Actor, input: TransactionInput, channel: ChannelRecord, linked: TransactionRecord | null): Promise<{ card: CardRecord | null; cvv?: string; captureToken?: string }> {
+  if (isFollowUpType(input.type)) return { card: linked?.cardId ? await cardById(db, actor.siteId, linked.cardId) : null };
   let resolved: { card: CardRecord; cvv?: string; captureToken?: string } | null;
   if (input.type === 'retained_purchase' || input.type === 'retained_authorize') {
-    resolved = await retainedCard(context, actor, input, linked);
+    resolved = await retainedCard(db, actor, input, linked);
   } else {
     // redeemCvv false: the capture token's CVV stays in it until the processor call.
-    const found = await resolvePaymentCard(context.db, context.vault, { siteId: actor.siteId, token: input.token!, channelId: channel.id, redeemCvv: false });
+    const found = await resolvePaymentCard(db, context.vault, { siteId: actor.siteId, token: input.token!, channelId: channel.id, redeemCvv: false });
     if (!found) throw invalidParam('token', 'Unknown or expired card token.');
     resolved = { card: found.card, ...(found.cvv !== undefined ? { cvv: found.cvv } : {}), ...(found.via === 'capture_token' ? { captureToken: input.token! } : {}) };
   }
@@ -187,14 +188,14 @@ async function resolveCard(context: AppContext, actor: Actor, input: Transaction
 }
 
 /** Retained charges name the card by the vault transaction (`linked_id`) or its vault token. */
-async function retainedCard(context: AppContext, actor: Actor, input: TransactionInput, linked: TransactionRecord | null): Promise<{ card: CardRecord }> {
+async function retainedCard(db: Queryable, actor: Actor, input: TransactionInput, linked: TransactionRecord | null): Promise<{ card: CardRecord }> {
   let card: CardRecord | null = null;
   if (linked) {
     if (linked.status !== 'complete' || linked.cardId === null) throw invalidParam('linked_id', 'The vault transaction did not complete; vault the card again.');
-    card = await cardById(context.db, actor.siteId, linked.cardId);
+    card = await cardById(db, actor.siteId, linked.cardId);
   }
   if (input.token !== undefined) {
-    const byToken = await cardByVaultToken(context.db, actor.siteId, input.token);
+    const byToken = await cardByVaultToken(db, actor.siteId, input.token);
     if (!byToken) throw invalidParam('token', 'Unknown vault token.');
     if (card && card.id !== byToken.id) throw invalidParam('token', 'The token is not the card of the linked vault transaction.');
     card = byToken;
@@ -203,14 +204,19 @@ async function retainedCard(context: AppContext, actor: Actor, input: Transactio
   return { card };
 }
 
-export async function preparePayment(context: AppContext, actor: Actor, input: TransactionInput): Promise<PaymentPlan> {
+/**
+ * Reads through `db`: create.ts passes the attempt's database transaction, so these fixed
+ * statements share its generic plans (their array parameters would otherwise be re-planned on
+ * every call). Every read is a plain read; the locks are taken by the attempt's own statements.
+ */
+export async function preparePayment(context: AppContext, db: Queryable, actor: Actor, input: TransactionInput): Promise<PaymentPlan> {
   assertRequired(input);
   assertAmount(input);
-  const found = await lookUp(context, actor, input);
+  const found = await lookUp(db, actor, input);
   const channel = resolveChannel(input, found.channel);
   const { shares, firstBookingLanguage } = resolveShares(input, channel, found.bookings);
   const linked = resolveLinked(input, channel, found.linked);
-  const extras = await prepareForexAndAllocations(context, actor, { input, channel, shares, linked });
-  const { card, cvv, captureToken } = await resolveCard(context, actor, input, channel, linked);
+  const extras = await prepareForexAndAllocations(context, db, actor, { input, channel, shares, linked });
+  const { card, cvv, captureToken } = await resolveCard(context, db, actor, input, channel, linked);
   return { input, channel, currency: input.currency!, total: input.total!, shares, linked, card, cvv, captureToken, extras, language: languageOf(input, linked, firstBookingLanguage, channel) };
 }

@@ -1,4 +1,6 @@
 import type { TransactionStatus } from './states.js';
+import type { Queryable } from '../../storage/db.js';
+import type { TransactionJson } from './view.js';
 
 export const transactionTypes = [
   'authorize', 'capture', 'chargeback', 'chargeback-reversal', 'chargeback-override', 'purchase', 'refund',
@@ -57,7 +59,16 @@ export interface Actor {
    * the new row (issue 7); `onClaimed` runs once that transaction committed. A key another
    * request holds is refused with IdempotencyKeyTakenError, nothing written.
    */
-  idempotency?: { key: string; requestHash: string; onClaimed: () => void };
+  idempotency?: {
+    key: string;
+    requestHash: string;
+    onClaimed: () => void;
+    /**
+     * Stores the answer in the settlement's database transaction, so the key is done when the
+     * payment's outcome commits (one write and commit less; the caller knows the wire form).
+     */
+    storeAnswer?: (tx: Queryable, answer: TransactionJson) => Promise<void>;
+  };
 }
 
 /** The Idempotency-Key of the request was claimed by another request first. */

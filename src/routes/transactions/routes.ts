@@ -1,11 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifySchema } from 'fastify';
+import type { FastifyReply, FastifySchema } from 'fastify';
 import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import {
-  completeThreeDsReturn, createTransaction, isAdminType, listTransactionIds, loadTransactionViews, type Actor, type TransactionInput, type TransactionType,
+  completeThreeDsReturn, createTransaction, isAdminType, listTransactionIds, loadTransactionViews, type Actor, type TransactionInput, type TransactionJson,
+  type TransactionType,
 } from '../../domain/transactions/index.js';
-import { finishDeferred, markClaimed } from '../../http/idempotency.js';
+import type { Queryable } from '../../storage/db.js';
+import { finishDeferred, markClaimed, markStored, storeAnswer } from '../../http/idempotency.js';
 import { principalOf, requireAccess } from '../../http/auth.js';
 import { invalidId } from '../../http/errors.js';
 import {
@@ -37,6 +39,10 @@ function toInput(body: TransactionCreateBodyWire, ip: string): TransactionInput 
   };
 }
 
+function answerWith(reply: FastifyReply, transaction: TransactionJson): FastifyReply {
+  return reply.code(201).header('location', transaction._links.self[0]!.href).type('application/json; charset=utf-8');
+}
+
 export async function transactionRoutes(app: App, context: AppContext): Promise<void> {
   const auth = { db: context.db, jwtSecret: context.config.secrets.jwtSecret };
   const access = requireAccess(auth);
@@ -56,12 +62,20 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
       const replayed = await finishDeferred(context, request, reply);
       if (replayed) return replayed;
     }
+    // The answer, serialised by the route's schema and stored with the settlement (storeAnswer).
+    let storedBody: string | undefined;
+    const answer = async (tx: Queryable, transaction: TransactionJson) => {
+      answerWith(reply, transaction);
+      const body = reply.serialize(transaction) as string;
+      await storeAnswer(tx, request, reply, body);
+      storedBody = body;
+    };
     const actor: Actor = {
       siteId: principal.siteId,
       userId: principal.userId,
       source: 'api',
       isPlatformAdmin: principal.isPlatformAdmin,
-      ...(deferred && !request.idempotency ? { idempotency: { key: deferred.key, requestHash: deferred.requestHash, onClaimed: () => markClaimed(request) } } : {}),
+      ...(deferred && !request.idempotency ? { idempotency: { key: deferred.key, requestHash: deferred.requestHash, onClaimed: () => markClaimed(request), storeAnswer: answer } } : {}),
     };
     let transaction;
     try {
@@ -73,7 +87,12 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
       if (replayed) return replayed;
       throw error;
     }
-    return reply.code(201).header('location', transaction._links.self[0]!.href).send(transaction);
+    if (storedBody !== undefined) {
+      // Committed with the settlement: onSend must not store it again.
+      markStored(request);
+      return reply.send(storedBody);
+    }
+    return answerWith(reply, transaction).send(transaction);
   });
 
   const listSchema: FastifySchema = { params: SiteParams, querystring: TransactionListQuery, response: { 200: Type.Array(TransactionSchema) } };
