@@ -27,7 +27,7 @@ export const limits = {
   loginRateLimitPerMinute: 20,
   /** Genuine bearer credentials the rate limiter remembers per process (one look-up each). */
   rateLimitKnownCredentialsMax: 10_000,
-  /** Bearer tokens whose SHA-256 is remembered per process (least recently used forgotten first). */
+  /** Bearer tokens whose SHA-256 is remembered per process (oldest forgotten first). */
   bearerTokenHashesCachedMax: 10_000,
   passwordLengthMin: 8,
   passwordLengthMax: 200,

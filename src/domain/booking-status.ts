@@ -70,7 +70,15 @@ export function currentBookingStatusSql(alias: string, todayPlaceholder: string)
   return `(CASE WHEN ${alias}.status = 'paid' AND ${alias}.date_end < ${todayPlaceholder}::date THEN 'completed' ELSE ${alias}.status END)`;
 }
 
-/** Today's date in GMT, `YYYY-MM-DD`. */
+let formattedDay = Number.NaN;
+let formattedDate = '';
+
+/** Today's date in GMT, `YYYY-MM-DD` (formatted once per day: every booking answer asks). */
 export function gmtDate(now: Date): string {
-  return now.toISOString().slice(0, 10);
+  const day = Math.floor(now.getTime() / 86_400_000);
+  if (day !== formattedDay) {
+    formattedDate = now.toISOString().slice(0, 10);
+    formattedDay = day;
+  }
+  return formattedDate;
 }

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Row, Statement } from '../storage/db.js';
 import { apiTokenPrefix, hashToken, issuedBeforePasswordChange, looksLikeJwt, verifyJwt } from '../domain/credentials.js';
+import { limits } from '../limits.js';
 import { forbidden, invalidId, invalidToken, notLoggedIn } from './errors.js';
 
 export type Role = 'member_admin' | 'member';
@@ -127,7 +128,7 @@ async function authenticatedRow(request: FastifyRequest, options: AuthOptions, s
   if (!token) throw notLoggedIn();
   const sitePath = (request.params as { path?: string }).path ?? '';
   if (token.startsWith(apiTokenPrefix)) {
-    const hash = hashToken(token);
+    const hash = bearerTokenHash(token);
     const row = await options.db.maybeOne<PrincipalRow & Row>(statements.api_token, [hash, sitePath, ...values]);
     if (!row) {
       // Distinguish "bad token" (401) from "good token, other site" (404) without a second
@@ -176,6 +177,23 @@ export function bearerToken(request: FastifyRequest): string | null {
   if (!header) return null;
   const match = /^Bearer\s+(\S{1,4096})\s*$/i.exec(header);
   return match ? match[1]! : null;
+}
+
+const bearerTokenHashes = new Map<string, string>();
+
+/**
+ * hashToken of a bearer token, remembered for the last limits.bearerTokenHashesCachedMax distinct
+ * tokens (oldest forgotten first; a look-up is a third of the cost of hashing, refreshing recency
+ * on each hit would double it): the rate limiter and authentication both need it on every
+ * request, and a client sends the same token again and again.
+ */
+export function bearerTokenHash(token: string): string {
+  const cached = bearerTokenHashes.get(token);
+  if (cached !== undefined) return cached;
+  const hash = hashToken(token);
+  if (bearerTokenHashes.size >= limits.bearerTokenHashesCachedMax) bearerTokenHashes.delete(bearerTokenHashes.keys().next().value!);
+  bearerTokenHashes.set(token, hash);
+  return hash;
 }
 
 export interface AccessRule {

@@ -2,10 +2,10 @@ import rateLimit, { type RateLimitOptions } from '@fastify/rate-limit';
 import type { App } from '../app.js';
 import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
-import { apiTokenPrefix, hashToken, looksLikeJwt, verifyJwt } from '../domain/credentials.js';
+import { apiTokenPrefix, looksLikeJwt, verifyJwt } from '../domain/credentials.js';
 import { findHostedSession, looksLikeHostedSessionToken } from '../domain/hosted/sessions.js';
 import { limits } from '../limits.js';
-import { bearerToken } from './auth.js';
+import { bearerToken, bearerTokenHash } from './auth.js';
 import { ApiError } from './errors.js';
 
 const windowMs = 60_000;
@@ -26,11 +26,13 @@ export async function registerRateLimit(app: App, context: Pick<AppContext, 'con
     global: true,
     max: config.rateLimitPerMinute,
     timeWindow: windowMs,
-    keyGenerator: async (request) => {
+    // Synchronous for a credential already known to be genuine (every request but the first).
+    keyGenerator: (request) => {
       const token = bearerToken(request);
       if (!token) return `ip:${request.ip}`;
-      const hash = hashToken(token);
-      return (await genuine(token, hash)) ? `bearer:${hash}` : `ip:${request.ip}`;
+      const hash = bearerTokenHash(token);
+      if (genuine.known(hash)) return `bearer:${hash}`;
+      return genuine.check(token, hash).then((isGenuine) => (isGenuine ? `bearer:${hash}` : `ip:${request.ip}`));
     },
     allowList: (request) => probePaths.has(request.url),
     errorResponseBuilder: (_request, context) =>
@@ -53,9 +55,9 @@ export function loginRateLimit(config: Config): RateLimitOptions {
  * limits.rateLimitKnownCredentialsMax, oldest forgotten first), so a credential costs one look-up
  * per process; authentication proper (expiry, membership, revocation) happens in the route.
  */
-function genuineCredentials(context: Pick<AppContext, 'config' | 'db' | 'now'>): (token: string, hash: string) => Promise<boolean> {
+function genuineCredentials(context: Pick<AppContext, 'config' | 'db' | 'now'>): { known(hash: string): boolean; check(token: string, hash: string): Promise<boolean> } {
   const known = new Set<string>();
-  return async (token, hash) => {
+  const check = async (token: string, hash: string): Promise<boolean> => {
     if (known.has(hash)) return true;
     let genuine = false;
     if (token.startsWith(apiTokenPrefix)) {
@@ -71,4 +73,5 @@ function genuineCredentials(context: Pick<AppContext, 'config' | 'db' | 'now'>):
     known.add(hash);
     return true;
   };
+  return { known: (hash) => known.has(hash), check };
 }

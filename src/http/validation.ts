@@ -27,10 +27,13 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
 export function findNulCharacter(value: unknown, path = '', depth = 0): string | null {
   if (typeof value === 'string') return value.includes('\u0000') ? path || 'body' : null;
   if (value === null || typeof value !== 'object' || depth > 32) return null;
-  for (const [key, item] of Object.entries(value)) {
-    const itemPath = path ? `${path}.${key}` : key;
-    if (key.includes('\u0000')) return itemPath;
-    const found = findNulCharacter(item, itemPath, depth + 1);
+  // for...in and paths built only when descending: this runs on every request.
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    if (key.includes('\u0000')) return path ? `${path}.${key}` : key;
+    const item = (value as Record<string, unknown>)[key];
+    if (typeof item === 'string' ? !item.includes('\u0000') : item === null || typeof item !== 'object') continue;
+    const found = findNulCharacter(item, path ? `${path}.${key}` : key, depth + 1);
     if (found) return found;
   }
   return null;
