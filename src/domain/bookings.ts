@@ -97,15 +97,26 @@ export interface BookingRow {
   modified_at: Date;
 }
 
+/** BookingRow's named columns (Omit of a type with an index signature would keep only the signature). */
+type BookingColumns = { [K in keyof BookingRow as string extends K ? never : K]: BookingRow[K] };
+
 export function bookingFromRow(row: BookingRow): BookingRecord {
+  return bookingFromColumns(row, row, row.created_at, row.modified_at);
+}
+
+/** The columns both row forms share (the table's, less its timestamps). */
+type BookingTableColumns = Omit<BookingColumns, 'author_username' | 'author_name' | 'created_at' | 'modified_at'>;
+
+// Property by property: a spread of a 28-property row costs several microseconds (issue 7).
+function bookingFromColumns(row: BookingTableColumns, author: Pick<BookingColumns, 'author_username' | 'author_name'>, createdAt: Date, modifiedAt: Date): BookingRecord {
   return {
     id: row.id,
     siteId: row.site_id,
     uuid: row.uuid,
     channelId: row.channel_id,
     authorId: row.author_id,
-    authorUsername: row.author_username,
-    authorName: row.author_name,
+    authorUsername: author.author_username,
+    authorName: author.author_name,
     status: row.status,
     content: row.content,
     firstname: row.firstname,
@@ -123,9 +134,30 @@ export function bookingFromRow(row: BookingRow): BookingRecord {
     totalPaid: row.total_paid,
     totalAuthorized: row.total_authorized,
     transactionIds: row.transaction_ids,
-    createdAt: row.created_at,
-    modifiedAt: row.modified_at,
+    createdAt,
+    modifiedAt,
   };
+}
+
+/**
+ * The booking's table row as one JSON value (`to_json(b)`) with its author's columns, for hot
+ * single-booking reads: the API process parses one JSON value far more cheaply than 28 typed
+ * columns (issue 7). Timestamps arrive as ISO 8601 text, bigints as JSON numbers.
+ */
+export const bookingJsonSelect = `to_json(b) AS booking, u.username AS author_username, u.display_name AS author_name`;
+
+export type BookingJson = BookingTableColumns & { created_at: string; modified_at: string };
+
+export interface BookingJsonRow {
+  [column: string]: unknown;
+  booking: BookingJson;
+  author_username: string;
+  author_name: string;
+}
+
+export function bookingFromJsonRow(row: BookingJsonRow): BookingRecord {
+  const { booking } = row;
+  return bookingFromColumns(booking, row, new Date(booking.created_at), new Date(booking.modified_at));
 }
 
 /** `<site_id>-<id>`, the booking ID prefixed with the site ID. */

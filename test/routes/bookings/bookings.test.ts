@@ -180,6 +180,19 @@ describe('bookings: happy paths', () => {
     expect((await call(t, site, 'GET', `bookings?status=paid&include=${booking.id}`)).json()).toEqual([]);
   });
 
+  it('reads a booking exactly as the list shows it (the single read takes the row as JSON)', async () => {
+    const booking = await makeBooking(site, { date_start: '2026-12-20', pax: 3, suppliers: ['FR-7-AIR'] });
+    await t.db.query(
+      `UPDATE bookings SET transaction_ids = '{5,7}', total_paid = 1000, status = 'partial-payment', created_at = '2026-11-20 23:59:59.999999+00', modified_at = '2026-11-21 00:00:00.5+01' WHERE id = $1`,
+      [booking.id],
+    );
+    const read = await call(t, site, 'GET', `bookings/${booking.id}`);
+    expect(read.statusCode).toBe(200);
+    expect(read.json()).toMatchObject({ transaction_ids: [5, 7], total_unpaid: 124_000, date_start: '2026-12-20', pax: 3, suppliers: ['FR-7-AIR'], created: '2026-11-20 23:59:59', modified: '2026-11-20 23:00:00' });
+    const listed = (await call(t, site, 'GET', `bookings?include=${booking.id}`)).json();
+    expect(listed).toEqual([read.json()]);
+  });
+
   it('replays a POST with the same Idempotency-Key and refuses the key for another body', async () => {
     const send = (body: Record<string, unknown>) =>
       t.app.inject({ method: 'POST', url: api(site, 'bookings'), headers: { ...site.headers, 'idempotency-key': 'booking-retry-1' }, payload: body });
