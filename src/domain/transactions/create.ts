@@ -74,7 +74,7 @@ async function callProcessor(context: AppContext, plan: PaymentPlan, record: Tra
   try {
     const cvv = plan.captureToken === undefined ? plan.cvv : await redeemCvv(context, record, plan.captureToken);
     // The PAN and CVV live in this local only for the one call below.
-    card = await openCard(context.db, context.vault, plan.card!, cvv);
+    card = await openCard(context.db, context.vault, plan.card!, cvv, plan.sealedPan);
   } catch {
     await context.db.transaction(async (tx) => failRow(tx, await lockRow(tx, record.id), { code: null, message: 'The vaulted card could not be read; vault the card again.' }, context.now()));
     return { kind: 'unknown', reason: 'card unreadable (recorded as failed)' };

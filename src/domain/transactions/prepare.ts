@@ -3,7 +3,7 @@ import type { Queryable } from '../../storage/db.js';
 import { invalidId, invalidParam, missingParams } from '../../http/errors.js';
 import { limits } from '../../limits.js';
 import { channelFrom, channelFromRow, channelSelect, type ChannelRecord, type ChannelRow } from '../channels.js';
-import { assertCardAllowedInMode, assertCardUsableOnChannel, cardById, cardByVaultToken, resolvePaymentCard, type CardRecord } from '../vault/index.js';
+import { assertCardAllowedInMode, assertCardUsableOnChannel, cardById, cardByVaultToken, chargeableCardById, resolvePaymentCard, type CardRecord, type SealedPan } from '../vault/index.js';
 import { toRecord, transactionColumns } from './repository.js';
 import { prepareForexAndAllocations, type ForexAndAllocations } from './forex-allocations.js';
 import { isAuthorization, isCapturedMoney, isFollowUpType, type Actor, type TransactionInput, type TransactionRecord } from './types.js';
@@ -30,6 +30,8 @@ export interface PaymentPlan {
    * a refused request leaves the token usable with its CVV.
    */
   captureToken: string | undefined;
+  /** The card's sealed PAN when validation read it with the card (retained charges); else openCard reads it. */
+  sealedPan: SealedPan | undefined;
   /** Forex terms and validated allocations (issue 4; forex-allocations.ts). */
   extras: ForexAndAllocations;
   /** The receipt language stored on the row (languageOf). */
@@ -171,9 +173,16 @@ function resolveLinked(input: TransactionInput, channel: ChannelRecord, linked: 
   return linked;
 }
 
-async function resolveCard(context: AppContext, db: Queryable, actor: Actor, input: TransactionInput, channel: ChannelRecord, linked: TransactionRecord | null): Promise<{ card: CardRecord | null; cvv?: string; captureToken?: string }> {
+interface PlanCard {
+  card: CardRecord | null;
+  cvv?: string;
+  captureToken?: string;
+  sealed?: SealedPan;
+}
+
+async function resolveCard(context: AppContext, db: Queryable, actor: Actor, input: TransactionInput, channel: ChannelRecord, linked: TransactionRecord | null): Promise<PlanCard> {
   if (isFollowUpType(input.type)) return { card: linked?.cardId ? await cardById(db, actor.siteId, linked.cardId) : null };
-  let resolved: { card: CardRecord; cvv?: string; captureToken?: string } | null;
+  let resolved: PlanCard & { card: CardRecord };
   if (input.type === 'retained_purchase' || input.type === 'retained_authorize') {
     resolved = await retainedCard(db, actor, input, linked);
   } else {
@@ -188,11 +197,14 @@ async function resolveCard(context: AppContext, db: Queryable, actor: Actor, inp
 }
 
 /** Retained charges name the card by the vault transaction (`linked_id`) or its vault token. */
-async function retainedCard(db: Queryable, actor: Actor, input: TransactionInput, linked: TransactionRecord | null): Promise<{ card: CardRecord }> {
+async function retainedCard(db: Queryable, actor: Actor, input: TransactionInput, linked: TransactionRecord | null): Promise<{ card: CardRecord; sealed?: SealedPan }> {
   let card: CardRecord | null = null;
+  let sealed: SealedPan | undefined;
   if (linked) {
     if (linked.status !== 'complete' || linked.cardId === null) throw invalidParam('linked_id', 'The vault transaction did not complete; vault the card again.');
-    card = await cardById(db, actor.siteId, linked.cardId);
+    const chargeable = await chargeableCardById(db, actor.siteId, linked.cardId);
+    card = chargeable?.card ?? null;
+    sealed = chargeable?.sealed;
   }
   if (input.token !== undefined) {
     const byToken = await cardByVaultToken(db, actor.siteId, input.token);
@@ -201,7 +213,8 @@ async function retainedCard(db: Queryable, actor: Actor, input: TransactionInput
     card = byToken;
   }
   if (!card) throw invalidParam('linked_id', 'The vaulted card is no longer available.');
-  return { card };
+  // A token naming the same card keeps the sealed PAN read with it; another card was refused above.
+  return sealed ? { card, sealed } : { card };
 }
 
 /**
@@ -217,6 +230,9 @@ export async function preparePayment(context: AppContext, db: Queryable, actor: 
   const { shares, firstBookingLanguage } = resolveShares(input, channel, found.bookings);
   const linked = resolveLinked(input, channel, found.linked);
   const extras = await prepareForexAndAllocations(context, db, actor, { input, channel, shares, linked });
-  const { card, cvv, captureToken } = await resolveCard(context, db, actor, input, channel, linked);
-  return { input, channel, currency: input.currency!, total: input.total!, shares, linked, card, cvv, captureToken, extras, language: languageOf(input, linked, firstBookingLanguage, channel) };
+  const { card, cvv, captureToken, sealed } = await resolveCard(context, db, actor, input, channel, linked);
+  return {
+    input, channel, currency: input.currency!, total: input.total!, shares, linked, card, cvv, captureToken, sealedPan: sealed, extras,
+    language: languageOf(input, linked, firstBookingLanguage, channel),
+  };
 }

@@ -5,7 +5,7 @@ import { invalidId, invalidParam } from '../../http/errors.js';
 import { limits } from '../../limits.js';
 import { isSandboxToken, testCardByPan, testCardBySandboxToken } from '../../processor/sandbox/test-cards.js';
 import { cardTypeFromBin, issuerCountryFromBin } from './card-types.js';
-import { fingerprintPan, openCaptureToken, openPan, sealCaptureToken, sealPan, captureTokenPrefix, type VaultKeys } from './crypto.js';
+import { fingerprintPan, openCaptureToken, openPan, sealCaptureToken, sealPan, captureTokenPrefix, type SealedPan, type VaultKeys } from './crypto.js';
 import { assertCardAllowedInMode, assertCardDetailsValid, isTestMode, normalisePan } from './rules.js';
 
 /** What vault functions need besides a database handle. */
@@ -207,6 +207,29 @@ export async function captureCard(db: Queryable, deps: VaultDeps, input: Capture
 const cardByIdStatement = { name: 'vault_card_by_id', text: `SELECT ${cardColumns} FROM cards WHERE id = $1 AND site_id = $2` };
 const cardByTokenStatement = { name: 'vault_card_by_token', text: `SELECT ${cardColumns} FROM cards WHERE token = $1 AND site_id = $2` };
 const cardSecretStatement = { name: 'vault_card_secret', text: 'SELECT key_id, wrapped_key, pan_ciphertext FROM cards WHERE id = $1 AND site_id = $2' };
+const chargeableStatement = { name: 'vault_chargeable_card_by_id', text: `SELECT ${cardColumns}, key_id, wrapped_key, pan_ciphertext FROM cards WHERE id = $1 AND site_id = $2` };
+
+type SecretRow = { key_id: string; wrapped_key: Buffer; pan_ciphertext: Buffer };
+
+/** A card with its PAN still sealed (ciphertext and wrapped data key), for one charge. */
+export interface ChargeableCard {
+  card: CardRecord;
+  sealed: SealedPan;
+}
+
+/**
+ * The card and its sealed PAN in one read (issue 7: a retained charge reads its card once);
+ * `openCard` given `sealed` then decrypts without reading again. The PAN stays encrypted until
+ * that call.
+ */
+export async function chargeableCardById(db: Queryable, siteId: number, id: number): Promise<ChargeableCard | null> {
+  const row = await db.maybeOne<CardRow & SecretRow & Record<string, unknown>>(chargeableStatement, [id, siteId]);
+  return row ? { card: toCard(row), sealed: sealedOf(row) } : null;
+}
+
+function sealedOf(row: SecretRow): SealedPan {
+  return { keyId: row.key_id, wrappedKey: row.wrapped_key, panCiphertext: row.pan_ciphertext };
+}
 
 export async function cardById(db: Queryable, siteId: number, id: number): Promise<CardRecord | null> {
   const row = await db.maybeOne<CardRow & Record<string, unknown>>(cardByIdStatement, [id, siteId]);
@@ -273,11 +296,18 @@ async function resolveSandboxToken(db: Queryable, deps: VaultDeps, input: Resolv
   return { card, cvv: testCard.brand === 'amex' ? '1234' : '123', via: 'sandbox_token' };
 }
 
-/** Decrypts the PAN for exactly one processor call. Keep the result in a local variable only. */
-export async function openCard(db: Queryable, deps: VaultDeps, card: CardRecord, cvv?: string): Promise<ProcessorCard> {
-  const row = await db.maybeOne<{ key_id: string; wrapped_key: Buffer; pan_ciphertext: Buffer }>(cardSecretStatement, [card.id, card.siteId]);
-  if (!row) throw new Error(`card ${card.id} is not in the vault`);
-  const pan = openPan(deps.keys, { siteId: card.siteId, cardId: card.id }, { keyId: row.key_id, wrappedKey: row.wrapped_key, panCiphertext: row.pan_ciphertext });
+/**
+ * Decrypts the PAN for exactly one processor call. Keep the result in a local variable only.
+ * `sealed`: the card's sealed PAN when already read with it (chargeableCardById).
+ */
+export async function openCard(db: Queryable, deps: VaultDeps, card: CardRecord, cvv?: string, sealed?: SealedPan): Promise<ProcessorCard> {
+  let secret = sealed;
+  if (!secret) {
+    const row = await db.maybeOne<SecretRow & Record<string, unknown>>(cardSecretStatement, [card.id, card.siteId]);
+    if (!row) throw new Error(`card ${card.id} is not in the vault`);
+    secret = sealedOf(row);
+  }
+  const pan = openPan(deps.keys, { siteId: card.siteId, cardId: card.id }, secret);
   return {
     pan,
     expiryMonth: card.expiryMonth,
