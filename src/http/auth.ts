@@ -136,10 +136,7 @@ async function authenticatedRow(request: FastifyRequest, options: AuthOptions, s
       const known = await options.db.maybeOne(knownApiTokenStatement, [hash]);
       throw known ? invalidId('site') : invalidToken();
     }
-    if (row.auth_last_used_stale) {
-      // Bounded write rate: last_used_at is refreshed at most once a minute per token.
-      void options.db.query(touchApiTokenStatement, [row.auth_token_id]).catch(() => undefined);
-    }
+    if (row.auth_last_used_stale) touchApiToken(options.db, row.auth_token_id!);
     return row;
   }
   if (looksLikeJwt(token)) {
@@ -152,6 +149,24 @@ async function authenticatedRow(request: FastifyRequest, options: AuthOptions, s
     return row;
   }
   throw invalidToken();
+}
+
+// Token ids whose last_used_at update is under way in this process.
+const apiTokenTouchesInFlight = new Set<number>();
+
+/**
+ * Bounded write rate: last_used_at is refreshed at most once a minute per token (the statement
+ * says when it is stale), and by one update at a time per process: every request that read the
+ * stale flag before the update committed would otherwise send its own (50 concurrent requests of
+ * one token sent 50 updates of one row, whose dead versions each later read had to step over).
+ */
+function touchApiToken(db: Db, tokenId: number): void {
+  if (apiTokenTouchesInFlight.has(tokenId)) return;
+  apiTokenTouchesInFlight.add(tokenId);
+  void db
+    .query(touchApiTokenStatement, [tokenId])
+    .catch(() => undefined)
+    .finally(() => apiTokenTouchesInFlight.delete(tokenId));
 }
 
 const knownApiTokenStatement: Statement = { name: 'auth_api_token_known', text: `SELECT 1 FROM api_tokens t WHERE t.token_hash = $1 AND ${apiTokenLiveSql('t')}` };
