@@ -58,13 +58,14 @@ const principalColumns = `u.id AS auth_user_id, u.username AS auth_username, s.i
  * the JWT's user id, $2 the site path. Written once; every authenticating statement embeds it.
  */
 const principalSql: Record<Credential, string> = {
-  api_token: `SELECT t.id AS auth_token_id, ${principalColumns},
+  // The token row carries its principal (migration 014: kept equal to its site, user and
+  // membership by triggers; role is null without a membership): one row of one table, no joins.
+  api_token: `SELECT t.id AS auth_token_id, t.user_id AS auth_user_id, t.username AS auth_username, t.site_id AS auth_site_id,
+                t.site_path AS auth_site_path, t.site_name AS auth_site_name, t.role AS auth_role, t.read_only AS auth_read_only,
+                t.is_platform_admin AS auth_is_platform_admin,
                 (t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute') AS auth_last_used_stale
            FROM api_tokens t
-           JOIN sites s ON s.id = t.site_id
-           JOIN users u ON u.id = t.user_id
-           JOIN memberships m ON m.site_id = t.site_id AND m.user_id = t.user_id
-          WHERE t.token_hash = $1 AND s.path = $2 AND ${apiTokenLiveSql('t')}`,
+          WHERE t.token_hash = $1 AND t.site_path = $2 AND t.role IS NOT NULL AND ${apiTokenLiveSql('t')}`,
   jwt: `SELECT NULL::bigint AS auth_token_id, ${principalColumns}, NULL::boolean AS auth_last_used_stale,
                 floor(extract(epoch FROM u.password_changed_at))::bigint AS auth_password_changed_epoch
            FROM memberships m
