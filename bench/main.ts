@@ -19,7 +19,7 @@ import { bookingInput, callOk, createTenant, retainedPurchaseInput, unpaidBookin
 import { waitForInFlight } from './in-flight.js';
 import { measure, sendMany, type LoadOptions, type Measurement, type Scenario } from './load.js';
 import { childPids, commandLine, freePort, residentBytes, startChild, tail, waitForOk, type Child } from './processes.js';
-import { compare, summary, target, writeResults, type Results, type ScenarioResult } from './report.js';
+import { combine, compare, summary, target, writeResults, type Results, type ScenarioResult } from './report.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -172,6 +172,11 @@ async function startCeiling(workspace: Workspace): Promise<{ child: Child; baseU
   };
 }
 
+/** The name of a ceiling measured before and after its scenario (Runs.runBracketed). */
+function bracketedName(ceiling: string): string {
+  return `${ceiling}, before and after`;
+}
+
 function bytes(text: string): number {
   return Buffer.byteLength(text);
 }
@@ -215,8 +220,8 @@ export async function main(): Promise<number> {
       }
     }
     const targets = [
-      target(runs.scenario('POST retained_purchase'), 'bare 3-statement tx', 0.8, 50),
-      target(runs.scenario('GET booking'), 'bare PK select', 0.8, null),
+      target(runs.scenario('POST retained_purchase'), bracketedName('bare 3-statement tx'), 0.8, 50),
+      target(runs.scenario('GET booking'), bracketedName('bare PK select'), 0.8, null),
     ].filter((goal) => goal !== null);
     if (settings.strict) for (const goal of targets) if (!goal.met) problems.push(`target missed: ${goal.scenario}`);
 
@@ -284,16 +289,30 @@ class Runs {
     return measurement;
   }
 
-  private async runService(scenario: Omit<Scenario, 'baseUrl' | 'headers'>, ceilings: Measurement[]): Promise<ScenarioResult> {
+  /** `ceilings` may be measured after the scenario (runBracketed). */
+  private async runService(scenario: Omit<Scenario, 'baseUrl' | 'headers'>, ceilings: Measurement[] | (() => Promise<Measurement[]>)): Promise<ScenarioResult> {
     // The warm-up wrote thousands of rows into tables that were empty (transactions, ledger,
     // outbox): give the planner statistics, as autovacuum has in any running installation, so
     // the prepared statements' cached plans are those of a database with history, not of an
     // empty one (seq scans that grow with every row).
     const analyze = async () => void (await this.db.query('ANALYZE'));
     const measurement = await this.run({ ...scenario, headers: this.tenant.headers }, this.service.baseUrl, analyze);
-    const result = compare(measurement, ceilings);
+    const result = compare(measurement, Array.isArray(ceilings) ? ceilings : await ceilings());
     this.scenarios.push(result);
     return result;
+  }
+
+  /**
+   * A target scenario between two runs of its ceiling (`before`, already measured, and one more
+   * right after), compared with both together (`combine`, report.ts) and with `others`.
+   */
+  private async runBracketed(scenario: Omit<Scenario, 'baseUrl' | 'headers'>, before: Measurement, ceilingScenario: Omit<Scenario, 'baseUrl'>, others: Measurement[]): Promise<ScenarioResult> {
+    return this.runService(scenario, async () => {
+      const after = await this.runCeiling({ ...ceilingScenario, name: `${before.name} (after)` });
+      const both = combine(bracketedName(before.name), [before, after]);
+      this.ceilings.push(both);
+      return [both, ...others];
+    });
   }
 
   private async bareJson(name: string, payloadName: string, method: 'GET' | 'POST', status: number, response: string, requestBody?: string): Promise<Measurement> {
@@ -306,8 +325,9 @@ class Runs {
     this.getBookingPath = `${this.tenant.apiPrefix}/bookings/${created.json.id}`;
     const answer = await callOk(this.service.baseUrl, 'GET', this.getBookingPath, { headers: this.tenant.headers });
     const json = await this.bareJson('bare JSON (GET booking)', 'get-booking', 'GET', 200, answer.text);
-    const pk = await this.runCeiling({ name: 'bare PK select', description: 'bare Fastify route: one primary-key select, then the GET booking JSON', method: 'GET', path: `/pk/${created.json.id}`, requestBytes: 0, responseBytes: bytes(answer.text) });
-    await this.runService({ name: 'GET booking', description: 'GET bookings/{id}', method: 'GET', path: this.getBookingPath, requestBytes: 0, responseBytes: bytes(answer.text) }, [pk, json]);
+    const pkScenario = { name: 'bare PK select', description: 'bare Fastify route: one primary-key select, then the GET booking JSON', method: 'GET', path: `/pk/${created.json.id}`, requestBytes: 0, responseBytes: bytes(answer.text) } as const;
+    const pk = await this.runCeiling(pkScenario);
+    await this.runBracketed({ name: 'GET booking', description: 'GET bookings/{id}', method: 'GET', path: this.getBookingPath, requestBytes: 0, responseBytes: bytes(answer.text) }, pk, pkScenario, [json]);
   }
 
   async postBooking(): Promise<void> {
@@ -318,7 +338,7 @@ class Runs {
     await this.runService({ name: 'POST booking', description: 'POST bookings', method: 'POST', path: `${this.tenant.apiPrefix}/bookings`, body, requestBytes: bytes(body), responseBytes: bytes(answer.text) }, [...tx, json]);
   }
 
-  private retained: { path: string; vaultTransactionId: number; sampleBody: string; sampleAnswer: string; ceilings: Measurement[] } | null = null;
+  private retained: { path: string; vaultTransactionId: number; sampleBody: string; sampleAnswer: string; ceilings: Measurement[]; txScenario: Omit<Scenario, 'baseUrl'> } | null = null;
 
   /** A sample retained purchase (its JSON feeds the ceilings), then the two ceilings. */
   async retainedCeilings(): Promise<void> {
@@ -329,14 +349,15 @@ class Runs {
     const sample = await callOk(this.service.baseUrl, 'POST', path, { headers: { ...this.tenant.headers, 'idempotency-key': `bench-sample-${randomBytes(6).toString('hex')}` }, body: JSON.parse(sampleBody) });
     if (sample.json.status !== 'complete') throw new Error(`the sample retained_purchase is ${sample.json.status}: ${sample.text.slice(0, 500)}`);
     const json = await this.bareJson('bare JSON (POST retained_purchase)', 'post-retained-purchase', 'POST', sample.status, sample.text, sampleBody);
-    const tx = await this.runCeiling({ name: 'bare 3-statement tx', description: 'bare Fastify route: BEGIN; SELECT FOR UPDATE; INSERT; UPDATE; COMMIT', method: 'POST', path: '/tx', body: sampleBody, requestBytes: bytes(sampleBody), responseBytes: bytes(sample.text) });
-    this.retained = { path, vaultTransactionId, sampleBody, sampleAnswer: sample.text, ceilings: [tx, json] };
+    const txScenario = { name: 'bare 3-statement tx', description: 'bare Fastify route: BEGIN; SELECT FOR UPDATE; INSERT; UPDATE; COMMIT', method: 'POST', path: '/tx', body: sampleBody, requestBytes: bytes(sampleBody), responseBytes: bytes(sample.text) } as const;
+    const tx = await this.runCeiling(txScenario);
+    this.retained = { path, vaultTransactionId, sampleBody, sampleAnswer: sample.text, ceilings: [tx, json], txScenario };
   }
 
   /** Every request pays a booking of its own (left by POST booking), so the whole write path runs each time. */
   async retainedPurchase(problems: string[]): Promise<void> {
     if (!this.retained) await this.retainedCeilings();
-    const { path, vaultTransactionId, sampleBody, sampleAnswer, ceilings } = this.retained!;
+    const { path, vaultTransactionId, sampleBody, sampleAnswer, ceilings, txScenario } = this.retained!;
     // POST booking is the lighter write, so its rate bounds the retained purchases' rate.
     const bound = this.scenario('POST booking')?.requestsPerSecond ?? ceilings[0]!.requestsPerSecond;
     const bookings = await this.freshBookings(Math.ceil(bound * (this.settings.warmupSeconds + this.settings.durationSeconds) * 1.2) + this.settings.connections);
@@ -349,7 +370,7 @@ class Runs {
       const index = Math.min(next++, bookings.length - 1);
       return { body: JSON.stringify(retainedPurchaseInput(this.tenant, { bookingId: bookings[index]!, vaultTransactionId })), headers: { 'idempotency-key': `bench-${runId}-${next}` } };
     };
-    await this.runService({ name: 'POST retained_purchase', description: 'POST transactions, retained_purchase of a fresh booking, Idempotency-Key', method: 'POST', path, body, requestBytes: bytes(sampleBody), responseBytes: bytes(sampleAnswer) }, ceilings);
+    await this.runBracketed({ name: 'POST retained_purchase', description: 'POST transactions, retained_purchase of a fresh booking, Idempotency-Key', method: 'POST', path, body, requestBytes: bytes(sampleBody), responseBytes: bytes(sampleAnswer) }, ceilings[0]!, txScenario, ceilings.slice(1));
     if (reused > 0) problems.push(`POST retained_purchase: the bench ran out of fresh bookings (${reused} requests reused one)`);
     // Requests abandoned by autocannon at the end still run to their end: count once they have.
     const quiet = await waitForInFlight(this.db, {

@@ -40,6 +40,35 @@ export function compare(scenario: Measurement, ceilings: Measurement[]): Scenari
   return { ...scenario, comparisons: ceilings.map((ceiling) => ({ ceiling: ceiling.name, ratio: scenario.requestsPerSecond / ceiling.requestsPerSecond })) };
 }
 
+/**
+ * Two runs of one ceiling as one measurement: requests over the summed duration, the mean p50
+ * and the worst p99. The target scenarios are measured between two runs of their ceiling and
+ * compared with both together, because this machine's speed drifts by up to 2× between runs
+ * of the same ceiling a minute apart; a ceiling measured only before made the ratio follow it.
+ */
+export function combine(name: string, runs: Measurement[]): Measurement {
+  const total = (pick: (run: Measurement) => number) => runs.reduce((sum, run) => sum + pick(run), 0);
+  const statusCodes: Record<string, number> = {};
+  for (const run of runs) for (const [code, count] of Object.entries(run.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + count;
+  const requests = total((run) => run.requests);
+  const durationSeconds = total((run) => run.durationSeconds);
+  return {
+    ...runs[0]!,
+    name,
+    description: `${runs[0]!.description}; the runs just before and just after the scenario, together`,
+    durationSeconds,
+    requests,
+    requestsPerSecond: requests / durationSeconds,
+    latencyP50Ms: total((run) => run.latencyP50Ms) / runs.length,
+    latencyP99Ms: Math.max(...runs.map((run) => run.latencyP99Ms)),
+    latencyMaxMs: Math.max(...runs.map((run) => run.latencyMaxMs)),
+    errors: total((run) => run.errors),
+    timeouts: total((run) => run.timeouts),
+    non2xx: total((run) => run.non2xx),
+    statusCodes,
+  };
+}
+
 export function target(scenario: ScenarioResult | undefined, ceiling: string, ratioMin: number, p99MaxMs: number | null): Target | null {
   if (!scenario) return null;
   const ratio = scenario.comparisons.find((comparison) => comparison.ceiling === ceiling)?.ratio ?? 0;
