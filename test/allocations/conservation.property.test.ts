@@ -62,11 +62,16 @@ describe('conservation across channels (property)', () => {
           if (purchase.status !== 'complete') continue; // a forced decline (total ending 51..61) moves nothing
           expectedHeld += payment.total;
           let consumed = 0;
+          let paidConsumed = 0;
           for (const percent of payment.refunds) {
             const amount = Math.max(1, Math.floor(((payment.total - consumed) * percent) / 100));
             if (consumed + amount > payment.total) break;
-            const refundTotal = paid(consumed + amount, payment.forex) - paid(consumed, payment.forex);
-            if (refundTotal === 0) continue;
+            // docs/forex.md "Parts": cumulative conversion, and a part that is not the last leaves
+            // at least one unit of the paid currency for the rest (and takes at least one).
+            const paidLeft = purchase.total - paidConsumed;
+            const last = consumed + amount === payment.total;
+            if (!last && paidLeft < 2) break;
+            const refundTotal = last ? paidLeft : Math.min(Math.max(paid(consumed + amount, payment.forex) - paidConsumed, 1), paidLeft - 1);
             const refund = await post(t, shop, {
               transaction_types: 'refund', channels: shop.channelId, currencies: payment.forex ? 'EUR' : 'USD', total: refundTotal, linked_id: purchase.id,
               bookings: [{ id: booking, currencies: 'USD', total: amount }],
@@ -74,6 +79,7 @@ describe('conservation across channels (property)', () => {
             expect(refund.statusCode).toBe(201);
             if (refund.json().status !== 'complete') continue;
             consumed += amount;
+            paidConsumed += refundTotal;
             expectedHeld -= amount;
           }
         }
