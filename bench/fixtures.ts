@@ -2,6 +2,7 @@
 // then a test channel and a vaulted sandbox card made through the API itself.
 import type { Db } from '../src/storage/db.js';
 import { createSite } from '../test/support/fixtures.js';
+import { sendMany } from './load.js';
 
 export interface Tenant {
   siteId: number;
@@ -96,4 +97,21 @@ export const bookingTotalCents = 125_000;
 export async function unpaidBookingIds(db: Db, tenant: Tenant): Promise<number[]> {
   const rows = await db.query<{ id: number }>("SELECT id FROM bookings WHERE site_id = $1 AND status = 'unpaid' AND total_paid = 0 AND deleted_at IS NULL ORDER BY id", [tenant.siteId]);
   return rows.map((row) => row.id);
+}
+
+/**
+ * `count` unpaid bookings of the bench site other than `excludedId` (the GET booking), oldest
+ * first; the missing ones are created through the API (POST bookings), `connections` at a time.
+ */
+export async function freshBookingIds(db: Db, baseUrl: string, tenant: Tenant, options: { count: number; excludedId: number | null; connections: number; onCreate?: (count: number) => void }): Promise<number[]> {
+  const unpaid = async () => (await unpaidBookingIds(db, tenant)).filter((id) => id !== options.excludedId);
+  let ids = await unpaid();
+  const missing = options.count - ids.length;
+  if (missing > 0) {
+    options.onCreate?.(missing);
+    const body = JSON.stringify(bookingInput(tenant));
+    await sendMany({ name: 'create bookings', description: '', baseUrl, method: 'POST', path: `${tenant.apiPrefix}/bookings`, headers: tenant.headers, body, requestBytes: 0, responseBytes: 0 }, options.connections, missing);
+    ids = await unpaid();
+  }
+  return ids.slice(0, options.count);
 }

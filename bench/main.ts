@@ -8,30 +8,23 @@
 // missed target, BENCH_ONLY=get,retained,post,list,workers,startup runs only those groups
 // (for development; workers and list need get). Exit status 0 when every request of every run got a 2xx answer.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { limits } from '../src/limits.js';
 import { createDb, type Db } from '../src/storage/db.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/storage/embedded.js';
-import { bookingInput, callOk, createTenant, retainedPurchaseInput, unpaidBookingIds, vaultTestCard, type Tenant } from './fixtures.js';
+import { bookingInput, callOk, createTenant, freshBookingIds, retainedPurchaseInput, vaultTestCard, type Tenant } from './fixtures.js';
 import { waitForInFlight } from './in-flight.js';
-import { measure, sendMany, type LoadOptions, type Measurement, type Scenario } from './load.js';
-import { childPids, commandLine, freePort, residentBytes, startChild, tail, waitForOk, type Child } from './processes.js';
+import { measure, type LoadOptions, type Measurement, type Scenario } from './load.js';
+import { childPids, commandLine, residentBytes, type Child } from './processes.js';
+import { openWorkspace, progress, root, secrets, startCeiling, startService, stopService, type Ceiling, type Service, type StackSettings, type Workspace } from './stack.js';
 import { combine, compare, summary, target, writeResults, type Results, type ScenarioResult } from './report.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-
-interface Settings extends LoadOptions {
+interface Settings extends LoadOptions, StackSettings {
   listPerPage: number;
-  externalUrl: string | undefined;
-  keep: boolean;
   strict: boolean;
   /** BENCH_ONLY=get,retained,post,list,workers,startup: run only these groups (development). */
   only: string[] | null;
-  nodeEnv: string;
-  logLevel: string;
 }
 
 function readSettings(): Settings {
@@ -52,123 +45,6 @@ function readSettings(): Settings {
     nodeEnv: 'production',
     // Request logging off in the service as in the ceilings; warnings and errors still logged.
     logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
-  };
-}
-
-const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
-
-/** Where the bench's data lives: the embedded server in a fresh DATA_DIR, or a fresh database. */
-interface Workspace {
-  dataDir: string;
-  databaseUrl: string;
-  embedded: EmbeddedDatabase | null;
-  /** Stops the embedded server (the start-up measurement starts it again through the service). */
-  stopEmbedded(): Promise<void>;
-  dispose(): Promise<void>;
-}
-
-async function openWorkspace(settings: Settings): Promise<Workspace> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trustfare-bench-'));
-  const removeDir = () => (settings.keep ? progress(`kept ${dataDir}`) : rmSync(dataDir, { recursive: true, force: true }));
-  if (settings.externalUrl) {
-    const name = `trustfare_bench_${randomBytes(4).toString('hex')}`;
-    const admin = createDb(settings.externalUrl, 1);
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.close();
-    const url = new URL(settings.externalUrl);
-    url.pathname = `/${name}`;
-    return {
-      dataDir,
-      databaseUrl: url.toString(),
-      embedded: null,
-      stopEmbedded: async () => undefined,
-      async dispose() {
-        if (settings.keep) {
-          progress(`kept database ${name} and ${dataDir}`);
-          return;
-        }
-        const cleanup = createDb(settings.externalUrl!, 1);
-        await cleanup.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => cleanup.close());
-        removeDir();
-      },
-    };
-  }
-  // The service started with this DATA_DIR finds the running cluster and connects to it, so the
-  // bench knows the URL and the service still runs its embedded-database code path.
-  let embedded: EmbeddedDatabase | null = await startEmbeddedPostgres(dataDir);
-  const workspace: Workspace = {
-    dataDir,
-    databaseUrl: embedded.url,
-    embedded,
-    async stopEmbedded() {
-      await embedded?.stop();
-      embedded = null;
-    },
-    async dispose() {
-      await workspace.stopEmbedded();
-      removeDir();
-    },
-  };
-  return workspace;
-}
-
-interface Service {
-  child: Child;
-  baseUrl: string;
-  msToReady: number;
-}
-
-const secrets = () => {
-  const key = () => randomBytes(32).toString('base64');
-  return { JWT_SECRET: key(), CARD_KEYS: `bench:${key()}`, CARD_FINGERPRINT_KEY: key(), SIGNING_SECRET: key() };
-};
-
-async function startService(settings: Settings, workspace: Workspace, workers: number, label: string, serviceSecrets: Record<string, string>): Promise<Service> {
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    ...serviceSecrets,
-    NODE_ENV: settings.nodeEnv,
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    BASE_URL: baseUrl,
-    DATA_DIR: workspace.dataDir,
-    DATABASE_URL: settings.externalUrl ? workspace.databaseUrl : undefined,
-    WORKERS: String(workers),
-    LOG_LEVEL: settings.logLevel,
-    // The bench is one client hammering one token: the per-token rate limit must not apply.
-    RATE_LIMIT_PER_MINUTE: '10000000',
-  };
-  const startedAtMs = performance.now();
-  // e.g. BENCH_SERVICE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the service only.
-  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = startChild(process.execPath, [...nodeArgs, path.join(root, 'dist/server.js')], { env, cwd: root, logFile: path.join(workspace.dataDir, `service-${label}.log`) });
-  const msToReady = await waitForOk(`${baseUrl}/readyz`, { startedAtMs, timeoutMs: 120_000, child });
-  return { child, baseUrl, msToReady };
-}
-
-async function stopService(service: Service, problems: string[], label: string): Promise<void> {
-  const code = await service.child.stop();
-  if (code !== 0) problems.push(`${label}: the service exited with ${code} on SIGTERM (log: ${service.child.logFile})\n${tail(service.child.logFile)}`);
-}
-
-/** The ceiling server: its own process, same database server, same pool size as the service. */
-async function startCeiling(workspace: Workspace): Promise<{ child: Child; baseUrl: string; setPayload(name: string, status: number, body: unknown): Promise<void> }> {
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const child = startChild(process.execPath, ['--import', 'tsx', path.join(root, 'bench/ceiling-server.ts')], {
-    env: { ...process.env, PORT: String(port), DATABASE_URL: workspace.databaseUrl, POOL_SIZE: String(limits.dbPoolSize), NODE_ENV: 'production' },
-    cwd: root,
-    logFile: path.join(workspace.dataDir, 'ceiling.log'),
-  });
-  await waitForOk(`${baseUrl}/ready`, { startedAtMs: performance.now(), timeoutMs: 60_000, child });
-  return {
-    child,
-    baseUrl,
-    async setPayload(name, status, body) {
-      await callOk(baseUrl, 'PUT', `/payloads/${name}`, { body: { status, body } });
-    },
   };
 }
 
@@ -267,7 +143,7 @@ class Runs {
   constructor(
     private readonly settings: Settings,
     private readonly service: Service,
-    private readonly ceiling: Awaited<ReturnType<typeof startCeiling>>,
+    private readonly ceiling: Ceiling,
     private readonly tenant: Tenant,
     private readonly db: Db,
   ) {}
@@ -421,16 +297,13 @@ class Runs {
 
   /** Unpaid bookings of the bench site (left by POST booking), topped up through the API. */
   private async freshBookings(count: number): Promise<number[]> {
-    const excluded = Number(this.getBookingPath.split('/').pop());
-    let ids = (await unpaidBookingIds(this.db, this.tenant)).filter((id) => id !== excluded);
-    if (ids.length < count) {
-      progress(`creating ${count - ids.length} bookings for the retained purchases`);
-      const body = JSON.stringify(bookingInput(this.tenant));
-      await sendMany({ name: 'create bookings', description: '', baseUrl: this.service.baseUrl, method: 'POST', path: `${this.tenant.apiPrefix}/bookings`, headers: this.tenant.headers, body, requestBytes: 0, responseBytes: 0 }, this.settings.connections, count - ids.length);
-      ids = (await unpaidBookingIds(this.db, this.tenant)).filter((id) => id !== excluded);
-    }
     // Statistics for these rows come from the ANALYZE after the scenario's warm-up (runService).
-    return ids.slice(0, count);
+    return freshBookingIds(this.db, this.service.baseUrl, this.tenant, {
+      count,
+      excludedId: Number(this.getBookingPath.split('/').pop()),
+      connections: this.settings.connections,
+      onCreate: (missing) => progress(`creating ${missing} bookings for the retained purchases`),
+    });
   }
 }
 

@@ -1,8 +1,9 @@
-// `npm run bench` (after the build): loads the TypeScript harness through tsx. See bench/main.ts.
+// `npm run bench` (after the build): loads the TypeScript harness through tsx. See bench/main.ts;
+// `npm run bench:serve` (argument `serve`): bench/serve.ts.
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = await import('./main.ts');
+const { main } = await import(process.argv[2] === 'serve' ? './serve.ts' : './main.ts');
 try {
   process.exit(await main());
 } catch (error) {

@@ -1,0 +1,99 @@
+// `npm run bench:serve`: the bench's service and ceiling server with its tenant and data, left
+// running so another load generator can replay the scenarios (docs/performance.md "Replaying
+// with another load generator"). Writes the replay kit (replay-kit.ts) and prints where.
+//
+// Settings (environment): DATABASE_URL (as `npm run bench`), WORKERS (default 1),
+// BENCH_REPLAY_PURCHASES fresh bookings for POST retained_purchase (default 20000),
+// BENCH_REPLAY_HISTORY purchases made before ANALYZE (default 2000; see below),
+// BENCH_REPLAY_DIR (default $TMPDIR/trustfare-replay), BENCH_KEEP=1, BENCH_LOG_LEVEL.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createDb, type Db } from '../src/storage/db.js';
+import { bookingInput, callOk, createTenant, freshBookingIds, retainedPurchaseInput, vaultTestCard } from './fixtures.js';
+import { sendMany } from './load.js';
+import type { Child } from './processes.js';
+import { replayKit } from './replay-kit.js';
+import { openWorkspace, progress, root, secrets, startCeiling, startService, type StackSettings } from './stack.js';
+
+const purchasesMax = 1_000_000;
+
+export async function main(): Promise<number> {
+  const settings: StackSettings = { externalUrl: process.env.DATABASE_URL || undefined, keep: process.env.BENCH_KEEP === '1', nodeEnv: 'production', logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn' };
+  const purchases = Number(process.env.BENCH_REPLAY_PURCHASES ?? 20_000);
+  if (!Number.isSafeInteger(purchases) || purchases < 1 || purchases > purchasesMax) throw new Error(`BENCH_REPLAY_PURCHASES must be an integer from 1 to ${purchasesMax}`);
+  const history = Number(process.env.BENCH_REPLAY_HISTORY ?? 2_000);
+  if (!Number.isSafeInteger(history) || history < 0 || history > purchasesMax) throw new Error(`BENCH_REPLAY_HISTORY must be an integer from 0 to ${purchasesMax}`);
+  const workers = Number(process.env.WORKERS ?? 1);
+  const directory = path.resolve(process.env.BENCH_REPLAY_DIR ?? path.join(os.tmpdir(), 'trustfare-replay'));
+  const workspace = await openWorkspace(settings);
+  const children: Child[] = [];
+  let db: Db | null = null;
+  try {
+    const service = await startService(settings, workspace, workers, 'serve', secrets());
+    children.push(service.child);
+    db = createDb(workspace.databaseUrl, 2);
+    const tenant = await createTenant(db, service.baseUrl);
+    const ceiling = await startCeiling(workspace);
+    children.push(ceiling.child);
+
+    const bookingBody = JSON.stringify(bookingInput(tenant));
+    const getBooking = await callOk(service.baseUrl, 'POST', `${tenant.apiPrefix}/bookings`, { headers: tenant.headers, body: JSON.parse(bookingBody) });
+    const getBookingId = Number(getBooking.json.id);
+    const getAnswer = await callOk(service.baseUrl, 'GET', `${tenant.apiPrefix}/bookings/${getBookingId}`, { headers: tenant.headers });
+    await ceiling.setPayload('get-booking', 200, getAnswer.json);
+
+    const vaultTransactionId = await vaultTestCard(service.baseUrl, tenant);
+    const bookingIds = await freshBookingIds(db, service.baseUrl, tenant, {
+      count: history + purchases + 1, excludedId: getBookingId, connections: 50, onCreate: (missing) => progress(`creating ${missing} bookings`),
+    });
+    const bodies = bookingIds.map((bookingId) => JSON.stringify(retainedPurchaseInput(tenant, { bookingId, vaultTransactionId })));
+    // One purchase now: its answer is what the ceiling's /tx sends back.
+    const sample = await callOk(service.baseUrl, 'POST', `${tenant.apiPrefix}/transactions`, { headers: { ...tenant.headers, 'idempotency-key': `replay-sample-${randomBytes(6).toString('hex')}` }, body: JSON.parse(bodies[0]!) });
+    await ceiling.setPayload('post-retained-purchase', sample.status, sample.json);
+    // A database with history, as `npm run bench` has after its warm-ups and any installation
+    // has once autovacuum ran: some purchases, then ANALYZE. Without it the prepared
+    // statements keep plans made for empty tables (docs/performance.md, finding 1).
+    let next = 1;
+    if (history > 0) {
+      progress(`making ${history} purchases of history`);
+      const path = `${tenant.apiPrefix}/transactions`;
+      const body = () => ({ body: bodies[next]!, headers: { 'idempotency-key': `replay-history-${randomBytes(6).toString('hex')}-${next++}` } });
+      await sendMany({ name: 'history', description: '', baseUrl: service.baseUrl, method: 'POST', path, headers: tenant.headers, body, requestBytes: 0, responseBytes: 0 }, 50, history);
+    }
+    await db.query('ANALYZE');
+
+    const files = replayKit({
+      serviceUrl: service.baseUrl, ceilingUrl: ceiling.baseUrl, authorization: tenant.headers.authorization, apiPrefix: tenant.apiPrefix, getBookingId, bookingBody,
+      // Bodies from `next` on: none of them was sent (the history took those before).
+      retainedPurchaseBodies: bodies.slice(next), runId: randomBytes(4).toString('hex'), directory, scriptsDirectory: path.join(root, 'bench/replay'), listPerPage: 20,
+    });
+    rmSync(directory, { recursive: true, force: true });
+    mkdirSync(directory, { recursive: true });
+    for (const [name, content] of Object.entries(files)) writeFileSync(path.join(directory, name), content);
+    process.stdout.write(`${files['README.txt']}\nReplay kit: ${directory}\n`);
+    await stopped(children);
+    return 0;
+  } finally {
+    for (const child of children) await child.stop(5_000);
+    await db?.close();
+    await workspace.dispose();
+  }
+}
+
+/** Until SIGINT or SIGTERM, or until the service or the ceiling server exits on its own. */
+function stopped(children: Child[]): Promise<void> {
+  return new Promise((resolve) => {
+    let stopping = false;
+    const done = (reason: string) => {
+      if (stopping) return;
+      stopping = true;
+      progress(`stopping (${reason})`);
+      resolve();
+    };
+    process.once('SIGINT', () => done('SIGINT'));
+    process.once('SIGTERM', () => done('SIGTERM'));
+    for (const child of children) void child.exited.then((code) => done(`${child.logFile}: exited with ${code}`));
+  });
+}
