@@ -1,5 +1,6 @@
 // The bench tenant: a site, a member_admin user and an API token (inserted like the tests do),
 // then a test channel and a vaulted sandbox card made through the API itself.
+import { randomBytes } from 'node:crypto';
 import type { Db } from '../src/storage/db.js';
 import { createSite } from '../test/support/fixtures.js';
 import { sendMany } from './load.js';
@@ -92,6 +93,18 @@ export function retainedPurchaseInput(tenant: Tenant, options: { bookingId: numb
 }
 
 export const bookingTotalCents = 125_000;
+
+/**
+ * One retained purchase through the API with an Idempotency-Key (`<keyPrefix><random>`); its
+ * answer is what the ceilings send back. Throws unless it ended `complete`: a sample that did
+ * not would make every figure compare the wrong path.
+ */
+export async function samplePurchase(baseUrl: string, tenant: Tenant, options: { body: string; keyPrefix: string }): Promise<ApiAnswer> {
+  const headers = { ...tenant.headers, 'idempotency-key': `${options.keyPrefix}${randomBytes(6).toString('hex')}` };
+  const sample = await callOk(baseUrl, 'POST', `${tenant.apiPrefix}/transactions`, { headers, body: JSON.parse(options.body) });
+  if (sample.json.status !== 'complete') throw new Error(`the sample retained_purchase is ${sample.json.status}: ${sample.text.slice(0, 500)}`);
+  return sample;
+}
 
 /** Ids of this site's bookings that nothing has paid yet, oldest first. */
 export async function unpaidBookingIds(db: Db, tenant: Tenant): Promise<number[]> {

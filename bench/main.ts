@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { limits } from '../src/limits.js';
 import { createDb, type Db } from '../src/storage/db.js';
-import { bookingInput, callOk, createTenant, freshBookingIds, retainedPurchaseInput, vaultTestCard, type Tenant } from './fixtures.js';
+import { bookingInput, callOk, createTenant, freshBookingIds, retainedPurchaseInput, samplePurchase, vaultTestCard, type Tenant } from './fixtures.js';
 import { waitForInFlight } from './in-flight.js';
 import { measure, type LoadOptions, type Measurement, type Scenario } from './load.js';
 import { childPids, commandLine, residentBytes, type Child } from './processes.js';
@@ -222,8 +222,7 @@ class Runs {
     const vaultTransactionId = await vaultTestCard(this.service.baseUrl, this.tenant);
     const [sampleBooking] = await this.freshBookings(1);
     const sampleBody = JSON.stringify(retainedPurchaseInput(this.tenant, { bookingId: sampleBooking!, vaultTransactionId }));
-    const sample = await callOk(this.service.baseUrl, 'POST', path, { headers: { ...this.tenant.headers, 'idempotency-key': `bench-sample-${randomBytes(6).toString('hex')}` }, body: JSON.parse(sampleBody) });
-    if (sample.json.status !== 'complete') throw new Error(`the sample retained_purchase is ${sample.json.status}: ${sample.text.slice(0, 500)}`);
+    const sample = await samplePurchase(this.service.baseUrl, this.tenant, { body: sampleBody, keyPrefix: 'bench-sample-' });
     const json = await this.bareJson('bare JSON (POST retained_purchase)', 'post-retained-purchase', 'POST', sample.status, sample.text, sampleBody);
     const txScenario = { name: 'bare 3-statement tx', description: 'bare Fastify route: BEGIN; SELECT FOR UPDATE; INSERT; UPDATE; COMMIT', method: 'POST', path: '/tx', body: sampleBody, requestBytes: bytes(sampleBody), responseBytes: bytes(sample.text) } as const;
     const tx = await this.runCeiling(txScenario);

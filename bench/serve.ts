@@ -11,7 +11,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createDb, type Db } from '../src/storage/db.js';
-import { bookingInput, callOk, createTenant, freshBookingIds, retainedPurchaseInput, vaultTestCard } from './fixtures.js';
+import { bookingInput, callOk, createTenant, freshBookingIds, retainedPurchaseInput, samplePurchase, vaultTestCard } from './fixtures.js';
 import { sendMany } from './load.js';
 import type { Child } from './processes.js';
 import { replayKit } from './replay-kit.js';
@@ -50,7 +50,7 @@ export async function main(): Promise<number> {
     });
     const bodies = bookingIds.map((bookingId) => JSON.stringify(retainedPurchaseInput(tenant, { bookingId, vaultTransactionId })));
     // One purchase now: its answer is what the ceiling's /tx sends back.
-    const sample = await callOk(service.baseUrl, 'POST', `${tenant.apiPrefix}/transactions`, { headers: { ...tenant.headers, 'idempotency-key': `replay-sample-${randomBytes(6).toString('hex')}` }, body: JSON.parse(bodies[0]!) });
+    const sample = await samplePurchase(service.baseUrl, tenant, { body: bodies[0]!, keyPrefix: 'replay-sample-' });
     await ceiling.setPayload('post-retained-purchase', sample.status, sample.json);
     // A database with history, as `npm run bench` has after its warm-ups and any installation
     // has once autovacuum ran: some purchases, then ANALYZE. Without it the prepared
