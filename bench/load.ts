@@ -1,5 +1,6 @@
 // Drives one scenario with autocannon: a warm-up run (discarded), then the measured run.
 import autocannon from 'autocannon';
+import { cpuUse, readCpuSample, type CpuUse } from './cpu.js';
 
 export interface Scenario {
   name: string;
@@ -22,6 +23,8 @@ export interface LoadOptions {
   durationSeconds: number;
   /** Runs between the warm-up and the measured run (the service runs: ANALYZE, see main.ts). */
   afterWarmup?: () => Promise<void>;
+  /** The process answering (the service's primary or the ceiling server): its CPU is the server's. */
+  serverPid?: number;
 }
 
 export interface Measurement {
@@ -42,12 +45,16 @@ export interface Measurement {
   timeouts: number;
   non2xx: number;
   statusCodes: Record<string, number>;
+  /** CPU per request of the measured run by role (bench/cpu.ts); null without /proc or a server pid. */
+  cpu: CpuUse | null;
 }
 
 export async function measure(scenario: Scenario, options: LoadOptions): Promise<Measurement> {
   if (options.warmupSeconds > 0) await run(scenario, options.connections, options.warmupSeconds);
   await options.afterWarmup?.();
+  const before = options.serverPid === undefined ? null : readCpuSample(options.serverPid);
   const result = await run(scenario, options.connections, options.durationSeconds);
+  const after = before && readCpuSample(options.serverPid!);
   const statusCodes: Record<string, number> = {};
   for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = stats.count ?? 0;
   return {
@@ -68,6 +75,7 @@ export async function measure(scenario: Scenario, options: LoadOptions): Promise
     timeouts: result.timeouts,
     non2xx: result.non2xx,
     statusCodes,
+    cpu: before && after ? cpuUse(before, after, result.requests.total) : null,
   };
 }
 

@@ -152,15 +152,16 @@ class Runs {
     return this.scenarios.find((scenario) => scenario.name === name);
   }
 
-  private async run(scenario: Omit<Scenario, 'baseUrl'>, baseUrl: string, afterWarmup?: () => Promise<void>): Promise<Measurement> {
+  /** `server` answers the requests; its process (and its cluster workers) is the server in the CPU figures. */
+  private async run(scenario: Omit<Scenario, 'baseUrl'>, server: { baseUrl: string; child: Child }, afterWarmup?: () => Promise<void>): Promise<Measurement> {
     progress(`${scenario.name}: ${this.settings.warmupSeconds} s warm-up, ${this.settings.durationSeconds} s measured`);
-    const measurement = await measure({ ...scenario, baseUrl }, { ...this.settings, ...(afterWarmup ? { afterWarmup } : {}) });
+    const measurement = await measure({ ...scenario, baseUrl: server.baseUrl }, { ...this.settings, serverPid: server.child.pid, ...(afterWarmup ? { afterWarmup } : {}) });
     progress(`${scenario.name}: ${measurement.requestsPerSecond.toFixed(0)} req/s, p99 ${measurement.latencyP99Ms} ms, ${measurement.non2xx} non-2xx, ${measurement.errors} errors`);
     return measurement;
   }
 
   private async runCeiling(scenario: Omit<Scenario, 'baseUrl'>): Promise<Measurement> {
-    const measurement = await this.run(scenario, this.ceiling.baseUrl);
+    const measurement = await this.run(scenario, this.ceiling);
     this.ceilings.push(measurement);
     return measurement;
   }
@@ -172,7 +173,7 @@ class Runs {
     // the prepared statements' cached plans are those of a database with history, not of an
     // empty one (seq scans that grow with every row).
     const analyze = async () => void (await this.db.query('ANALYZE'));
-    const measurement = await this.run({ ...scenario, headers: this.tenant.headers }, this.service.baseUrl, analyze);
+    const measurement = await this.run({ ...scenario, headers: this.tenant.headers }, this.service, analyze);
     const result = compare(measurement, Array.isArray(ceilings) ? ceilings : await ceilings());
     this.scenarios.push(result);
     return result;
@@ -278,7 +279,7 @@ class Runs {
       if (workerPids.length !== 2) problems.push(`WORKERS=2: expected 2 worker processes, found ${workerPids.length}`);
       const idleWorkerRssBytes = Math.max(...workerPids.map(residentBytes));
       const idlePrimaryRssBytes = residentBytes(service.child.pid);
-      const measurement = await this.run({ name: 'GET booking (WORKERS=2)', description: 'GET bookings/{id} with two workers', method: 'GET', path: this.getBookingPath, headers: this.tenant.headers, requestBytes: 0, responseBytes: this.scenario('GET booking')!.responseBytes }, service.baseUrl);
+      const measurement = await this.run({ name: 'GET booking (WORKERS=2)', description: 'GET bookings/{id} with two workers', method: 'GET', path: this.getBookingPath, headers: this.tenant.headers, requestBytes: 0, responseBytes: this.scenario('GET booking')!.responseBytes }, service);
       this.scenarios.push(compare(measurement, this.ceilings.filter((ceiling) => ceiling.name === 'bare PK select')));
       return { getBookingRps: measurement.requestsPerSecond, idleWorkerRssBytes, idlePrimaryRssBytes };
     } finally {

@@ -1,5 +1,6 @@
 // The summary table and bench/results.json.
 import { writeFileSync } from 'node:fs';
+import { combineCpuUse } from './cpu.js';
 import type { Measurement } from './load.js';
 
 export interface Comparison {
@@ -66,6 +67,7 @@ export function combine(name: string, runs: Measurement[]): Measurement {
     timeouts: total((run) => run.timeouts),
     non2xx: total((run) => run.non2xx),
     statusCodes,
+    cpu: combineCpuUse(runs),
   };
 }
 
@@ -99,12 +101,21 @@ function measurementRow(measurement: Measurement, extra: string): string[] {
     fixed(measurement.latencyP99Ms, 1),
     String(measurement.errors + measurement.timeouts),
     String(measurement.non2xx),
+    cpuCell(measurement),
     extra,
   ];
 }
 
+/** Machine CPU µs per request, then the server's, PostgreSQL's and the load generator's shares. */
+function cpuCell(measurement: Measurement): string {
+  const cpu = measurement.cpu;
+  if (!cpu) return '-';
+  return `${fixed(cpu.machineUsPerRequest)} (${fixed(cpu.serverUsPerRequest)}/${fixed(cpu.postgresUsPerRequest)}/${fixed(cpu.loadGeneratorUsPerRequest)})`;
+}
+
+
 export function summary(results: Results): string {
-  const header = ['scenario', 'conns', 'req B', 'resp B', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'ratio to ceiling'];
+  const header = ['scenario', 'conns', 'req B', 'resp B', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'CPU us/req (server/pg/load)', 'ratio to ceiling'];
   const rows = [
     ...results.ceilings.map((ceiling) => measurementRow(ceiling, '(ceiling)')),
     ...results.scenarios.map((scenario) => measurementRow(scenario, scenario.comparisons.map((comparison) => `${fixed(comparison.ratio, 2)} of ${comparison.ceiling}`).join('; '))),
@@ -114,6 +125,8 @@ export function summary(results: Results): string {
     `${results.settings.connections} connections, ${results.settings.warmupSeconds} s warm-up + ${results.settings.durationSeconds} s per scenario, database ${results.settings.database}, NODE_ENV=${results.settings.nodeEnv}, LOG_LEVEL=${results.settings.logLevel}, WORKERS=${results.settings.workers}, pool ${results.settings.poolSizePerProcess}/process`,
     '',
     table(header, rows),
+    'CPU us/req: core time per request over the measured run, the whole machine (kernel included), then the server process(es), PostgreSQL and the load generator.',
+    ...stealNote(results),
     '',
   ];
   for (const goal of results.targets) {
@@ -125,6 +138,12 @@ export function summary(results: Results): string {
   if (results.startup) lines.push(`start-up: node dist/server.js to first /readyz 200 (existing data directory, database included): ${fixed(results.startup.oneWorkerMsToReady)} ms with WORKERS=1, ${fixed(results.startup.twoWorkersMsToReady)} ms with WORKERS=2`);
   lines.push(results.ok ? 'result: OK (no errors, no non-2xx answers)' : `result: FAILED\n  ${results.problems.join('\n  ')}`);
   return lines.join('\n');
+}
+
+/** The hypervisor's share, when it took a noticeable part of the cores during some run. */
+function stealNote(results: Results): string[] {
+  const steal = Math.max(0, ...[...results.ceilings, ...results.scenarios].map((measurement) => measurement.cpu?.stealShare ?? 0));
+  return steal >= 0.01 ? [`steal: the hypervisor took up to ${fixed(steal * 100)} % of core time during a run (other guests): expect req/s to move between runs`] : [];
 }
 
 function mib(bytes: number): string {
