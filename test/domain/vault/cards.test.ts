@@ -144,11 +144,13 @@ describe('vault rules', () => {
 describe('stored card data', () => {
   it('is bound to its site: moving a row to another site makes it unreadable', async () => {
     const other = await createSite(t.db);
+    // The database keeps a card on a channel of its own site (migration 015): move both.
+    const otherChannel = await createChannel(t.db, other.siteId);
     const { card } = await capture({ pan: '5105105105105100' });
-    await t.db.query('UPDATE cards SET site_id = $2 WHERE id = $1', [card.id, other.siteId]);
+    await t.db.query('UPDATE cards SET site_id = $2, channel_id = $3 WHERE id = $1', [card.id, other.siteId, otherChannel]);
     const moved = await cardById(t.db, other.siteId, card.id);
     await expect(openCard(t.db, t.context.vault, moved!)).rejects.toBeInstanceOf(CardDecryptionError);
-    await t.db.query('UPDATE cards SET site_id = $2 WHERE id = $1', [card.id, site.siteId]);
+    await t.db.query('UPDATE cards SET site_id = $2, channel_id = $3 WHERE id = $1', [card.id, site.siteId, testChannel]);
   });
 
   it('holds no PAN and no CVV anywhere in the database after captures', async () => {
