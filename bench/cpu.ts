@@ -113,7 +113,7 @@ export function cpuUse(before: CpuSample, after: CpuSample, requests: number): C
   };
 }
 
-/** Requests-weighted CPU use of several runs (the ceilings measured before and after a scenario). */
+/** Requests-weighted CPU use of several runs (the slices of an interleaved measurement). */
 export function combineCpuUse(runs: { cpu: CpuUse | null; requests: number }[]): CpuUse | null {
   if (runs.some((run) => run.cpu === null)) return null;
   const requests = runs.reduce((sum, run) => sum + run.requests, 0);

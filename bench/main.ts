@@ -2,7 +2,8 @@
 //
 // Settings (environment): BENCH_DURATION seconds per measured run (default 10), BENCH_WARMUP
 // seconds of discarded warm-up before each (default 3), BENCH_CONNECTIONS (default 50),
-// BENCH_LIST_PER_PAGE (default 20), DATABASE_URL (an external PostgreSQL server: the bench
+// BENCH_LIST_PER_PAGE (default 20), BENCH_SLICES (slices per side of the two target scenarios
+// and their ceilings, measured interleaved: default 4), DATABASE_URL (an external PostgreSQL server: the bench
 // creates and drops its own database there; default: the embedded PostgreSQL in a fresh
 // DATA_DIR under /tmp), BENCH_KEEP=1 keeps that directory (and the external database), BENCH_STRICT=1 also fails on a
 // missed target, BENCH_ONLY=get,retained,post,list,workers,startup runs only those groups
@@ -11,17 +12,20 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { limits } from '../src/limits.js';
 import { createDb, type Db } from '../src/storage/db.js';
 import { bookingInput, callOk, createTenant, freshBookingIds, retainedPurchaseInput, samplePurchase, vaultTestCard, type Tenant } from './fixtures.js';
 import { waitForInFlight } from './in-flight.js';
-import { measure, type LoadOptions, type Measurement, type Scenario } from './load.js';
+import { measure, measureInterleaved, type LoadOptions, type Measurement, type Scenario } from './load.js';
 import { childPids, commandLine, residentBytes, type Child } from './processes.js';
 import { openWorkspace, progress, root, secrets, startCeiling, startService, stopService, type Ceiling, type Service, type StackSettings, type Workspace } from './stack.js';
 import { combine, compare, summary, target, writeResults, type Results, type ScenarioResult } from './report.js';
 
 interface Settings extends LoadOptions, StackSettings {
   listPerPage: number;
+  /** Slices per side of an interleaved measurement (load.ts `measureInterleaved`). */
+  slices: number;
   strict: boolean;
   /** BENCH_ONLY=get,retained,post,list,workers,startup: run only these groups (development). */
   only: string[] | null;
@@ -38,6 +42,7 @@ function readSettings(): Settings {
     warmupSeconds: number('BENCH_WARMUP', 3),
     connections: number('BENCH_CONNECTIONS', 50),
     listPerPage: number('BENCH_LIST_PER_PAGE', 20),
+    slices: Math.max(1, Math.round(number('BENCH_SLICES', 4))),
     externalUrl: process.env.DATABASE_URL || undefined,
     keep: process.env.BENCH_KEEP === '1',
     strict: process.env.BENCH_STRICT === '1',
@@ -48,10 +53,13 @@ function readSettings(): Settings {
   };
 }
 
-/** The name of a ceiling measured before and after its scenario (Runs.runBracketed). */
-function bracketedName(ceiling: string): string {
-  return `${ceiling}, before and after`;
+/** The name of a ceiling measured in slices interleaved with its scenario's (Runs.runInterleaved). */
+function interleavedName(ceiling: string): string {
+  return `${ceiling}, interleaved`;
 }
+
+/** Between two slices: the few requests autocannon left in flight answer within milliseconds. */
+const settleMs = 200;
 
 function bytes(text: string): number {
   return Buffer.byteLength(text);
@@ -96,8 +104,8 @@ export async function main(): Promise<number> {
       }
     }
     const targets = [
-      target(runs.scenario('POST retained_purchase'), bracketedName('bare 3-statement tx'), 0.8, 50),
-      target(runs.scenario('GET booking'), bracketedName('bare PK select'), 0.8, null),
+      target(runs.scenario('POST retained_purchase'), interleavedName('bare 3-statement tx'), 0.8, 50),
+      target(runs.scenario('GET booking'), interleavedName('bare PK select'), 0.8, null),
     ].filter((goal) => goal !== null);
     if (settings.strict) for (const goal of targets) if (!goal.met) problems.push(`target missed: ${goal.scenario}`);
 
@@ -116,6 +124,7 @@ export async function main(): Promise<number> {
         workers: 1,
         poolSizePerProcess: limits.dbPoolSize,
         listPerPage: settings.listPerPage,
+        slices: settings.slices,
       },
       ceilings: runs.ceilings,
       scenarios: runs.scenarios,
@@ -156,7 +165,7 @@ class Runs {
   private async run(scenario: Omit<Scenario, 'baseUrl'>, server: { baseUrl: string; child: Child }, afterWarmup?: () => Promise<void>): Promise<Measurement> {
     progress(`${scenario.name}: ${this.settings.warmupSeconds} s warm-up, ${this.settings.durationSeconds} s measured`);
     const measurement = await measure({ ...scenario, baseUrl: server.baseUrl }, { ...this.settings, serverPid: server.child.pid, ...(afterWarmup ? { afterWarmup } : {}) });
-    progress(`${scenario.name}: ${measurement.requestsPerSecond.toFixed(0)} req/s, p99 ${measurement.latencyP99Ms} ms, ${measurement.non2xx} non-2xx, ${measurement.errors} errors`);
+    progress(`${scenario.name}: ${measurement.requestsPerSecond.toFixed(0)} req/s, p99 ${measurement.latencyP99Ms.toFixed(1)} ms, ${measurement.non2xx} non-2xx, ${measurement.errors} errors`);
     return measurement;
   }
 
@@ -166,30 +175,42 @@ class Runs {
     return measurement;
   }
 
-  /** `ceilings` may be measured after the scenario (runBracketed). */
-  private async runService(scenario: Omit<Scenario, 'baseUrl' | 'headers'>, ceilings: Measurement[] | (() => Promise<Measurement[]>)): Promise<ScenarioResult> {
-    // The warm-up wrote thousands of rows into tables that were empty (transactions, ledger,
-    // outbox): give the planner statistics, as autovacuum has in any running installation, so
-    // the prepared statements' cached plans are those of a database with history, not of an
-    // empty one (seq scans that grow with every row).
-    const analyze = async () => void (await this.db.query('ANALYZE'));
-    const measurement = await this.run({ ...scenario, headers: this.tenant.headers }, this.service, analyze);
-    const result = compare(measurement, Array.isArray(ceilings) ? ceilings : await ceilings());
+  // The warm-up wrote thousands of rows into tables that were empty (transactions, ledger,
+  // outbox): give the planner statistics, as autovacuum has in any running installation, so
+  // the prepared statements' cached plans are those of a database with history, not of an
+  // empty one (seq scans that grow with every row).
+  private readonly analyze = async () => void (await this.db.query('ANALYZE'));
+
+  private async runService(scenario: Omit<Scenario, 'baseUrl' | 'headers'>, ceilings: Measurement[]): Promise<ScenarioResult> {
+    const measurement = await this.run({ ...scenario, headers: this.tenant.headers }, this.service, this.analyze);
+    const result = compare(measurement, ceilings);
     this.scenarios.push(result);
     return result;
   }
 
   /**
-   * A target scenario between two runs of its ceiling (`before`, already measured, and one more
-   * right after), compared with both together (`combine`, report.ts) and with `others`.
+   * A target scenario and its ceiling in interleaved slices (load.ts `measureInterleaved`), each
+   * side then taken together; the scenario is compared with that ceiling and with `others`.
+   * `settle` runs after each of the scenario's slices (default: a short pause).
    */
-  private async runBracketed(scenario: Omit<Scenario, 'baseUrl' | 'headers'>, before: Measurement, ceilingScenario: Omit<Scenario, 'baseUrl'>, others: Measurement[]): Promise<ScenarioResult> {
-    return this.runService(scenario, async () => {
-      const after = await this.runCeiling({ ...ceilingScenario, name: `${before.name} (after)` });
-      const both = combine(bracketedName(before.name), [before, after]);
-      this.ceilings.push(both);
-      return [both, ...others];
-    });
+  private async runInterleaved(scenario: Omit<Scenario, 'baseUrl' | 'headers'>, ceilingScenario: Omit<Scenario, 'baseUrl'>, others: Measurement[], settle?: () => Promise<void>): Promise<ScenarioResult> {
+    const { connections, warmupSeconds, durationSeconds, slices } = this.settings;
+    progress(`${scenario.name} and ${ceilingScenario.name}: ${warmupSeconds} s warm-up each, then ${slices} slices of ${(durationSeconds / slices).toFixed(1)} s each, interleaved`);
+    const pause = () => sleep(settleMs);
+    const runs = await measureInterleaved(
+      { scenario: { ...ceilingScenario, baseUrl: this.ceiling.baseUrl }, serverPid: this.ceiling.child.pid, afterSlice: pause },
+      { scenario: { ...scenario, headers: this.tenant.headers, baseUrl: this.service.baseUrl }, serverPid: this.service.child.pid, afterWarmup: this.analyze, afterSlice: settle ?? pause },
+      { connections, warmupSeconds, durationSeconds, slices },
+    );
+    const ceilingName = interleavedName(ceilingScenario.name);
+    const ceiling = combine(runs.ceiling, { name: ceilingName, description: `${ceilingScenario.description}; ${slices} slices interleaved with ${scenario.name}'s` });
+    this.ceilings.push(ceiling);
+    const result = compare(combine(runs.scenario, { name: scenario.name, description: `${scenario.description}; ${slices} slices interleaved with ${ceilingName}'s` }), [ceiling, ...others]);
+    this.scenarios.push(result);
+    for (const measurement of [ceiling, result]) {
+      progress(`${measurement.name}: ${measurement.requestsPerSecond.toFixed(0)} req/s (slices ${measurement.slicesRequestsPerSecond!.map((rate) => rate.toFixed(0)).join(', ')}), p99 ${measurement.latencyP99Ms.toFixed(1)} ms, ${measurement.non2xx} non-2xx, ${measurement.errors} errors`);
+    }
+    return result;
   }
 
   private async bareJson(name: string, payloadName: string, method: 'GET' | 'POST', status: number, response: string, requestBody?: string): Promise<Measurement> {
@@ -203,8 +224,7 @@ class Runs {
     const answer = await callOk(this.service.baseUrl, 'GET', this.getBookingPath, { headers: this.tenant.headers });
     const json = await this.bareJson('bare JSON (GET booking)', 'get-booking', 'GET', 200, answer.text);
     const pkScenario = { name: 'bare PK select', description: 'bare Fastify route: one primary-key select, then the GET booking JSON', method: 'GET', path: `/pk/${created.json.id}`, requestBytes: 0, responseBytes: bytes(answer.text) } as const;
-    const pk = await this.runCeiling(pkScenario);
-    await this.runBracketed({ name: 'GET booking', description: 'GET bookings/{id}', method: 'GET', path: this.getBookingPath, requestBytes: 0, responseBytes: bytes(answer.text) }, pk, pkScenario, [json]);
+    await this.runInterleaved({ name: 'GET booking', description: 'GET bookings/{id}', method: 'GET', path: this.getBookingPath, requestBytes: 0, responseBytes: bytes(answer.text) }, pkScenario, [json]);
   }
 
   async postBooking(): Promise<void> {
@@ -246,13 +266,17 @@ class Runs {
       const index = Math.min(next++, bookings.length - 1);
       return { body: JSON.stringify(retainedPurchaseInput(this.tenant, { bookingId: bookings[index]!, vaultTransactionId })), headers: { 'idempotency-key': `bench-${runId}-${next}` } };
     };
-    await this.runBracketed({ name: 'POST retained_purchase', description: 'POST transactions, retained_purchase of a fresh booking, Idempotency-Key', method: 'POST', path, body, requestBytes: bytes(sampleBody), responseBytes: bytes(sampleAnswer) }, ceilings[0]!, txScenario, ceilings.slice(1));
+    // Requests abandoned by autocannon at the end of a slice still run to their end: wait for
+    // them before the ceiling's slice, and before counting.
+    let quiet = true;
+    const settle = async () => {
+      quiet &&= await waitForInFlight(this.db, {
+        siteId: this.tenant.siteId, keyPrefix: `bench-${runId}-`, transactionType: 'retained_purchase', timeoutMs: limits.processorTimeoutMs + 5_000, pollMs: 50,
+      });
+    };
+    await this.runInterleaved({ name: 'POST retained_purchase', description: 'POST transactions, retained_purchase of a fresh booking, Idempotency-Key', method: 'POST', path, body, requestBytes: bytes(sampleBody), responseBytes: bytes(sampleAnswer) }, txScenario, ceilings.slice(1), settle);
     if (reused > 0) problems.push(`POST retained_purchase: the bench ran out of fresh bookings (${reused} requests reused one)`);
-    // Requests abandoned by autocannon at the end still run to their end: count once they have.
-    const quiet = await waitForInFlight(this.db, {
-      siteId: this.tenant.siteId, keyPrefix: `bench-${runId}-`, transactionType: 'retained_purchase', timeoutMs: limits.processorTimeoutMs + 5_000, pollMs: 250,
-    });
-    if (!quiet) problems.push(`POST retained_purchase: requests still in flight ${(limits.processorTimeoutMs + 5_000) / 1000} s after the run`);
+    if (!quiet) problems.push(`POST retained_purchase: requests still in flight ${(limits.processorTimeoutMs + 5_000) / 1000} s after a slice`);
     // A 201 may still carry a declined or unfinished transaction: every one must be complete.
     const all = await this.countTransactions('transaction_types=retained_purchase');
     const complete = await this.countTransactions('transaction_types=retained_purchase&status=complete');
@@ -267,7 +291,7 @@ class Runs {
     const path = `${this.tenant.apiPrefix}/transactions?per_page=${this.settings.listPerPage}`;
     const answer = await callOk(this.service.baseUrl, 'GET', path, { headers: this.tenant.headers });
     const json = await this.bareJson('bare JSON (GET transactions page)', 'get-transactions', 'GET', 200, answer.text);
-    const pk = this.ceilings.find((ceiling) => ceiling.name === 'bare PK select')!;
+    const pk = this.ceilings.find((ceiling) => ceiling.name === interleavedName('bare PK select'))!;
     await this.runService({ name: 'GET transactions page', description: `GET transactions?per_page=${this.settings.listPerPage}`, method: 'GET', path, requestBytes: 0, responseBytes: bytes(answer.text) }, [pk, json]);
   }
 
@@ -280,7 +304,7 @@ class Runs {
       const idleWorkerRssBytes = Math.max(...workerPids.map(residentBytes));
       const idlePrimaryRssBytes = residentBytes(service.child.pid);
       const measurement = await this.run({ name: 'GET booking (WORKERS=2)', description: 'GET bookings/{id} with two workers', method: 'GET', path: this.getBookingPath, headers: this.tenant.headers, requestBytes: 0, responseBytes: this.scenario('GET booking')!.responseBytes }, service);
-      this.scenarios.push(compare(measurement, this.ceilings.filter((ceiling) => ceiling.name === 'bare PK select')));
+      this.scenarios.push(compare(measurement, this.ceilings.filter((ceiling) => ceiling.name === interleavedName('bare PK select'))));
       return { getBookingRps: measurement.requestsPerSecond, idleWorkerRssBytes, idlePrimaryRssBytes };
     } finally {
       await stopService(service, problems, 'WORKERS=2');

@@ -28,7 +28,7 @@ export interface Results {
   ok: boolean;
   problems: string[];
   machine: { cpus: number; cpuModel: string; memoryBytes: number; os: string; node: string; postgres: string };
-  settings: { durationSeconds: number; warmupSeconds: number; connections: number; database: string; nodeEnv: string; logLevel: string; workers: number; poolSizePerProcess: number; listPerPage: number };
+  settings: { durationSeconds: number; warmupSeconds: number; connections: number; database: string; nodeEnv: string; logLevel: string; workers: number; poolSizePerProcess: number; listPerPage: number; slices: number };
   ceilings: Measurement[];
   scenarios: ScenarioResult[];
   targets: Target[];
@@ -42,12 +42,11 @@ export function compare(scenario: Measurement, ceilings: Measurement[]): Scenari
 }
 
 /**
- * Two runs of one ceiling as one measurement: requests over the summed duration, the mean p50
- * and the worst p99. The target scenarios are measured between two runs of their ceiling and
- * compared with both together, because this machine's speed drifts by up to 2× between runs
- * of the same ceiling a minute apart; a ceiling measured only before made the ratio follow it.
+ * Several runs of one scenario as one measurement: requests over the summed duration, the mean
+ * p50 and the worst p99, with each run's rate kept in `slicesRequestsPerSecond`. Used for the
+ * slices of an interleaved measurement (load.ts `measureInterleaved`).
  */
-export function combine(name: string, runs: Measurement[]): Measurement {
+export function combine(runs: Measurement[], labels: { name: string; description: string }): Measurement {
   const total = (pick: (run: Measurement) => number) => runs.reduce((sum, run) => sum + pick(run), 0);
   const statusCodes: Record<string, number> = {};
   for (const run of runs) for (const [code, count] of Object.entries(run.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + count;
@@ -55,8 +54,7 @@ export function combine(name: string, runs: Measurement[]): Measurement {
   const durationSeconds = total((run) => run.durationSeconds);
   return {
     ...runs[0]!,
-    name,
-    description: `${runs[0]!.description}; the runs just before and just after the scenario, together`,
+    ...labels,
     durationSeconds,
     requests,
     requestsPerSecond: requests / durationSeconds,
@@ -68,6 +66,7 @@ export function combine(name: string, runs: Measurement[]): Measurement {
     non2xx: total((run) => run.non2xx),
     statusCodes,
     cpu: combineCpuUse(runs),
+    slicesRequestsPerSecond: runs.map((run) => run.requestsPerSecond),
   };
 }
 
@@ -122,7 +121,7 @@ export function summary(results: Results): string {
   ];
   const lines = [
     `trustfare bench, ${results.date}: ${results.machine.cpus} cores (${results.machine.cpuModel}), ${fixed(results.machine.memoryBytes / 2 ** 30, 1)} GiB, Node ${results.machine.node}, ${results.machine.postgres}`,
-    `${results.settings.connections} connections, ${results.settings.warmupSeconds} s warm-up + ${results.settings.durationSeconds} s per scenario, database ${results.settings.database}, NODE_ENV=${results.settings.nodeEnv}, LOG_LEVEL=${results.settings.logLevel}, WORKERS=${results.settings.workers}, pool ${results.settings.poolSizePerProcess}/process`,
+    `${results.settings.connections} connections, ${results.settings.warmupSeconds} s warm-up + ${results.settings.durationSeconds} s per scenario (the two targets and their ceilings in ${results.settings.slices} interleaved slices each), database ${results.settings.database}, NODE_ENV=${results.settings.nodeEnv}, LOG_LEVEL=${results.settings.logLevel}, WORKERS=${results.settings.workers}, pool ${results.settings.poolSizePerProcess}/process`,
     '',
     table(header, rows),
     'CPU us/req: core time per request over the measured run, the whole machine (kernel included), then the server process(es), PostgreSQL and the load generator.',

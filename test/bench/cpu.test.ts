@@ -51,7 +51,7 @@ describe('bench: CPU per request', () => {
     expect(cpuUse(same, same, 0)).toBeNull();
   });
 
-  it('weights runs by their requests when a ceiling measured before and after a scenario is taken together', () => {
+  it('weights runs by their requests when the slices of a measurement are taken together', () => {
     const base = { serverUsPerRequest: 0, postgresUsPerRequest: 0, loadGeneratorUsPerRequest: 0, stealShare: 0 };
     const combined = combineCpuUse([
       { requests: 3000, cpu: { ...base, machineUsPerRequest: 100, serverUsPerRequest: 60, busyShare: 0.9 } },

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { percentile, type Measurement } from '../../bench/load.js';
+import { combine } from '../../bench/report.js';
+
+// How the bench turns runs into figures (bench/load.ts, bench/report.ts).
+
+const slice = (requestsPerSecond: number, overrides: Partial<Measurement> = {}): Measurement => ({
+  name: 'slice', description: 'd', method: 'GET', path: '/p', connections: 50, requestBytes: 0, responseBytes: 10,
+  durationSeconds: 2, requests: requestsPerSecond * 2, requestsPerSecond, latencyP50Ms: 5, latencyP99Ms: 10, latencyMaxMs: 12,
+  errors: 0, timeouts: 0, non2xx: 0, statusCodes: { 200: requestsPerSecond * 2 }, cpu: null, ...overrides,
+});
+
+describe('bench: measurements', () => {
+  it('takes percentiles by nearest rank', () => {
+    const values = Array.from({ length: 200 }, (_, index) => index + 1);
+    expect(percentile(values, 0.5)).toBe(100);
+    expect(percentile(values, 0.99)).toBe(198);
+    expect(percentile(values, 1)).toBe(200);
+    expect(percentile([7], 0.99)).toBe(7);
+    expect(percentile([], 0.5)).toBe(0);
+  });
+
+  it('takes slices together: all their requests over all their time, the worst p99, every status and each slice\'s rate', () => {
+    const together = combine([slice(1000), slice(3000, { latencyP99Ms: 30, non2xx: 1, statusCodes: { 200: 5999, 400: 1 } })], { name: 'both', description: 'two slices' });
+    expect(together).toMatchObject({ name: 'both', description: 'two slices', requests: 8000, durationSeconds: 4, requestsPerSecond: 2000, latencyP99Ms: 30, non2xx: 1 });
+    expect(together.statusCodes).toEqual({ 200: 7999, 400: 1 });
+    expect(together.slicesRequestsPerSecond).toEqual([1000, 3000]);
+  });
+});
