@@ -1,4 +1,4 @@
-import rateLimit, { type RateLimitOptions } from '@fastify/rate-limit';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app.js';
 import type { Config } from '../config.js';
 import type { AppContext } from '../context.js';
@@ -11,32 +11,91 @@ import { ApiError } from './errors.js';
 const windowMs = 60_000;
 const probePaths = new Set(['/healthz', '/readyz']);
 
+/** A route's own limit instead of the global one (the token endpoints: loginRateLimit). */
+export interface RouteRateLimit {
+  max: number;
+  key(request: FastifyRequest): string;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    rateLimit?: RouteRateLimit;
+  }
+}
+
+/**
+ * Fixed one-minute windows per key, in memory: a key's window opens at its first request and
+ * allows `max` requests until it closes. At most `keysMax` keys are held; a new key past that
+ * forgets the key whose window opened first.
+ */
+export class RateWindows {
+  private readonly windows = new Map<string, { count: number; openedAtMs: number }>();
+
+  constructor(private readonly options: { windowMs: number; keysMax: number }) {}
+
+  /** Counts one request of `key` at `nowMs`: its number in the window and when the window closes. */
+  hit(key: string, nowMs: number): { count: number; resetAtMs: number } {
+    let window = this.windows.get(key);
+    if (window === undefined) {
+      if (this.windows.size >= this.options.keysMax) this.windows.delete(this.windows.keys().next().value!);
+      window = { count: 0, openedAtMs: nowMs };
+      this.windows.set(key, window);
+    } else if (nowMs - window.openedAtMs >= this.options.windowMs) {
+      // Reopened windows keep their place in the map: eviction order is by first sight, which
+      // only decides who is forgotten when more than keysMax keys are live at once.
+      window.count = 0;
+      window.openedAtMs = nowMs;
+    }
+    window.count += 1;
+    return { count: window.count, resetAtMs: window.openedAtMs + this.options.windowMs };
+  }
+}
+
 /**
  * Per-process rate limit (in memory): `config.rateLimitPerMinute` requests per minute per bearer
  * credential (API token or JWT, keyed by its hash) or, without one, per client IP. A bearer token
  * that is not a genuine credential counts against the client IP: otherwise a fresh random token
- * per request would get a fresh allowance each time. Liveness and readiness probes are exempt.
- * Exceeding it answers 429 `rest_too_many_requests` with `Retry-After` in seconds. Must be
- * registered before the routes it covers.
+ * per request would get a fresh allowance each time. A route may set its own limit
+ * (`config.rateLimit`, the token endpoints). Liveness and readiness probes are exempt. Every
+ * answer carries `x-ratelimit-limit`, `x-ratelimit-remaining` and `x-ratelimit-reset` (seconds
+ * until the window reopens); past the limit the answer is 429 `rest_too_many_requests` with
+ * `Retry-After` in seconds.
+ *
+ * Our own hook rather than @fastify/rate-limit: the plugin adds its hook to each route after the
+ * route's own `onRequest` hooks, so authentication (a database read) ran before the limit and a
+ * flood of requests over the limit still cost one read each. This global hook runs before every
+ * route's hooks, synchronously for a credential already known. (Throughput: no difference that
+ * this machine can show, see docs/performance.md.)
  */
-export async function registerRateLimit(app: App, context: Pick<AppContext, 'config' | 'db' | 'now'>): Promise<void> {
+export function registerRateLimit(app: App, context: Pick<AppContext, 'config' | 'db' | 'now'>): void {
   const { config } = context;
   const genuine = genuineCredentials(context);
-  await app.register(rateLimit, {
-    global: true,
-    max: config.rateLimitPerMinute,
-    timeWindow: windowMs,
-    // Synchronous for a credential already known to be genuine (every request but the first).
-    keyGenerator: (request) => {
-      const token = bearerToken(request);
-      if (!token) return `ip:${request.ip}`;
-      const hash = bearerTokenHash(token);
-      if (genuine.known(hash)) return `bearer:${hash}`;
-      return genuine.check(token, hash).then((isGenuine) => (isGenuine ? `bearer:${hash}` : `ip:${request.ip}`));
-    },
-    allowList: (request) => probePaths.has(request.url),
-    errorResponseBuilder: (_request, context) =>
-      new ApiError(429, 'rest_too_many_requests', `Too many requests; retry in ${context.after}.`, {}, { 'retry-after': String(Math.max(1, Math.ceil(context.ttl / 1000))) }),
+  const windows = new RateWindows({ windowMs, keysMax: limits.rateLimitKeysMax });
+  const keyOf = (request: FastifyRequest): string | Promise<string> => {
+    const token = bearerToken(request);
+    if (!token) return `ip:${request.ip}`;
+    const hash = bearerTokenHash(token);
+    if (genuine.known(hash)) return `bearer:${hash}`;
+    return genuine.check(token, hash).then((isGenuine) => (isGenuine ? `bearer:${hash}` : `ip:${request.ip}`));
+  };
+  const admit = (key: string, max: number, reply: FastifyReply): ApiError | undefined => {
+    const nowMs = context.now().getTime();
+    const { count, resetAtMs } = windows.hit(key, nowMs);
+    const resetSeconds = String(Math.max(1, Math.ceil((resetAtMs - nowMs) / 1000)));
+    reply.header('x-ratelimit-limit', String(max));
+    reply.header('x-ratelimit-remaining', String(Math.max(0, max - count)));
+    reply.header('x-ratelimit-reset', resetSeconds);
+    if (count <= max) return undefined;
+    return new ApiError(429, 'rest_too_many_requests', `Too many requests; retry in ${resetSeconds} seconds.`, {}, { 'retry-after': resetSeconds });
+  };
+  // Synchronous (done callback) on the path every known credential takes.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (probePaths.has(request.url)) return done();
+    const own = request.routeOptions.config?.rateLimit;
+    if (own) return done(admit(own.key(request), own.max, reply));
+    const key = keyOf(request);
+    if (typeof key === 'string') return done(admit(key, config.rateLimitPerMinute, reply));
+    key.then((resolved) => done(admit(resolved, config.rateLimitPerMinute, reply)), done);
   });
 }
 
@@ -44,8 +103,8 @@ export async function registerRateLimit(app: App, context: Pick<AppContext, 'con
  * The stricter limit of the token endpoints (password guessing): `loginRateLimitPerMinute` per
  * client IP, whatever credential is sent. Used as a route's `config.rateLimit`.
  */
-export function loginRateLimit(config: Config): RateLimitOptions {
-  return { max: config.loginRateLimitPerMinute, timeWindow: windowMs, keyGenerator: (request) => `login:${request.ip}` };
+export function loginRateLimit(config: Config): RouteRateLimit {
+  return { max: config.loginRateLimitPerMinute, key: (request) => `login:${request.ip}` };
 }
 
 /**
