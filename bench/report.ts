@@ -70,6 +70,13 @@ export function combine(runs: Measurement[], labels: { name: string; description
   };
 }
 
+/** The geometric mean of ratios (a ratio and its inverse cancel), with the lowest and highest. */
+export function ratioSpread(ratios: readonly number[]): { geometricMean: number; lowest: number; highest: number } {
+  if (ratios.length === 0 || ratios.some((ratio) => !(ratio > 0))) throw new Error('ratioSpread needs positive ratios');
+  const logMean = ratios.reduce((sum, ratio) => sum + Math.log(ratio), 0) / ratios.length;
+  return { geometricMean: Math.exp(logMean), lowest: Math.min(...ratios), highest: Math.max(...ratios) };
+}
+
 export function target(scenario: ScenarioResult | undefined, ceiling: string, ratioMin: number, p99MaxMs: number | null): Target | null {
   if (!scenario) return null;
   const ratio = scenario.comparisons.find((comparison) => comparison.ceiling === ceiling)?.ratio ?? 0;

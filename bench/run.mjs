@@ -1,9 +1,11 @@
 // `npm run bench` (after the build): loads the TypeScript harness through tsx. See bench/main.ts;
-// `npm run bench:serve` (argument `serve`): bench/serve.ts.
+// `npm run bench:serve` (argument `serve`): bench/serve.ts; `npm run bench:ab` (argument `ab`):
+// bench/ab.ts.
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = await import(process.argv[2] === 'serve' ? './serve.ts' : './main.ts');
+const entries = { serve: './serve.ts', ab: './ab.ts' };
+const { main } = await import(entries[process.argv[2]] ?? './main.ts');
 try {
   process.exit(await main());
 } catch (error) {

@@ -92,7 +92,8 @@ export const secrets = () => {
   return { JWT_SECRET: key(), CARD_KEYS: `bench:${key()}`, CARD_FINGERPRINT_KEY: key(), SIGNING_SECRET: key() };
 };
 
-export async function startService(settings: StackSettings, workspace: Workspace, workers: number, label: string, serviceSecrets: Record<string, string>): Promise<Service> {
+/** `checkout`: the built checkout to run (its `dist/server.js`); another one for `npm run bench:ab`. */
+export async function startService(settings: StackSettings, workspace: Workspace, workers: number, label: string, serviceSecrets: Record<string, string>, checkout = root): Promise<Service> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const env: Record<string, string | undefined> = {
@@ -112,7 +113,7 @@ export async function startService(settings: StackSettings, workspace: Workspace
   const startedAtMs = performance.now();
   // e.g. BENCH_SERVICE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the service only.
   const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = startChild(process.execPath, [...nodeArgs, path.join(root, 'dist/server.js')], { env, cwd: root, logFile: path.join(workspace.dataDir, `service-${label}.log`) });
+  const child = startChild(process.execPath, [...nodeArgs, path.join(checkout, 'dist/server.js')], { env, cwd: checkout, logFile: path.join(workspace.dataDir, `service-${label}.log`) });
   const msToReady = await waitForOk(`${baseUrl}/readyz`, { startedAtMs, timeoutMs: 120_000, child });
   return { child, baseUrl, msToReady };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { percentile, type Measurement } from '../../bench/load.js';
-import { combine } from '../../bench/report.js';
+import { combine, ratioSpread } from '../../bench/report.js';
 
 // How the bench turns runs into figures (bench/load.ts, bench/report.ts).
 
@@ -25,5 +25,13 @@ describe('bench: measurements', () => {
     expect(together).toMatchObject({ name: 'both', description: 'two slices', requests: 8000, durationSeconds: 4, requestsPerSecond: 2000, latencyP99Ms: 30, non2xx: 1 });
     expect(together.statusCodes).toEqual({ 200: 7999, 400: 1 });
     expect(together.slicesRequestsPerSecond).toEqual([1000, 3000]);
+  });
+
+  it('averages ratios of two builds so that a ratio and its inverse cancel', () => {
+    expect(ratioSpread([1.25, 0.8]).geometricMean).toBeCloseTo(1);
+    expect(ratioSpread([1.1, 1.1, 1.1])).toEqual({ geometricMean: expect.closeTo(1.1, 10), lowest: 1.1, highest: 1.1 });
+    expect(ratioSpread([0.9, 1.2])).toMatchObject({ lowest: 0.9, highest: 1.2 });
+    expect(() => ratioSpread([])).toThrow();
+    expect(() => ratioSpread([1, 0])).toThrow();
   });
 });

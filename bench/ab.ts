@@ -1,0 +1,106 @@
+// `npm run bench:ab`: two builds of the service compared on this machine (docs/performance.md,
+// "Comparing two builds").
+//
+// BENCH_AB_A and BENCH_AB_B name two checkouts, each built (`npm run build` there) with the same
+// migrations; default A is this checkout. Each launch starts both services on one database and
+// measures the scenario on both in interleaved slices (load.ts `measureInterleaved`) for
+// BENCH_AB_ROUNDS rounds (default 2); launches alternate which build starts first and goes first.
+// It prints each round's rate of B over A and their geometric mean with the lowest and highest.
+// Why launches: one Node process's speed differs by up to ±10 % from one launch to the next (JIT
+// decisions, where the scheduler places it), so one launch measures the launch, not the build.
+//
+// Settings: BENCH_AB_LAUNCHES (default 6), BENCH_AB_SCENARIO (`get-booking`, default, or
+// `post-booking`), BENCH_DURATION seconds measured per side and round (default 12), BENCH_SLICES
+// (default 6), BENCH_WARMUP (default 2), BENCH_CONNECTIONS (default 50), DATABASE_URL, BENCH_KEEP.
+import path from 'node:path';
+import { createDb, type Db } from '../src/storage/db.js';
+import { bookingInput, callOk, createTenant, type Tenant } from './fixtures.js';
+import { measureInterleaved, type Scenario } from './load.js';
+import { combine, ratioSpread } from './report.js';
+import { openWorkspace, progress, root, secrets, startService, stopService, type Service, type StackSettings } from './stack.js';
+
+const launchesMax = 100;
+
+interface Settings {
+  checkouts: { A: string; B: string };
+  launches: number;
+  rounds: number;
+  scenario: 'get-booking' | 'post-booking';
+  durationSeconds: number;
+  slices: number;
+  warmupSeconds: number;
+  connections: number;
+}
+
+function readSettings(): Settings {
+  const integer = (name: string, fallback: number, max: number) => {
+    const value = Number(process.env[name] ?? fallback);
+    if (!Number.isSafeInteger(value) || value < 1 || value > max) throw new Error(`${name} must be an integer from 1 to ${max}`);
+    return value;
+  };
+  const scenario = process.env.BENCH_AB_SCENARIO ?? 'get-booking';
+  if (scenario !== 'get-booking' && scenario !== 'post-booking') throw new Error('BENCH_AB_SCENARIO must be get-booking or post-booking');
+  if (!process.env.BENCH_AB_B) throw new Error('BENCH_AB_B must name the other built checkout (and BENCH_AB_A, default this one)');
+  return {
+    checkouts: { A: path.resolve(process.env.BENCH_AB_A ?? root), B: path.resolve(process.env.BENCH_AB_B) },
+    launches: integer('BENCH_AB_LAUNCHES', 6, launchesMax),
+    rounds: integer('BENCH_AB_ROUNDS', 2, 20),
+    scenario,
+    durationSeconds: integer('BENCH_DURATION', 12, 600),
+    slices: integer('BENCH_SLICES', 6, 100),
+    warmupSeconds: integer('BENCH_WARMUP', 2, 600),
+    connections: integer('BENCH_CONNECTIONS', 50, 1000),
+  };
+}
+
+export async function main(): Promise<number> {
+  const settings = readSettings();
+  const stack: StackSettings = { externalUrl: process.env.DATABASE_URL || undefined, keep: process.env.BENCH_KEEP === '1', nodeEnv: 'production', logLevel: 'warn' };
+  const workspace = await openWorkspace(stack);
+  const serviceSecrets = secrets();
+  let db: Db | null = null;
+  const ratios: number[] = [];
+  try {
+    db = createDb(workspace.databaseUrl, 2);
+    let scenario: Omit<Scenario, 'baseUrl'> | null = null;
+    for (let launch = 0; launch < settings.launches; launch++) {
+      const order = launch % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const);
+      const services: Partial<Record<'A' | 'B', Service>> = {};
+      const problems: string[] = [];
+      try {
+        for (const name of order) services[name] = await startService(stack, workspace, 1, `ab-${name}-${launch}`, serviceSecrets, settings.checkouts[name]);
+        scenario ??= await prepareScenario(settings.scenario, db, services.A!.baseUrl);
+        for (let round = 0; round < settings.rounds; round++) {
+          const side = (name: 'A' | 'B') => ({ scenario: { ...scenario!, baseUrl: services[name]!.baseUrl }, serverPid: services[name]!.child.pid });
+          const runs = await measureInterleaved(side(order[0]), side(order[1]), settings);
+          const rate = (name: 'A' | 'B') => combine(name === order[0] ? runs.ceiling : runs.scenario, { name, description: '' }).requestsPerSecond;
+          const ratio = rate('B') / rate('A');
+          ratios.push(ratio);
+          progress(`launch ${launch + 1} (${order.join(' then ')}), round ${round + 1}: A ${rate('A').toFixed(0)} req/s, B ${rate('B').toFixed(0)} req/s, B/A ${ratio.toFixed(3)}`);
+        }
+      } finally {
+        for (const name of order) if (services[name]) await stopService(services[name]!, problems, `service ${name}`);
+      }
+      if (problems.length > 0) throw new Error(problems.join('\n'));
+    }
+    const spread = ratioSpread(ratios);
+    process.stdout.write(`\n${settings.scenario}: B/A geometric mean ${spread.geometricMean.toFixed(3)} over ${ratios.length} rounds in ${settings.launches} launches (rounds from ${spread.lowest.toFixed(3)} to ${spread.highest.toFixed(3)})\nA: ${settings.checkouts.A}\nB: ${settings.checkouts.B}\n`);
+    return 0;
+  } finally {
+    await db?.close();
+    await workspace.dispose();
+  }
+}
+
+/** The tenant and the request both builds answer (created once, through the first service started). */
+async function prepareScenario(name: Settings['scenario'], db: Db, baseUrl: string): Promise<Omit<Scenario, 'baseUrl'>> {
+  const tenant: Tenant = await createTenant(db, baseUrl);
+  const body = JSON.stringify(bookingInput(tenant));
+  const created = await callOk(baseUrl, 'POST', `${tenant.apiPrefix}/bookings`, { headers: tenant.headers, body: JSON.parse(body) });
+  if (name === 'post-booking') {
+    return { name, description: 'POST bookings', method: 'POST', path: `${tenant.apiPrefix}/bookings`, headers: tenant.headers, body, requestBytes: Buffer.byteLength(body), responseBytes: created.text.length };
+  }
+  const path = `${tenant.apiPrefix}/bookings/${created.json.id}`;
+  const answer = await callOk(baseUrl, 'GET', path, { headers: tenant.headers });
+  return { name, description: 'GET bookings/{id}', method: 'GET', path, headers: tenant.headers, requestBytes: 0, responseBytes: answer.text.length };
+}
