@@ -69,14 +69,15 @@ export async function main(): Promise<number> {
       const problems: string[] = [];
       try {
         for (const name of order) services[name] = await startService(stack, workspace, 1, `ab-${name}-${launch}`, serviceSecrets, settings.checkouts[name]);
-        scenario ??= await prepareScenario(settings.scenario, db, services.A!.baseUrl);
+        scenario ??= await prepareScenario(settings.scenario, db, services[order[0]]!.baseUrl);
         for (let round = 0; round < settings.rounds; round++) {
           const side = (name: 'A' | 'B') => ({ scenario: { ...scenario!, baseUrl: services[name]!.baseUrl }, serverPid: services[name]!.child.pid });
           const runs = await measureInterleaved(side(order[0]), side(order[1]), settings);
-          const rate = (name: 'A' | 'B') => combine(name === order[0] ? runs.ceiling : runs.scenario, { name, description: '' }).requestsPerSecond;
-          const ratio = rate('B') / rate('A');
-          ratios.push(ratio);
-          progress(`launch ${launch + 1} (${order.join(' then ')}), round ${round + 1}: A ${rate('A').toFixed(0)} req/s, B ${rate('B').toFixed(0)} req/s, B/A ${ratio.toFixed(3)}`);
+          const first = combine(runs.ceiling, { name: order[0], description: '' }).requestsPerSecond;
+          const second = combine(runs.scenario, { name: order[1], description: '' }).requestsPerSecond;
+          const [a, b] = order[0] === 'A' ? [first, second] : [second, first];
+          ratios.push(b / a);
+          progress(`launch ${launch + 1} (${order.join(' then ')}), round ${round + 1}: A ${a.toFixed(0)} req/s, B ${b.toFixed(0)} req/s, B/A ${(b / a).toFixed(3)}`);
         }
       } finally {
         for (const name of order) if (services[name]) await stopService(services[name]!, problems, `service ${name}`);

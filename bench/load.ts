@@ -64,8 +64,8 @@ export interface Side {
   /** Once, after this side's warm-up. */
   afterWarmup?: () => Promise<void>;
   /**
-   * After each of this side's slices, before the other side's starts: the requests autocannon
-   * left in flight finish here, so their work is not counted in the other side's slice.
+   * After this side's warm-up and each of its slices, before the other side runs: the requests
+   * autocannon left in flight finish here, so their work is not counted in the other side's slice.
    */
   afterSlice?: () => Promise<void>;
 }

@@ -17,7 +17,7 @@ import { limits } from '../src/limits.js';
 import { createDb, type Db } from '../src/storage/db.js';
 import { bookingInput, callOk, createTenant, freshBookingIds, retainedPurchaseInput, samplePurchase, vaultTestCard, type Tenant } from './fixtures.js';
 import { waitForInFlight } from './in-flight.js';
-import { measure, measureInterleaved, type LoadOptions, type Measurement, type Scenario } from './load.js';
+import { measure, measureInterleaved, rampSeconds, type LoadOptions, type Measurement, type Scenario } from './load.js';
 import { childPids, commandLine, residentBytes, type Child } from './processes.js';
 import { openWorkspace, progress, root, secrets, startCeiling, startService, stopService, type Ceiling, type Service, type StackSettings, type Workspace } from './stack.js';
 import { combine, compare, summary, target, writeResults, type Results, type ScenarioResult } from './report.js';
@@ -254,9 +254,12 @@ class Runs {
   async retainedPurchase(problems: string[]): Promise<void> {
     if (!this.retained) await this.retainedCeilings();
     const { path, vaultTransactionId, sampleBody, sampleAnswer, ceilings, txScenario } = this.retained!;
-    // POST booking is the lighter write, so its rate bounds the retained purchases' rate.
+    // POST booking is the lighter write, so its rate bounds the retained purchases' rate. The
+    // purchases run for the warm-up, then each slice with its ramp (load.ts `measuredRun`).
     const bound = this.scenario('POST booking')?.requestsPerSecond ?? ceilings[0]!.requestsPerSecond;
-    const bookings = await this.freshBookings(Math.ceil(bound * (this.settings.warmupSeconds + this.settings.durationSeconds) * 1.2) + this.settings.connections);
+    const { warmupSeconds, durationSeconds, slices, connections } = this.settings;
+    const runSeconds = warmupSeconds + durationSeconds + slices * rampSeconds;
+    const bookings = await this.freshBookings(Math.ceil(bound * runSeconds * 1.2) + connections);
     let next = 0;
     let reused = 0;
     const runId = randomBytes(4).toString('hex');

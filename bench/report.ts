@@ -119,7 +119,6 @@ function cpuCell(measurement: Measurement): string {
   return `${fixed(cpu.machineUsPerRequest)} (${fixed(cpu.serverUsPerRequest)}/${fixed(cpu.postgresUsPerRequest)}/${fixed(cpu.loadGeneratorUsPerRequest)})`;
 }
 
-
 export function summary(results: Results): string {
   const header = ['scenario', 'conns', 'req B', 'resp B', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'CPU us/req (server/pg/load)', 'ratio to ceiling'];
   const rows = [
