@@ -97,7 +97,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   });
 
   // Before the routes: each collects the routes registered after it.
-  await registerRateLimit(app, context);
+  registerRateLimit(app, context);
   registerSecurityHeaders(app, context.config);
   await registerOpenApi(app, context.config);
   registerIdempotency(app, context);

@@ -25,6 +25,8 @@ export const limits = {
   loginLockoutMinutes: 30,
   rateLimitPerMinute: 600,
   loginRateLimitPerMinute: 20,
+  /** Rate-limit windows (credentials and client addresses) held per process; the oldest is forgotten past this. */
+  rateLimitKeysMax: 100_000,
   /** Genuine bearer credentials the rate limiter remembers per process (one look-up each). */
   rateLimitKnownCredentialsMax: 10_000,
   /** Bearer tokens whose SHA-256 is remembered per process (oldest forgotten first). */

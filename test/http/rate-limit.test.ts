@@ -4,6 +4,7 @@ import { loadConfig } from '../../src/config.js';
 import { createTestContext, testEnv, type TestContext } from '../support/context.js';
 import { createHostedSession } from '../../src/domain/hosted/sessions.js';
 import { createSite, type SiteFixture } from '../support/fixtures.js';
+import { RateWindows } from '../../src/http/rate-limit.js';
 
 let t: TestContext;
 let site: SiteFixture;
@@ -22,6 +23,28 @@ describe('rate limiting', () => {
     expect(limited.statusCode).toBe(429);
     expect(limited.json()).toEqual({ code: 'rest_too_many_requests', message: expect.stringContaining('Too many requests'), data: { status: 429 } });
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
+  it('tells every answer how much of the window is left, and a refusal when it reopens', async () => {
+    const member = await createSite(t.db);
+    const answers = [];
+    for (let i = 0; i < 6; i++) answers.push(await t.app.inject({ url: `/${member.path}/api-tokens`, headers: member.headers }));
+    expect(answers.map((answer) => answer.headers['x-ratelimit-remaining'])).toEqual(['4', '3', '2', '1', '0', '0']);
+    expect(answers[0]!.headers['x-ratelimit-limit']).toBe('5');
+    const refused = answers[5]!;
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers['x-ratelimit-reset']).toBe(refused.headers['retry-after']);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+  });
+
+  it('refuses a request over the limit before authenticating it', async () => {
+    // A genuine token used on a site it does not belong to: 404 while allowed, 429 once over.
+    const member = await createSite(t.db);
+    const stranger = await createSite(t.db);
+    const statuses = [];
+    for (let i = 0; i < 6; i++) statuses.push((await t.app.inject({ url: `/${stranger.path}/api-tokens`, headers: member.headers })).statusCode);
+    expect(statuses).toEqual([404, 404, 404, 404, 404, 429]);
   });
 
   it('counts each credential separately', async () => {
@@ -95,5 +118,26 @@ describe('rate limiting', () => {
 
   it('never limits the health probes', async () => {
     for (let i = 0; i < 8; i++) expect((await t.app.inject({ url: '/healthz' })).statusCode).toBe(200);
+  });
+});
+
+describe('rate windows', () => {
+  it('allows a key its requests in a window that opens at its first request and reopens after it', () => {
+    const windows = new RateWindows({ windowMs: 60_000, keysMax: 10 });
+    expect(windows.hit('a', 1_000)).toEqual({ count: 1, resetAtMs: 61_000 });
+    expect(windows.hit('a', 30_000)).toEqual({ count: 2, resetAtMs: 61_000 });
+    expect(windows.hit('b', 30_000)).toEqual({ count: 1, resetAtMs: 90_000 });
+    expect(windows.hit('a', 60_999).count).toBe(3);
+    expect(windows.hit('a', 61_000)).toEqual({ count: 1, resetAtMs: 121_000 });
+  });
+
+  it('holds at most keysMax keys, forgetting the one first seen', () => {
+    const windows = new RateWindows({ windowMs: 60_000, keysMax: 2 });
+    windows.hit('a', 0);
+    windows.hit('a', 1);
+    windows.hit('b', 2);
+    windows.hit('c', 3);
+    expect(windows.hit('b', 4).count).toBe(2);
+    expect(windows.hit('a', 5).count).toBe(1);
   });
 });

@@ -18,7 +18,7 @@ const tags = ['Authentication'];
 export async function authRoutes(app: App, context: AppContext): Promise<void> {
   const { db, config } = context;
   const jwtSecret = config.secrets.jwtSecret;
-  const rateLimit = loginRateLimit(config);
+  const loginLimit = loginRateLimit(context);
   const errors = { 400: errorResponseSchema, 401: errorResponseSchema, 429: errorResponseSchema };
 
   const checkCredentials = async (sitePath: string, body: CredentialsBody): Promise<{ userId: number; siteId: number }> => {
@@ -37,7 +37,7 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
     `${prefix}/token`,
     {
       schema: { summary: 'Log in: user object with a user JWT and a refresh token', tags, security: [], params: sitePathParams, body: credentialsBody, response: { 200: userObjectSchema, ...errors } },
-      config: { rateLimit },
+      onRequest: loginLimit,
     },
     async (request, reply) => {
       const { userId } = await checkCredentials(request.params.path, request.body);
@@ -57,7 +57,7 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
         params: sitePathParams,
         response: { 200: userObjectSchema, 401: errorResponseSchema, 404: errorResponseSchema, 429: errorResponseSchema },
       },
-      config: { rateLimit },
+      onRequest: loginLimit,
     },
     async (request, reply) => {
       const refreshToken = bearerToken(request);
@@ -87,7 +87,7 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
     `${prefix}/token/cardvaultuser`,
     {
       schema: { summary: 'A JWT for the vaulting app, bound to the site, valid 15 minutes', tags, security: [], params: sitePathParams, body: credentialsBody, response: { 200: cardVaultTokenSchema, 403: errorResponseSchema, ...errors } },
-      config: { rateLimit },
+      onRequest: loginLimit,
     },
     async (request, reply) => {
       const { userId, siteId } = await checkCredentials(request.params.path, request.body);
