@@ -2,6 +2,7 @@ import type { Queryable } from '../storage/db.js';
 import { loadChannel } from './channels.js';
 import { deriveBookingStatus, type BookingStatus } from './booking-status.js';
 import { defaultLanguage, isCountryCode } from './reference-data.js';
+import { gmtDateTime, gmtDateTimeOfJson } from './gmt.js';
 
 /**
  * Bookings: what a traveller buys and transactions pay for. Plain functions over the database;
@@ -55,8 +56,9 @@ export interface BookingRecord {
   totalPaid: number;
   totalAuthorized: number;
   transactionIds: number[];
-  createdAt: Date;
-  modifiedAt: Date;
+  /** GMT `YYYY-MM-DD HH:MM:SS` (gmtDateTime): the only use of the timestamps is the answer. */
+  created: string;
+  modified: string;
 }
 
 /** Refusal of an input, keyed by wire parameter name (`channels`, `total`, ...). */
@@ -101,14 +103,14 @@ export interface BookingRow {
 type BookingColumns = { [K in keyof BookingRow as string extends K ? never : K]: BookingRow[K] };
 
 export function bookingFromRow(row: BookingRow): BookingRecord {
-  return bookingFromColumns(row, row, row.created_at, row.modified_at);
+  return bookingFromColumns(row, row, gmtDateTime(row.created_at), gmtDateTime(row.modified_at));
 }
 
 /** The columns both row forms share (the table's, less its timestamps). */
 type BookingTableColumns = Omit<BookingColumns, 'author_username' | 'author_name' | 'created_at' | 'modified_at'>;
 
 // Property by property: a spread of a 28-property row costs several microseconds (issue 7).
-function bookingFromColumns(row: BookingTableColumns, author: Pick<BookingColumns, 'author_username' | 'author_name'>, createdAt: Date, modifiedAt: Date): BookingRecord {
+function bookingFromColumns(row: BookingTableColumns, author: Pick<BookingColumns, 'author_username' | 'author_name'>, created: string, modified: string): BookingRecord {
   return {
     id: row.id,
     siteId: row.site_id,
@@ -134,8 +136,8 @@ function bookingFromColumns(row: BookingTableColumns, author: Pick<BookingColumn
     totalPaid: row.total_paid,
     totalAuthorized: row.total_authorized,
     transactionIds: row.transaction_ids,
-    createdAt,
-    modifiedAt,
+    created,
+    modified,
   };
 }
 
@@ -157,7 +159,7 @@ export interface BookingJsonRow {
 
 export function bookingFromJsonRow(row: BookingJsonRow): BookingRecord {
   const { booking } = row;
-  return bookingFromColumns(booking, row, new Date(booking.created_at), new Date(booking.modified_at));
+  return bookingFromColumns(booking, row, gmtDateTimeOfJson(booking.created_at), gmtDateTimeOfJson(booking.modified_at));
 }
 
 /** `<site_id>-<id>`, the booking ID prefixed with the site ID. */

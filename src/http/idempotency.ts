@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyReply, FastifyRequest, RouteOptions, onSendHookHandler } from 'fastify';
 import type { App } from '../app.js';
 import type { AppContext } from '../context.js';
 import { limits } from '../limits.js';
@@ -72,20 +72,27 @@ export function registerIdempotency(app: App, context: AppContext): void {
   app.decorateRequest('idempotencyStored', false);
   const preHandler = (request: FastifyRequest, reply: FastifyReply) => claimOrReplay(context, request, reply);
   const deferHandler = async (request: FastifyRequest) => deferClaim(request);
+  // Synchronous (done callback) when there is nothing to store, which is most answers.
+  const onSend: onSendHookHandler = (request, reply, payload, done) => {
+    if (!request.idempotency || request.idempotencyStored) return done(null, payload);
+    storeResponse(context.db, request.idempotency, reply, payload).then(() => done(null, payload), done);
+  };
+  // Only POST routes take keys, so only they get the hooks: every other request (GET booking
+  // among them) pays nothing for idempotency.
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (!methods.includes('POST')) return;
     const config = route.config as { idempotencyClaimedByRoute?: boolean; idempotencyExempt?: boolean } | undefined;
     if (config?.idempotencyExempt) return;
-    const existing = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
     // Last, so authentication (requireAccess) has run and the site is known.
     const own = config?.idempotencyClaimedByRoute ? deferHandler : preHandler;
-    route.preHandler = [...existing, own] as RouteOptions['preHandler'];
+    route.preHandler = [...hookList(route.preHandler), own] as RouteOptions['preHandler'];
+    route.onSend = [...hookList(route.onSend), onSend] as RouteOptions['onSend'];
   });
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (request.idempotency && !request.idempotencyStored) await storeResponse(context.db, request.idempotency, reply, payload);
-    return payload;
-  });
+}
+
+function hookList<T>(hooks: T | T[] | undefined): T[] {
+  return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
 }
 
 export function idempotencyKeyOf(request: FastifyRequest): string | undefined {

@@ -1,7 +1,7 @@
 import type { Command, CommandContext } from '../command.js';
 import { required } from '../command.js';
 import { grantAllocation, listAllocationGrants, revokeAllocationGrant } from '../../domain/allocations/grants.js';
-import { formatGmt } from '../../domain/forex/index.js';
+import { gmtDateTime } from '../../domain/gmt.js';
 import { findSite } from '../../domain/users/accounts.js';
 
 async function siteIdOf(context: CommandContext, path: string): Promise<number> {
@@ -45,7 +45,7 @@ const list: Command = {
   summary: 'list allocation grants',
   async run(context) {
     const grants = await listAllocationGrants(context.db);
-    return grants.map((row) => ({ from_site: row.fromSite, to_site: row.toSite, created: formatGmt(row.createdAt) }));
+    return grants.map((row) => ({ from_site: row.fromSite, to_site: row.toSite, created: gmtDateTime(row.createdAt) }));
   },
 };
 

@@ -2,8 +2,9 @@ import { openSync, readSync, closeSync, fstatSync } from 'node:fs';
 import type { Command } from '../command.js';
 import { required } from '../command.js';
 import { limits } from '../../limits.js';
+import { gmtDateTime } from '../../domain/gmt.js';
 import { isCurrencyCode } from '../../domain/money.js';
-import { formatGmt, insertQuotes, latestLoadedQuotes, offeredCurrencies, parseRatesFile, sandboxProviderName } from '../../domain/forex/index.js';
+import { insertQuotes, latestLoadedQuotes, offeredCurrencies, parseRatesFile, sandboxProviderName } from '../../domain/forex/index.js';
 import { currencyCodes } from '../../domain/money.js';
 
 const providerPattern = /^[a-z0-9][a-z0-9_.-]{0,39}$/;
@@ -54,7 +55,7 @@ const setRates: Command = {
       bases: [...new Set(stored.map((quote) => quote.base))].sort(),
       currencies: [...new Set(stored.map((quote) => quote.currency))].sort(),
       skipped: parsed.skipped,
-      modified: formatGmt(now),
+      modified: gmtDateTime(now),
     };
   },
 };
@@ -74,7 +75,7 @@ const listRates: Command = {
         .sort((a, b) => a.currency.localeCompare(b.currency))
         .map((quote) => [
           quote.currency,
-          { quote_id: quote.quoteId, rate: quote.rate, provider: quote.provider, expires: formatGmt(quote.expiresAt), modified: formatGmt(quote.modifiedAt), expired: quote.expiresAt <= now },
+          { quote_id: quote.quoteId, rate: quote.rate, provider: quote.provider, expires: gmtDateTime(quote.expiresAt), modified: gmtDateTime(quote.modifiedAt), expired: quote.expiresAt <= now },
         ]),
     );
   },

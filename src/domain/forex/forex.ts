@@ -1,6 +1,7 @@
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../storage/db.js';
 import { convert, type Cents } from '../money.js';
+import { gmtDateTime } from '../gmt.js';
 import { currencySymbolOf } from './symbols.js';
 import { isOffered, offeredCurrencies } from './offered.js';
 import type { RateQuote } from './quotes.js';
@@ -34,17 +35,13 @@ export function isTestMode(accountMode: string): boolean {
   return accountMode === 'test' || accountMode === 'draft';
 }
 
-/** GMT `YYYY-MM-DD HH:MM:SS`, the spec's datetime format. */
-export function formatGmt(date: Date): string {
-  return date.toISOString().slice(0, 19).replace('T', ' ');
-}
 
 /** Refuses a missing or expired quote with a message naming the currency. */
 export function requireUsableQuote(options: { quote: RateQuote | undefined; base: string; currency: string; now: Date }): RateQuote {
   const { quote, base, currency } = options;
   if (!quote) throw new ForexRefusal('no_rate', currency, `No exchange rate from ${base} to ${currency} is available.`);
   if (quote.expiresAt.getTime() <= options.now.getTime()) {
-    throw new ForexRefusal('expired', currency, `The exchange rate from ${base} to ${currency} (quote ${quote.quoteId}) expired at ${formatGmt(quote.expiresAt)} GMT.`);
+    throw new ForexRefusal('expired', currency, `The exchange rate from ${base} to ${currency} (quote ${quote.quoteId}) expired at ${gmtDateTime(quote.expiresAt)} GMT.`);
   }
   return quote;
 }
@@ -97,8 +94,8 @@ export async function channelRates(context: Pick<AppContext, 'rates' | 'now' | '
       quote_id: quote.quoteId,
       rate: Number(quote.rate),
       provider: quote.provider,
-      expires: formatGmt(quote.expiresAt),
-      modified: formatGmt(quote.modifiedAt),
+      expires: gmtDateTime(quote.expiresAt),
+      modified: gmtDateTime(quote.modifiedAt),
     };
   }
   return rates;

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../storage/db.js';
 import { limits } from '../../limits.js';
-import { formatGmt } from '../forex/forex.js';
+import { gmtDateTime } from '../gmt.js';
 
 /**
  * A channel statement (docs/statements.md): every ledger entry of the channel posted in the
@@ -131,7 +131,7 @@ export async function buildStatement(db: Queryable, options: { siteId: number; c
     balance.closing += signed(row.direction, row.amount);
     return {
       id: row.id,
-      created: formatGmt(row.created_at),
+      created: gmtDateTime(row.created_at),
       transaction_id: row.transaction_id,
       transaction_types: row.type,
       statement_date: row.statement_date,

@@ -1,6 +1,6 @@
 import type { Config } from '../../config.js';
 import type { Queryable } from '../../storage/db.js';
-import { formatGmt } from '../forex/forex.js';
+import { gmtDateTime } from '../gmt.js';
 import { forexJson } from '../forex/payments.js';
 import { formatDecimal, parseDecimal } from '../money.js';
 import { loadAllocationJson, type AllocationJson } from '../allocations/index.js';
@@ -198,7 +198,7 @@ export async function loadTransactionViews(db: Queryable, config: Config, siteId
 }
 
 function toJson(row: ViewRow, config: Config, related: { bookings: BookingRow[]; paymentIds: number[]; adjustments: number[]; allocations: AllocationJson[] }): TransactionJson {
-  const created = formatGmt(row.created_at);
+  const created = gmtDateTime(row.created_at);
   const currency = row.currency.trim();
   const self = `${config.baseUrl}/${row.site_path}/site-json/vendor/v2/transactions/${row.id}`;
   const collection = `${config.baseUrl}/${row.site_path}/site-json/vendor/v2/transactions`;
@@ -215,7 +215,7 @@ function toJson(row: ViewRow, config: Config, related: { bookings: BookingRow[];
     authorname: row.author_name ?? 'operator',
     status: row.status,
     created,
-    modified: formatGmt(row.modified_at),
+    modified: gmtDateTime(row.modified_at),
     title,
     total_remaining: row.total_remaining,
     card_type: row.card_brand,

@@ -171,11 +171,6 @@ function bookingPatch(body: BookingBodyFields): BookingPatch {
   return patch;
 }
 
-/** GMT `YYYY-MM-DD HH:MM:SS`. */
-export function gmtDateTime(date: Date): string {
-  return date.toISOString().slice(0, 19).replace('T', ' ');
-}
-
 /** The Booking table on the wire, with `_links` (and a payment request link when asked for). */
 export function bookingToWire(context: AppContext, request: FastifyRequest, booking: BookingRecord, options: { paymentRequest?: boolean } = {}): BookingWire {
   const principal = principalOf(request);
@@ -211,8 +206,8 @@ export function bookingToWire(context: AppContext, request: FastifyRequest, book
     channels: booking.channelId,
     language: booking.language,
     suppliers: booking.suppliers,
-    created: gmtDateTime(booking.createdAt),
-    modified: gmtDateTime(booking.modifiedAt),
+    created: booking.created,
+    modified: booking.modified,
     _links: { self: [self], collection: [{ href: collection }] },
   };
 }

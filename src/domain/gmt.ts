@@ -1,0 +1,17 @@
+/** GMT `YYYY-MM-DD HH:MM:SS`, the spec's datetime format. */
+export function gmtDateTime(date: Date): string {
+  return date.toISOString().slice(0, 19).replace('T', ' ');
+}
+
+// PostgreSQL's JSON text of a timestamptz in a session whose TimeZone is UTC (the embedded
+// server's, and the usual setting): `2026-11-21T17:11:06.123456+00:00`, fraction optional.
+const utcJsonTimestamp = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?\+00(?::00)?$/;
+
+/**
+ * gmtDateTime of a timestamptz that PostgreSQL wrote as JSON text (`to_json` of a row). A UTC
+ * timestamp is cut to shape, a tenth of the cost of parsing it into a Date and printing that,
+ * twice per booking answer (issue 7); any other offset goes through Date.
+ */
+export function gmtDateTimeOfJson(text: string): string {
+  return utcJsonTimestamp.test(text) ? `${text.slice(0, 10)} ${text.slice(11, 19)}` : gmtDateTime(new Date(text));
+}
