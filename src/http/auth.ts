@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Row, Statement } from '../storage/db.js';
 import { apiTokenPrefix, hashToken, issuedBeforePasswordChange, looksLikeJwt, verifyJwt } from '../domain/credentials.js';
+import { makeRoomForOne } from '../bounded.js';
 import { limits } from '../limits.js';
 import { forbidden, invalidId, invalidToken, notLoggedIn } from './errors.js';
 
@@ -209,7 +210,7 @@ export function bearerTokenHash(token: string): string {
   const cached = bearerTokenHashes.get(token);
   if (cached !== undefined) return cached;
   const hash = hashToken(token);
-  if (bearerTokenHashes.size >= limits.bearerTokenHashesCachedMax) bearerTokenHashes.delete(bearerTokenHashes.keys().next().value!);
+  makeRoomForOne(bearerTokenHashes, limits.bearerTokenHashesCachedMax);
   bearerTokenHashes.set(token, hash);
   return hash;
 }

@@ -3,6 +3,7 @@ import type { App } from '../app.js';
 import type { AppContext } from '../context.js';
 import { apiTokenPrefix, looksLikeJwt, verifyJwt } from '../domain/credentials.js';
 import { findHostedSession, looksLikeHostedSessionToken } from '../domain/hosted/sessions.js';
+import { makeRoomForOne } from '../bounded.js';
 import { limits } from '../limits.js';
 import { bearerToken, bearerTokenHash } from './auth.js';
 import { ApiError } from './errors.js';
@@ -24,7 +25,7 @@ export class RateWindows {
   hit(key: string, nowMs: number): { count: number; resetAtMs: number } {
     let window = this.windows.get(key);
     if (window === undefined) {
-      if (this.windows.size >= this.options.keysMax) this.windows.delete(this.windows.keys().next().value!);
+      makeRoomForOne(this.windows, this.options.keysMax);
       window = { count: 0, openedAtMs: nowMs };
       this.windows.set(key, window);
     } else if (nowMs - window.openedAtMs >= this.options.windowMs) {
@@ -44,11 +45,12 @@ export class RateWindows {
  */
 function limiter(options: { max: number; now: () => Date }): (key: string, reply: FastifyReply) => ApiError | undefined {
   const windows = new RateWindows({ windowMs, keysMax: limits.rateLimitKeysMax });
+  const limitHeader = String(options.max);
   return (key, reply) => {
     const nowMs = options.now().getTime();
     const { count, resetAtMs } = windows.hit(key, nowMs);
     const resetSeconds = String(Math.max(1, Math.ceil((resetAtMs - nowMs) / 1000)));
-    reply.header('x-ratelimit-limit', String(options.max));
+    reply.header('x-ratelimit-limit', limitHeader);
     reply.header('x-ratelimit-remaining', String(Math.max(0, options.max - count)));
     reply.header('x-ratelimit-reset', resetSeconds);
     if (count <= options.max) return undefined;
@@ -121,7 +123,7 @@ function genuineCredentials(context: Pick<AppContext, 'config' | 'db' | 'now'>):
       genuine = (await verifyJwt(secret, token, 'user')) !== null || (await verifyJwt(secret, token, 'refresh')) !== null || (await verifyJwt(secret, token, 'cardvaultuser')) !== null;
     }
     if (!genuine) return false;
-    if (known.size >= limits.rateLimitKnownCredentialsMax) known.delete(known.values().next().value!);
+    makeRoomForOne(known, limits.rateLimitKnownCredentialsMax);
     known.add(hash);
     return true;
   };
