@@ -1,7 +1,7 @@
 /**
  * Makes room for one more entry in a bounded in-memory collection: at `max` entries it forgets
  * the first inserted (Maps and Sets iterate in insertion order). The one eviction rule of the
- * process-local caches (bearer token hashes, rate-limit windows, known credentials).
+ * process-local caches (bearer token hashes, rate-limit windows, known credentials, remembered principals).
  */
 export function makeRoomForOne(collection: Map<unknown, unknown> | Set<unknown>, max: number): void {
   if (collection.size >= max) collection.delete(collection.keys().next().value);

@@ -31,6 +31,11 @@ export const limits = {
   rateLimitKnownCredentialsMax: 10_000,
   /** Bearer tokens whose SHA-256 is remembered per process (oldest forgotten first). */
   bearerTokenHashesCachedMax: 10_000,
+  /**
+   * Principals a process remembers per route that reads with authentication (src/http/principals.ts),
+   * each reused only while credential_epoch is unchanged (oldest forgotten first).
+   */
+  principalsRememberedMax: 10_000,
   passwordLengthMin: 8,
   passwordLengthMax: 200,
   usernameLengthMax: 60,

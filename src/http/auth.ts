@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Row, Statement } from '../storage/db.js';
-import { apiTokenPrefix, hashToken, issuedBeforePasswordChange, looksLikeJwt, verifyJwt } from '../domain/credentials.js';
+import { apiTokenPrefix, hashToken, issuedBeforePasswordChange, looksLikeJwt, verifyJwt, type JwtClaims } from '../domain/credentials.js';
 import { makeRoomForOne } from '../bounded.js';
+import { PrincipalMemory } from './principals.js';
 import { limits } from '../limits.js';
 import { forbidden, invalidId, invalidToken, notLoggedIn } from './errors.js';
 
@@ -44,6 +45,8 @@ interface PrincipalRow {
   auth_last_used_stale: boolean | null;
   /** Whole Unix seconds of the user's last password change (JWT statements only). */
   auth_password_changed_epoch?: number | null;
+  /** The API token's expiry date (usable through 23:59:59 GMT of it); null without one (API token statements only). */
+  auth_expires_on?: string | null;
 }
 
 type Credential = 'api_token' | 'jwt';
@@ -63,7 +66,7 @@ const principalSql: Record<Credential, string> = {
   // membership by triggers; role is null without a membership): one row of one table, no joins.
   api_token: `SELECT t.id AS auth_token_id, t.user_id AS auth_user_id, t.username AS auth_username, t.site_id AS auth_site_id,
                 t.site_path AS auth_site_path, t.site_name AS auth_site_name, t.role AS auth_role, t.read_only AS auth_read_only,
-                t.is_platform_admin AS auth_is_platform_admin,
+                t.is_platform_admin AS auth_is_platform_admin, t.expires_at AS auth_expires_on,
                 (t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute') AS auth_last_used_stale
            FROM api_tokens t
           WHERE t.token_hash = $1 AND t.site_path = $2 AND t.role IS NOT NULL AND ${apiTokenLiveSql('t')}`,
@@ -81,6 +84,8 @@ const principalSql: Record<Credential, string> = {
  * `sql` reads at most one row with its own parameters from $3 (look it up by a unique key:
  * it is joined as it is), and `on` ties that row to the principal
  * (`item.site_id = auth.auth_site_id`). No row (a 404 for an item route) still authenticates.
+ * A principal authenticated once is then remembered and only checked (principals.ts): `on` may
+ * use `auth.auth_site_id` only, the one principal column of that statement.
  */
 export interface AuthenticatedRead {
   /** Unique among statement names (the prepared statements are `auth_<credential>_<name>`). */
@@ -98,15 +103,33 @@ const principalStatements: Statements = {
   jwt: { name: 'auth_membership', text: `WITH auth AS (${principalSql.jwt}) SELECT to_json(auth) AS auth FROM auth` },
 };
 
-function joinedStatements(read: AuthenticatedRead): Statements {
+interface JoinedStatements extends Statements {
+  /**
+   * The read for a remembered principal: $1 its site id, $2 its epoch. `auth_current` is false
+   * when a credential changed since (the row is then not used); it is read in the statement's
+   * own snapshot, so the read and the check see the same state.
+   */
+  remembered: Statement;
+}
+
+const credentialEpochSql = '(SELECT e.epoch FROM credential_epoch e)';
+
+function joinedStatements(read: AuthenticatedRead): JoinedStatements {
   const joined = (credential: Credential): Statement => ({
     name: `auth_${credential}_${read.name}`,
     // The read joins as it is (no subquery fence: one plan node less per request); reading at
     // most one row by a unique key, its plan is that key's look-up whatever the statistics say
     // of the site's rows; `on` then checks it belongs to the principal's site.
-    text: `WITH auth AS (${principalSql[credential]}) SELECT to_json(auth) AS auth, item.* FROM auth LEFT JOIN (${read.sql}) item ON ${read.on}`,
+    text: `WITH auth AS (${principalSql[credential]}) SELECT to_json(auth) AS auth, ${credentialEpochSql} AS auth_epoch, item.* FROM auth LEFT JOIN (${read.sql}) item ON ${read.on}`,
   });
-  return { api_token: joined('api_token'), jwt: joined('jwt') };
+  return {
+    api_token: joined('api_token'),
+    jwt: joined('jwt'),
+    remembered: {
+      name: `auth_remembered_${read.name}`,
+      text: `SELECT ${credentialEpochSql} = $2::bigint AS auth_current, item.* FROM (SELECT $1::bigint AS auth_site_id) auth LEFT JOIN (${read.sql}) item ON ${read.on}`,
+    },
+  };
 }
 
 export interface AuthOptions {
@@ -126,34 +149,81 @@ export async function authenticate(request: FastifyRequest, options: AuthOptions
 /** The row of an authenticating statement: the principal, and the read's columns (all null when it found nothing). */
 type AuthenticatedRow = Row & { auth: PrincipalRow };
 
-/** One statement for authentication and the route's read. */
-async function authenticatedRow(request: FastifyRequest, options: AuthOptions, statements: Statements, values: unknown[]): Promise<AuthenticatedRow> {
+/** The bearer credential of a request, as far as it is checked without the database. */
+type Presented = { credential: 'api_token'; lookup: string } | { credential: 'jwt'; lookup: number; claims: JwtClaims };
+
+async function presentedCredential(request: FastifyRequest, options: AuthOptions): Promise<Presented> {
   const token = bearerToken(request);
   if (!token) throw notLoggedIn();
-  const sitePath = (request.params as { path?: string }).path ?? '';
-  if (token.startsWith(apiTokenPrefix)) {
-    const hash = bearerTokenHash(token);
-    const row = await options.db.maybeOne<AuthenticatedRow>(statements.api_token, [hash, sitePath, ...values]);
-    if (!row) {
-      // Distinguish "bad token" (401) from "good token, other site" (404) without a second
-      // round trip on the hot path: only failures pay for this look-up.
-      const known = await options.db.maybeOne(knownApiTokenStatement, [hash]);
-      throw known ? invalidId('site') : invalidToken();
-    }
-    if (row.auth.auth_last_used_stale) touchApiToken(options.db, row.auth.auth_token_id!);
-    return row;
-  }
+  if (token.startsWith(apiTokenPrefix)) return { credential: 'api_token', lookup: bearerTokenHash(token) };
   if (looksLikeJwt(token)) {
     const claims = await verifyJwt(options.jwtSecret, token, 'user');
     if (!claims) throw invalidToken();
-    const row = await options.db.maybeOne<AuthenticatedRow>(statements.jwt, [claims.userId, sitePath, ...values]);
-    if (!row) throw invalidId('site');
-    // A password change ends the sessions opened before it (to the second), not only their refresh tokens.
-    if (issuedBeforePasswordChange(claims, row.auth.auth_password_changed_epoch)) throw invalidToken();
-    return row;
+    return { credential: 'jwt', lookup: claims.userId, claims };
   }
   throw invalidToken();
 }
+
+/** Where a remembered principal is kept, for the statements that can check it (JoinedStatements). */
+interface Memory {
+  principals: PrincipalMemory<PrincipalRow>;
+  statements: JoinedStatements;
+}
+
+/** One statement for authentication and the route's read. */
+async function authenticatedRow(request: FastifyRequest, options: AuthOptions, statements: Statements, values: unknown[], memory?: Memory): Promise<AuthenticatedRow> {
+  const presented = await presentedCredential(request, options);
+  const sitePath = (request.params as { path?: string }).path ?? '';
+  const key = memory ? `${presented.credential} ${presented.lookup} ${sitePath}` : '';
+  if (memory) {
+    const row = await rememberedRow(options.db, memory, key, presented, values);
+    if (row) return row;
+  }
+  const row = await options.db.maybeOne<AuthenticatedRow>(statements[presented.credential], [presented.lookup, sitePath, ...values]);
+  if (!row) {
+    if (presented.credential === 'jwt') throw invalidId('site');
+    // Distinguish "bad token" (401) from "good token, other site" (404) without a second
+    // round trip on the hot path: only failures pay for this look-up.
+    const known = await options.db.maybeOne(knownApiTokenStatement, [presented.lookup]);
+    throw known ? invalidId('site') : invalidToken();
+  }
+  // A password change ends the sessions opened before it (to the second), not only their refresh tokens.
+  if (presented.credential === 'jwt' && issuedBeforePasswordChange(presented.claims, row.auth.auth_password_changed_epoch)) throw invalidToken();
+  if (row.auth.auth_last_used_stale) touchApiToken(options.db, row.auth.auth_token_id!);
+  const epoch = row.auth_epoch as string | null | undefined;
+  if (memory && epoch != null) {
+    const expiresOn = row.auth.auth_expires_on;
+    memory.principals.remember(key, { principal: row.auth, epoch, liveUntilMs: expiresOn ? Date.parse(`${expiresOn}T23:59:59Z`) : null, touchedAtMs: Date.now() });
+  }
+  return row;
+}
+
+/**
+ * The route's read for a principal this process authenticated before, checked in the same
+ * statement against credential_epoch; undefined when there is none or a credential changed
+ * since (the caller then authenticates afresh, and remembers the new principal).
+ */
+async function rememberedRow(db: Db, memory: Memory, key: string, presented: Presented, values: unknown[]): Promise<AuthenticatedRow | undefined> {
+  // Expiry is judged by this process's clock, as a JWT's is; the statement uses PostgreSQL's.
+  const nowMs = Date.now();
+  const remembered = memory.principals.recall(key, nowMs);
+  if (!remembered) return undefined;
+  const principal = remembered.principal;
+  if (presented.credential === 'jwt' && issuedBeforePasswordChange(presented.claims, principal.auth_password_changed_epoch)) throw invalidToken();
+  const row = await db.one<Row & { auth_current: boolean | null }>(memory.statements.remembered, [principal.auth_site_id, remembered.epoch, ...values]);
+  if (row.auth_current !== true) {
+    memory.principals.forget(key);
+    return undefined;
+  }
+  if (principal.auth_token_id !== null && nowMs - remembered.touchedAtMs >= apiTokenTouchIntervalMs) {
+    remembered.touchedAtMs = nowMs;
+    touchApiToken(db, principal.auth_token_id);
+  }
+  return Object.assign(row, { auth: principal });
+}
+
+/** How often last_used_at is refreshed for a token in use (the statements' `interval '1 minute'`). */
+const apiTokenTouchIntervalMs = 60_000;
 
 // Token ids whose last_used_at update is under way in this process.
 const apiTokenTouchesInFlight = new Set<number>();
@@ -244,10 +314,11 @@ export function requireAccess(options: AuthOptions, rule: AccessRule = {}) {
  */
 export function requireAccessWithRead<T extends Row>(options: AuthOptions, read: AuthenticatedRead & { values(request: FastifyRequest): unknown[]; found(row: Row): boolean }, rule: AccessRule = {}) {
   const statements = joinedStatements(read);
+  const memory: Memory = { principals: new PrincipalMemory(limits.principalsRememberedMax), statements };
   const rows = new WeakMap<FastifyRequest, T>();
   return {
     async hook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-      const row = await authenticatedRow(request, options, statements, read.values(request));
+      const row = await authenticatedRow(request, options, statements, read.values(request), memory);
       const principal = principalFromRow(row.auth);
       request.principal = principal;
       admit(request, principal, rule);
