@@ -209,7 +209,9 @@ async function rememberedRow(db: Db, memory: Memory, key: string, presented: Pre
   const remembered = memory.principals.recall(key, nowMs);
   if (!remembered) return undefined;
   const principal = remembered.principal;
-  if (presented.credential === 'jwt' && issuedBeforePasswordChange(presented.claims, principal.auth_password_changed_epoch)) throw invalidToken();
+  // A session older than the remembered password change: let the full statement judge it with
+  // the current one (an operator may have moved it), as it judges every first request.
+  if (presented.credential === 'jwt' && issuedBeforePasswordChange(presented.claims, principal.auth_password_changed_epoch)) return undefined;
   const row = await db.one<Row & { auth_current: boolean | null }>(memory.statements.remembered, [principal.auth_site_id, remembered.epoch, ...values]);
   if (row.auth_current !== true) {
     memory.principals.forget(key);

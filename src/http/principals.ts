@@ -43,8 +43,4 @@ export class PrincipalMemory<P> {
   forget(key: string): void {
     this.entries.delete(key);
   }
-
-  get size(): number {
-    return this.entries.size;
-  }
 }
