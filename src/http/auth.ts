@@ -51,6 +51,9 @@ interface PrincipalRow {
 
 type Credential = 'api_token' | 'jwt';
 
+/** How often last_used_at is refreshed for a token in use: by the statements, and for remembered principals. */
+const apiTokenTouchIntervalMs = 60_000;
+
 /** An API token is usable through the last second (23:59:59 GMT) of its `expires_at` date. */
 const apiTokenLiveSql = (alias: string) => `(${alias}.expires_at IS NULL OR now() <= (${alias}.expires_at::timestamp + interval '23:59:59') AT TIME ZONE 'UTC')`;
 
@@ -67,7 +70,7 @@ const principalSql: Record<Credential, string> = {
   api_token: `SELECT t.id AS auth_token_id, t.user_id AS auth_user_id, t.username AS auth_username, t.site_id AS auth_site_id,
                 t.site_path AS auth_site_path, t.site_name AS auth_site_name, t.role AS auth_role, t.read_only AS auth_read_only,
                 t.is_platform_admin AS auth_is_platform_admin, t.expires_at AS auth_expires_on,
-                (t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute') AS auth_last_used_stale
+                (t.last_used_at IS NULL OR t.last_used_at < now() - interval '${apiTokenTouchIntervalMs / 1000} seconds') AS auth_last_used_stale
            FROM api_tokens t
           WHERE t.token_hash = $1 AND t.site_path = $2 AND t.role IS NOT NULL AND ${apiTokenLiveSql('t')}`,
   jwt: `SELECT NULL::bigint AS auth_token_id, ${principalColumns}, NULL::boolean AS auth_last_used_stale,
@@ -223,9 +226,6 @@ async function rememberedRow(db: Db, memory: Memory, key: string, presented: Pre
   }
   return Object.assign(row, { auth: principal });
 }
-
-/** How often last_used_at is refreshed for a token in use (the statements' `interval '1 minute'`). */
-const apiTokenTouchIntervalMs = 60_000;
 
 // Token ids whose last_used_at update is under way in this process.
 const apiTokenTouchesInFlight = new Set<number>();
