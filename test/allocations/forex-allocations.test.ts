@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDirForTest } from '../support/temp-dir.js';
 import type { TestContext } from '../support/context.js';
 import { addChannel, bookingRow, createBooking, createShop, get, paymentsContext, post, type Body, type Shop } from '../payments/support.js';
 import { grantAllocation } from '../../src/domain/allocations/index.js';
@@ -36,7 +36,7 @@ async function funds(channelId: number): Promise<number> {
 }
 
 async function loadRates(text: string): Promise<void> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'trustfare-fx-'));
+  const dir = tempDirForTest('fx');
   const file = path.join(dir, 'rates.csv');
   writeFileSync(file, text);
   await rateCommands.find((command) => command.name === 'rates set')!.run(t.context, {}, [file]);

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDirForFile } from '../support/temp-dir.js';
 import { createTestContext, testEnv, type TestContext } from '../support/context.js';
 import { createSite, type SiteFixture } from '../support/fixtures.js';
 import { createChannel } from '../../src/domain/channels.js';
@@ -14,7 +14,7 @@ let t: TestContext;
 let url: string;
 let site: SiteFixture;
 let channelId: number;
-const dir = mkdtempSync(path.join(os.tmpdir(), 'trustfare-cli-'));
+const dir = tempDirForFile('cli');
 
 beforeAll(async () => {
   t = await createTestContext();

@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDirForFile, tempDirForTest } from '../support/temp-dir.js';
 import { languageCodes, localeOf } from '../../src/i18n/catalogue.js';
 import { mailKinds } from '../../src/domain/emails/kinds.js';
 import { sampleMailData } from '../../src/domain/emails/sample.js';
@@ -41,7 +41,7 @@ describe('every kind in every language', () => {
 
 describe('file transport (the default without SMTP_URL)', () => {
   it('writes one .eml per mail under DATA_DIR/mail, Bcc kept for review', async () => {
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trustfare-mail-'));
+    const dataDir = tempDirForTest('mail');
     const mailer = createMailer({ dataDir, smtpUrl: undefined });
     expect(mailer.kind).toBe('file');
     const rendered = renderMail(sampleMailData('receipt', 'lvLV'));
@@ -62,7 +62,7 @@ describe('file transport (the default without SMTP_URL)', () => {
 describe('trustfare mail', () => {
   let t: TestContext;
   let url: string;
-  const outDir = mkdtempSync(path.join(os.tmpdir(), 'trustfare-render-'));
+  const outDir = tempDirForFile('render');
   beforeAll(async () => {
     t = await createTestContext();
     url = t.config.databaseUrl!;

@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDirForFile } from '../support/temp-dir.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { createSite } from '../support/fixtures.js';
 import { createChannel } from '../../src/domain/channels.js';
@@ -11,7 +11,7 @@ import type { AppContext } from '../../src/context.js';
 
 let t: TestContext;
 let clock = new Date('2026-11-21T10:00:00Z');
-const dir = mkdtempSync(path.join(os.tmpdir(), 'trustfare-rates-'));
+const dir = tempDirForFile('rates');
 const setRates = rateCommands.find((command) => command.name === 'rates set')!;
 
 function file(name: string, text: string): string {
