@@ -28,7 +28,8 @@ export class PrincipalMemory<P> {
   recall(key: string, nowMs: number): RememberedPrincipal<P> | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
-    if (entry.liveUntilMs !== null && nowMs > entry.liveUntilMs) {
+    // Written so that an instant that did not parse (NaN) counts as expired, not as for ever.
+    if (entry.liveUntilMs !== null && !(nowMs <= entry.liveUntilMs)) {
       this.entries.delete(key);
       return undefined;
     }
