@@ -67,5 +67,8 @@ ${wrk.replace('-d10s', '-d3s')} ${auth} -s ${script('retained.lua')} ${api}/tran
 ${wrk} ${auth} -s ${script('retained.lua')} ${api}/transactions -- 2 ${kit('retained-purchases.tsv')} ${warmupLines + 1}
 # its ceiling: BEGIN; SELECT ... FOR UPDATE; INSERT; UPDATE; COMMIT, answering the same JSON
 REPLAY_BODY=${kit('retained-purchase.json')} ${wrk} -s ${script('post.lua')} ${input.ceilingUrl}/tx
+# and the bare two-phase purchase: the same write set on minimal tables, one statement and one
+# commit for the attempt, one for the settlement (not a target's ceiling; the least a purchase costs)
+REPLAY_BODY=${kit('retained-purchase.json')} ${wrk} -s ${script('post.lua')} ${input.ceilingUrl}/purchase
 `;
 }

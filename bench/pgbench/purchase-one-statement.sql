@@ -1,0 +1,13 @@
+-- The purchase write set in one statement and one commit: what a purchase would cost without
+-- the processor discipline (an attempt committed before the processor call), which trustfare
+-- keeps (docs/payments.md).
+\set b random(1, 200000)
+\set k random(1, 2000000000)
+WITH auth AS (SELECT site_id FROM bench_ceiling.purchase_tokens WHERE hash = '9a3226d432e89aee6eddb00a21da5c06b4d4f8d36b53c232a9be136b2cfb25e7'),
+  booking AS (SELECT b.id, b.site_id, b.paid, b.total FROM bench_ceiling.purchase_bookings b JOIN auth ON auth.site_id = b.site_id WHERE b.id = :b FOR UPDATE OF b),
+  inserted AS (INSERT INTO bench_ceiling.purchase_transactions (site_id, booking_id, amount, status) SELECT site_id, id, 125000, 'complete' FROM booking RETURNING id, site_id, booking_id, amount),
+  entries AS (INSERT INTO bench_ceiling.purchase_ledger_entries (transaction_id, account, amount) SELECT i.id, e.account, e.sign * i.amount FROM inserted i CROSS JOIN (VALUES ('card', 1), ('booking', -1)) e (account, sign)),
+  paid AS (UPDATE bench_ceiling.purchase_bookings b SET paid = b.paid + i.amount, status = CASE WHEN b.paid + i.amount >= b.total THEN 'paid' ELSE 'part-paid' END, modified_at = now() FROM inserted i WHERE b.id = i.booking_id),
+  queued AS (INSERT INTO bench_ceiling.purchase_outbox (transaction_id, kind) SELECT id, 'receipt' FROM inserted),
+  claimed AS (INSERT INTO bench_ceiling.purchase_idempotency_keys (site_id, key, transaction_id, answer) SELECT site_id, :client_id || '-' || :k, id, '{}' FROM inserted)
+SELECT id FROM inserted;
