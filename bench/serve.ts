@@ -63,6 +63,8 @@ export async function main(): Promise<number> {
       const path = `${tenant.apiPrefix}/transactions`;
       const body = () => ({ body: bodies[next]!, headers: { 'idempotency-key': `replay-history-${randomBytes(6).toString('hex')}-${next++}` } });
       await sendMany({ name: 'history', description: '', baseUrl: service.baseUrl, method: 'POST', path, headers: tenant.headers, body, requestBytes: 0, responseBytes: 0 }, 50, history);
+      // The same for the ceiling's bare two-phase purchase, whose tables start empty too.
+      await sendMany({ name: 'ceiling history', description: '', baseUrl: ceiling.baseUrl, method: 'POST', path: '/purchase', body: bodies[0]!, headers: {}, requestBytes: 0, responseBytes: 0 }, 50, history);
     }
     await db.query('ANALYZE');
     // Warm both servers' read paths as `npm run bench` does before measuring: a fresh Node process

@@ -37,7 +37,7 @@ describe('bench ceiling server', () => {
         (SELECT sum(e.amount)::bigint FROM bench_ceiling.purchase_ledger_entries e WHERE e.transaction_id = t.id) AS balance,
         (SELECT count(*) FROM bench_ceiling.purchase_outbox o WHERE o.transaction_id = t.id) AS mails,
         (SELECT k.answer FROM bench_ceiling.purchase_idempotency_keys k WHERE k.transaction_id = t.id) AS answer
-      FROM bench_ceiling.purchase_transactions t ORDER BY t.id`);
+      FROM bench_ceiling.purchase_transactions t ORDER BY t.booking_id`);
     expect(transactions.map((row) => [row.booking_id, row.status, row.entries, row.balance, row.mails, JSON.parse(row.answer ?? 'null')])).toEqual(
       [1, 2, 3].map((booking) => [booking, 'complete', 2, 0, 1, answer]),
     );
