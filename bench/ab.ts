@@ -9,13 +9,18 @@
 // Why launches: one Node process's speed differs by up to ±10 % from one launch to the next (JIT
 // decisions, where the scheduler places it), so one launch measures the launch, not the build.
 //
-// Settings: BENCH_AB_LAUNCHES (default 6), BENCH_AB_SCENARIO (`get-booking`, default, or
-// `post-booking`), BENCH_DURATION seconds measured per side and round (default 12), BENCH_SLICES
-// (default 6), BENCH_WARMUP (default 2), BENCH_CONNECTIONS (default 50), DATABASE_URL, BENCH_KEEP.
+// Settings: BENCH_AB_LAUNCHES (default 6), BENCH_AB_SCENARIO (`get-booking`, default,
+// `post-booking` or `retained-purchase`), BENCH_DURATION seconds measured per side and round
+// (default 12), BENCH_SLICES (default 6), BENCH_WARMUP (default 2), BENCH_CONNECTIONS (default
+// 50), BENCH_AB_PURCHASES_PER_SECOND_MAX (retained-purchase: the rate fresh bookings are made
+// for, default 600), DATABASE_URL, BENCH_KEEP.
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { limits } from '../src/limits.js';
 import { createDb, type Db } from '../src/storage/db.js';
-import { bookingInput, callOk, createTenant, type Tenant } from './fixtures.js';
-import { measureInterleaved, type Scenario } from './load.js';
+import { bookingInput, callOk, createTenant, freshBookingIds, retainedPurchaseInput, samplePurchase, vaultTestCard, type Tenant } from './fixtures.js';
+import { waitForInFlight } from './in-flight.js';
+import { measureInterleaved, rampSeconds, type Scenario } from './load.js';
 import { combine, ratioSpread } from './report.js';
 import { openWorkspace, progress, root, secrets, startService, stopService, type Service, type StackSettings } from './stack.js';
 
@@ -25,12 +30,15 @@ interface Settings {
   checkouts: { A: string; B: string };
   launches: number;
   rounds: number;
-  scenario: 'get-booking' | 'post-booking';
+  scenario: (typeof scenarioNames)[number];
   durationSeconds: number;
   slices: number;
   warmupSeconds: number;
   connections: number;
+  purchasesPerSecondMax: number;
 }
+
+const scenarioNames = ['get-booking', 'post-booking', 'retained-purchase'] as const;
 
 function readSettings(): Settings {
   const integer = (name: string, fallback: number, max: number) => {
@@ -38,8 +46,8 @@ function readSettings(): Settings {
     if (!Number.isSafeInteger(value) || value < 1 || value > max) throw new Error(`${name} must be an integer from 1 to ${max}`);
     return value;
   };
-  const scenario = process.env.BENCH_AB_SCENARIO ?? 'get-booking';
-  if (scenario !== 'get-booking' && scenario !== 'post-booking') throw new Error('BENCH_AB_SCENARIO must be get-booking or post-booking');
+  const scenario = scenarioNames.find((name) => name === (process.env.BENCH_AB_SCENARIO ?? 'get-booking'));
+  if (!scenario) throw new Error(`BENCH_AB_SCENARIO must be one of ${scenarioNames.join(', ')}`);
   if (!process.env.BENCH_AB_B) throw new Error('BENCH_AB_B must name the other built checkout (and BENCH_AB_A, default this one)');
   return {
     checkouts: { A: path.resolve(process.env.BENCH_AB_A ?? root), B: path.resolve(process.env.BENCH_AB_B) },
@@ -50,6 +58,7 @@ function readSettings(): Settings {
     slices: integer('BENCH_SLICES', 6, 100),
     warmupSeconds: integer('BENCH_WARMUP', 2, 600),
     connections: integer('BENCH_CONNECTIONS', 50, 1000),
+    purchasesPerSecondMax: integer('BENCH_AB_PURCHASES_PER_SECOND_MAX', 600, 100_000),
   };
 }
 
@@ -62,17 +71,22 @@ export async function main(): Promise<number> {
   const ratios: number[] = [];
   try {
     db = createDb(workspace.databaseUrl, 2);
-    let scenario: Omit<Scenario, 'baseUrl'> | null = null;
+    let scenario: AbScenario | null = null;
     for (let launch = 0; launch < settings.launches; launch++) {
       const order = launch % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const);
       const services: Partial<Record<'A' | 'B', Service>> = {};
       const problems: string[] = [];
       try {
         for (const name of order) services[name] = await startService(stack, workspace, 1, `ab-${name}-${launch}`, serviceSecrets, settings.checkouts[name]);
-        scenario ??= await prepareScenario(settings.scenario, db, services[order[0]]!.baseUrl);
+        scenario ??= await prepareScenario(settings, db, services[order[0]]!.baseUrl);
+        await scenario.beforeLaunch?.(services[order[0]]!.baseUrl);
         for (let round = 0; round < settings.rounds; round++) {
-          const side = (name: 'A' | 'B') => ({ scenario: { ...scenario!, baseUrl: services[name]!.baseUrl }, serverPid: services[name]!.child.pid });
+          const side = (name: 'A' | 'B') => ({ ...scenario!.hooks, scenario: { ...scenario!.request, baseUrl: services[name]!.baseUrl }, serverPid: services[name]!.child.pid });
           const runs = await measureInterleaved(side(order[0]), side(order[1]), settings);
+          // An error answers fast: a rate with failures in it would compare nothing.
+          for (const slice of [...runs.ceiling, ...runs.scenario]) {
+            if (slice.errors + slice.timeouts + slice.non2xx > 0) problems.push(`launch ${launch + 1}, round ${round + 1}: ${slice.errors} errors, ${slice.timeouts} timeouts, ${slice.non2xx} non-2xx answers (${JSON.stringify(slice.statusCodes)})`);
+          }
           const first = combine(runs.ceiling, { name: order[0], description: '' }).requestsPerSecond;
           const second = combine(runs.scenario, { name: order[1], description: '' }).requestsPerSecond;
           const [a, b] = order[0] === 'A' ? [first, second] : [second, first];
@@ -82,6 +96,7 @@ export async function main(): Promise<number> {
       } finally {
         for (const name of order) if (services[name]) await stopService(services[name]!, problems, `service ${name}`);
       }
+      problems.push(...((await scenario?.problems?.()) ?? []));
       if (problems.length > 0) throw new Error(problems.join('\n'));
     }
     const spread = ratioSpread(ratios);
@@ -93,15 +108,87 @@ export async function main(): Promise<number> {
   }
 }
 
+/** What one scenario sends, and what it does around the measured runs. */
+interface AbScenario {
+  request: Omit<Scenario, 'baseUrl'>;
+  /** Per side (load.ts `Side`). */
+  hooks?: { afterWarmup?: () => Promise<void>; afterSlice?: () => Promise<void> };
+  /** Before each launch's rounds, through one of its services. */
+  beforeLaunch?: (baseUrl: string) => Promise<void>;
+  /** After each launch: what makes its figures wrong. */
+  problems?: () => Promise<string[]>;
+}
+
 /** The tenant and the request both builds answer (created once, through the first service started). */
-async function prepareScenario(name: Settings['scenario'], db: Db, baseUrl: string): Promise<Omit<Scenario, 'baseUrl'>> {
+async function prepareScenario(settings: Settings, db: Db, baseUrl: string): Promise<AbScenario> {
+  const name = settings.scenario;
   const tenant: Tenant = await createTenant(db, baseUrl);
   const body = JSON.stringify(bookingInput(tenant));
   const created = await callOk(baseUrl, 'POST', `${tenant.apiPrefix}/bookings`, { headers: tenant.headers, body: JSON.parse(body) });
   if (name === 'post-booking') {
-    return { name, description: 'POST bookings', method: 'POST', path: `${tenant.apiPrefix}/bookings`, headers: tenant.headers, body, requestBytes: Buffer.byteLength(body), responseBytes: created.text.length };
+    return { request: { name, description: 'POST bookings', method: 'POST', path: `${tenant.apiPrefix}/bookings`, headers: tenant.headers, body, requestBytes: Buffer.byteLength(body), responseBytes: created.text.length } };
   }
+  if (name === 'retained-purchase') return retainedPurchaseScenario(settings, db, baseUrl, tenant, Number(created.json.id));
   const path = `${tenant.apiPrefix}/bookings/${created.json.id}`;
   const answer = await callOk(baseUrl, 'GET', path, { headers: tenant.headers });
-  return { name, description: 'GET bookings/{id}', method: 'GET', path, headers: tenant.headers, requestBytes: 0, responseBytes: answer.text.length };
+  return { request: { name, description: 'GET bookings/{id}', method: 'GET', path, headers: tenant.headers, requestBytes: 0, responseBytes: answer.text.length } };
+}
+
+/**
+ * POST retained_purchase of a fresh booking, as `npm run bench` sends it: the whole write path
+ * each time. Fresh bookings for a launch are made before it, for BENCH_AB_PURCHASES_PER_SECOND_MAX;
+ * a launch that runs out of them fails (a paid booking answers 400 quickly and would flatter the
+ * build that got it). Between slices both sides wait for the requests autocannon abandoned, and
+ * every purchase must end `complete`.
+ */
+async function retainedPurchaseScenario(settings: Settings, db: Db, baseUrl: string, tenant: Tenant, excludedId: number): Promise<AbScenario> {
+  const vaultTransactionId = await vaultTestCard(baseUrl, tenant);
+  const runId = randomBytes(4).toString('hex');
+  const keyPrefix = `ab-${runId}-`;
+  const first = JSON.stringify(retainedPurchaseInput(tenant, { bookingId: (await freshBookingIds(db, baseUrl, tenant, { count: 1, excludedId, connections: 1 }))[0]!, vaultTransactionId }));
+  const sample = await samplePurchase(baseUrl, tenant, { body: first, keyPrefix });
+  const secondsPerLaunch = settings.rounds * 2 * (settings.warmupSeconds + settings.durationSeconds + settings.slices * rampSeconds);
+  const perLaunch = Math.ceil(settings.purchasesPerSecondMax * secondsPerLaunch * 1.2) + settings.connections;
+  let bookings: number[] = [];
+  let next = 0;
+  // Keys count on across launches (`next` starts again at each launch's bookings).
+  let sent = 0;
+  let reused = 0;
+  let quiet = true;
+  return {
+    request: {
+      name: settings.scenario,
+      description: 'POST transactions, retained_purchase of a fresh booking, Idempotency-Key',
+      method: 'POST',
+      path: `${tenant.apiPrefix}/transactions`,
+      headers: tenant.headers,
+      body: () => {
+        if (next >= bookings.length) reused += 1;
+        const bookingId = bookings[Math.min(next++, bookings.length - 1)]!;
+        return { body: JSON.stringify(retainedPurchaseInput(tenant, { bookingId, vaultTransactionId })), headers: { 'idempotency-key': `${keyPrefix}${++sent}` } };
+      },
+      requestBytes: Buffer.byteLength(first),
+      responseBytes: sample.text.length,
+    },
+    hooks: {
+      // Plans for a database with history, as npm run bench makes them (bench/main.ts `analyze`).
+      afterWarmup: async () => void (await db.query('ANALYZE')),
+      afterSlice: async () => {
+        quiet &&= await waitForInFlight(db, { siteId: tenant.siteId, keyPrefix, transactionType: 'retained_purchase', timeoutMs: limits.processorTimeoutMs + 5_000, pollMs: 50 });
+      },
+    },
+    beforeLaunch: async (launchUrl) => {
+      progress(`making fresh bookings for up to ${perLaunch} purchases`);
+      bookings = await freshBookingIds(db, launchUrl, tenant, { count: perLaunch, excludedId, connections: settings.connections });
+      next = 0;
+    },
+    problems: async () => {
+      const found: string[] = [];
+      if (reused > 0) found.push(`retained-purchase: ran out of fresh bookings (${reused} requests reused one); raise BENCH_AB_PURCHASES_PER_SECOND_MAX`);
+      if (!quiet) found.push('retained-purchase: requests still in flight after a slice');
+      const { unfinished } = await db.one<{ unfinished: number }>("SELECT count(*)::int AS unfinished FROM transactions WHERE site_id = $1 AND type = 'retained_purchase' AND status <> 'complete'", [tenant.siteId]);
+      if (unfinished > 0) found.push(`retained-purchase: ${unfinished} purchases did not end complete`);
+      return found;
+    },
+  };
 }
