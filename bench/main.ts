@@ -20,7 +20,7 @@ import { waitForInFlight } from './in-flight.js';
 import { measure, measureInterleaved, rampSeconds, type LoadOptions, type Measurement, type Scenario } from './load.js';
 import { childPids, commandLine, residentBytes, type Child } from './processes.js';
 import { openWorkspace, progress, root, secrets, startCeiling, startService, stopService, type Ceiling, type Service, type StackSettings, type Workspace } from './stack.js';
-import { combine, compare, summary, target, writeResults, type Results, type ScenarioResult } from './report.js';
+import { combine, compare, floorAgainst, summary, target, writeResults, type Results, type ScenarioResult } from './report.js';
 
 interface Settings extends LoadOptions, StackSettings {
   listPerPage: number;
@@ -52,6 +52,9 @@ function readSettings(): Settings {
     logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
   };
 }
+
+/** The ceilings' names, as results.json and the summary show them. */
+const ceilingNames = { pk: 'bare PK select', tx: 'bare 3-statement tx', purchase: 'bare two-phase purchase' } as const;
 
 /** The name of a ceiling measured in slices interleaved with its scenario's (Runs.runInterleaved). */
 function interleavedName(ceiling: string): string {
@@ -104,8 +107,8 @@ export async function main(): Promise<number> {
       }
     }
     const targets = [
-      target(runs.scenario('POST retained_purchase'), interleavedName('bare 3-statement tx'), 0.8, 50),
-      target(runs.scenario('GET booking'), interleavedName('bare PK select'), 0.8, null),
+      target(runs.scenario('POST retained_purchase'), interleavedName(ceilingNames.tx), 0.8, 50),
+      target(runs.scenario('GET booking'), interleavedName(ceilingNames.pk), 0.8, null),
     ].filter((goal) => goal !== null);
     if (settings.strict) for (const goal of targets) if (!goal.met) problems.push(`target missed: ${goal.scenario}`);
 
@@ -132,6 +135,7 @@ export async function main(): Promise<number> {
       workers: workers && { getBookingOneWorkerRps: runs.scenario('GET booking')!.requestsPerSecond, getBookingTwoWorkersRps: workers.getBookingRps, speedup: workers.getBookingRps / runs.scenario('GET booking')!.requestsPerSecond },
       memory: workers && { idleWorkerRssBytes: workers.idleWorkerRssBytes, idlePrimaryRssBytes: workers.idlePrimaryRssBytes, idleSingleProcessRssBytes },
       startup,
+      purchaseFloor: floorAgainst(runs.ceilings.find((ceiling) => ceiling.name === ceilingNames.purchase), runs.ceilings.find((ceiling) => ceiling.name === ceilingNames.tx)),
     };
     writeResults(path.join(root, 'bench/results.json'), results);
     process.stdout.write(`\n${summary(results)}\n`);
@@ -226,7 +230,7 @@ class Runs {
     this.getBookingPath = `${this.tenant.apiPrefix}/bookings/${created.json.id}`;
     const answer = await callOk(this.service.baseUrl, 'GET', this.getBookingPath, { headers: this.tenant.headers });
     const json = await this.bareJson('bare JSON (GET booking)', 'get-booking', 'GET', 200, answer.text);
-    const pkScenario = { name: 'bare PK select', description: 'bare Fastify route: one primary-key select, then the GET booking JSON', method: 'GET', path: `/pk/${created.json.id}`, requestBytes: 0, responseBytes: bytes(answer.text) } as const;
+    const pkScenario = { name: ceilingNames.pk, description: 'bare Fastify route: one primary-key select, then the GET booking JSON', method: 'GET', path: `/pk/${created.json.id}`, requestBytes: 0, responseBytes: bytes(answer.text) } as const;
     await this.runInterleaved({ name: 'GET booking', description: 'GET bookings/{id}', method: 'GET', path: this.getBookingPath, requestBytes: 0, responseBytes: bytes(answer.text) }, pkScenario, [json]);
   }
 
@@ -234,7 +238,7 @@ class Runs {
     const body = JSON.stringify(bookingInput(this.tenant));
     const answer = await callOk(this.service.baseUrl, 'POST', `${this.tenant.apiPrefix}/bookings`, { headers: this.tenant.headers, body: JSON.parse(body) });
     const json = await this.bareJson('bare JSON (POST booking)', 'post-booking', 'POST', answer.status, answer.text, body);
-    const tx = this.ceilings.filter((ceiling) => ceiling.name === 'bare 3-statement tx');
+    const tx = this.ceilings.filter((ceiling) => ceiling.name === ceilingNames.tx);
     await this.runService({ name: 'POST booking', description: 'POST bookings', method: 'POST', path: `${this.tenant.apiPrefix}/bookings`, body, requestBytes: bytes(body), responseBytes: bytes(answer.text) }, [...tx, json]);
   }
 
@@ -248,12 +252,12 @@ class Runs {
     const sampleBody = JSON.stringify(retainedPurchaseInput(this.tenant, { bookingId: sampleBooking!, vaultTransactionId }));
     const sample = await samplePurchase(this.service.baseUrl, this.tenant, { body: sampleBody, keyPrefix: 'bench-sample-' });
     const json = await this.bareJson('bare JSON (POST retained_purchase)', 'post-retained-purchase', 'POST', sample.status, sample.text, sampleBody);
-    const txScenario = { name: 'bare 3-statement tx', description: 'bare Fastify route: BEGIN; SELECT FOR UPDATE; INSERT; UPDATE; COMMIT', method: 'POST', path: '/tx', body: sampleBody, requestBytes: bytes(sampleBody), responseBytes: bytes(sample.text) } as const;
+    const txScenario = { name: ceilingNames.tx, description: 'bare Fastify route: BEGIN; SELECT FOR UPDATE; INSERT; UPDATE; COMMIT', method: 'POST', path: '/tx', body: sampleBody, requestBytes: bytes(sampleBody), responseBytes: bytes(sample.text) } as const;
     const tx = await this.runCeiling(txScenario);
     // Not a target's ceiling: the least any implementation of the purchase's write set with the
     // processor discipline can cost here, to read the purchase's ratio against (performance.md,
     // "The floor of a purchase").
-    const purchase = await this.runCeiling({ name: 'bare two-phase purchase', description: 'bare Fastify route: the purchase write set on minimal tables, attempt and settlement one statement and one commit each', method: 'POST', path: '/purchase', body: sampleBody, requestBytes: bytes(sampleBody), responseBytes: bytes(sample.text) });
+    const purchase = await this.runCeiling({ name: ceilingNames.purchase, description: 'bare Fastify route: the purchase write set on minimal tables, attempt and settlement one statement and one commit each', method: 'POST', path: '/purchase', body: sampleBody, requestBytes: bytes(sampleBody), responseBytes: bytes(sample.text) });
     this.retained = { path, vaultTransactionId, sampleBody, sampleAnswer: sample.text, ceilings: [tx, purchase, json], txScenario };
   }
 
@@ -301,7 +305,7 @@ class Runs {
     const path = `${this.tenant.apiPrefix}/transactions?per_page=${this.settings.listPerPage}`;
     const answer = await callOk(this.service.baseUrl, 'GET', path, { headers: this.tenant.headers });
     const json = await this.bareJson('bare JSON (GET transactions page)', 'get-transactions', 'GET', 200, answer.text);
-    const pk = this.ceilings.find((ceiling) => ceiling.name === interleavedName('bare PK select'))!;
+    const pk = this.ceilings.find((ceiling) => ceiling.name === interleavedName(ceilingNames.pk))!;
     await this.runService({ name: 'GET transactions page', description: `GET transactions?per_page=${this.settings.listPerPage}`, method: 'GET', path, requestBytes: 0, responseBytes: bytes(answer.text) }, [pk, json]);
   }
 
@@ -314,7 +318,7 @@ class Runs {
       const idleWorkerRssBytes = Math.max(...workerPids.map(residentBytes));
       const idlePrimaryRssBytes = residentBytes(service.child.pid);
       const measurement = await this.run({ name: 'GET booking (WORKERS=2)', description: 'GET bookings/{id} with two workers', method: 'GET', path: this.getBookingPath, headers: this.tenant.headers, requestBytes: 0, responseBytes: this.scenario('GET booking')!.responseBytes }, service);
-      this.scenarios.push(compare(measurement, this.ceilings.filter((ceiling) => ceiling.name === interleavedName('bare PK select'))));
+      this.scenarios.push(compare(measurement, this.ceilings.filter((ceiling) => ceiling.name === interleavedName(ceilingNames.pk))));
       return { getBookingRps: measurement.requestsPerSecond, idleWorkerRssBytes, idlePrimaryRssBytes };
     } finally {
       await stopService(service, problems, 'WORKERS=2');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { percentile, type Measurement } from '../../bench/load.js';
-import { combine, ratioSpread } from '../../bench/report.js';
+import { combine, floorAgainst, ratioSpread } from '../../bench/report.js';
 
 // How the bench turns runs into figures (bench/load.ts, bench/report.ts).
 
@@ -25,6 +25,13 @@ describe('bench: measurements', () => {
     expect(together).toMatchObject({ name: 'both', description: 'two slices', requests: 8000, durationSeconds: 4, requestsPerSecond: 2000, latencyP99Ms: 30, non2xx: 1 });
     expect(together.statusCodes).toEqual({ 200: 7999, 400: 1 });
     expect(together.slicesRequestsPerSecond).toEqual([1000, 3000]);
+  });
+
+  it('reads the bare purchase against the 3-statement ceiling, and reports nothing when either did not run', () => {
+    const floor = slice(2400, { name: 'bare two-phase purchase', latencyP99Ms: 31 });
+    expect(floorAgainst(floor, slice(3000, { name: 'bare 3-statement tx' }))).toEqual({ name: 'bare two-phase purchase', requestsPerSecond: 2400, latencyP99Ms: 31, ceiling: 'bare 3-statement tx', ratio: 0.8 });
+    expect(floorAgainst(undefined, slice(3000))).toBeNull();
+    expect(floorAgainst(floor, undefined)).toBeNull();
   });
 
   it('averages ratios of two builds so that a ratio and its inverse cancel', () => {
