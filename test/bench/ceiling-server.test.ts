@@ -9,11 +9,14 @@ import { tempDirForFile } from '../support/temp-dir.js';
 let db: Db;
 let ceiling: Ceiling;
 const answer = { id: 41, status: 'complete', total: 125000 };
+// Made here, not in beforeAll: its removal is an afterAll hook, which runs after the one below
+// (hooks stack) that stops the server writing its log into it.
+const dataDir = tempDirForFile('ceiling');
 
 beforeAll(async () => {
   const database = await createTestDatabase(2);
   db = database.db;
-  const workspace: Workspace = { dataDir: tempDirForFile('ceiling'), databaseUrl: database.url, embedded: null, stopEmbedded: async () => undefined, dispose: async () => undefined };
+  const workspace: Workspace = { dataDir, databaseUrl: database.url, embedded: null, stopEmbedded: async () => undefined, dispose: async () => undefined };
   ceiling = await startCeiling(workspace);
   await ceiling.setPayload('post-retained-purchase', 201, answer);
 }, 60_000);
