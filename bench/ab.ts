@@ -16,10 +16,9 @@
 // for, default 600), DATABASE_URL, BENCH_KEEP.
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { limits } from '../src/limits.js';
 import { createDb, type Db } from '../src/storage/db.js';
 import { bookingInput, callOk, createTenant, freshBookingIds, retainedPurchaseInput, samplePurchase, vaultTestCard, type Tenant } from './fixtures.js';
-import { waitForInFlight } from './in-flight.js';
+import { FreshPurchases } from './purchases.js';
 import { measureInterleaved, rampSeconds, type Scenario } from './load.js';
 import { combine, ratioSpread } from './report.js';
 import { openWorkspace, progress, root, secrets, startService, stopService, type Service, type StackSettings } from './stack.js';
@@ -143,18 +142,12 @@ async function prepareScenario(settings: Settings, db: Db, baseUrl: string): Pro
  */
 async function retainedPurchaseScenario(settings: Settings, db: Db, baseUrl: string, tenant: Tenant, excludedId: number): Promise<AbScenario> {
   const vaultTransactionId = await vaultTestCard(baseUrl, tenant);
-  const runId = randomBytes(4).toString('hex');
-  const keyPrefix = `ab-${runId}-`;
+  const keyPrefix = `ab-${randomBytes(4).toString('hex')}-`;
   const first = JSON.stringify(retainedPurchaseInput(tenant, { bookingId: (await freshBookingIds(db, baseUrl, tenant, { count: 1, excludedId, connections: 1 }))[0]!, vaultTransactionId }));
   const sample = await samplePurchase(baseUrl, tenant, { body: first, keyPrefix });
   const secondsPerLaunch = settings.rounds * 2 * (settings.warmupSeconds + settings.durationSeconds + settings.slices * rampSeconds);
   const perLaunch = Math.ceil(settings.purchasesPerSecondMax * secondsPerLaunch * 1.2) + settings.connections;
-  let bookings: number[] = [];
-  let next = 0;
-  // Keys count on across launches (`next` starts again at each launch's bookings).
-  let sent = 0;
-  let reused = 0;
-  let quiet = true;
+  const purchases = new FreshPurchases(db, tenant, vaultTransactionId, keyPrefix);
   return {
     request: {
       name: settings.scenario,
@@ -162,30 +155,23 @@ async function retainedPurchaseScenario(settings: Settings, db: Db, baseUrl: str
       method: 'POST',
       path: `${tenant.apiPrefix}/transactions`,
       headers: tenant.headers,
-      body: () => {
-        if (next >= bookings.length) reused += 1;
-        const bookingId = bookings[Math.min(next++, bookings.length - 1)]!;
-        return { body: JSON.stringify(retainedPurchaseInput(tenant, { bookingId, vaultTransactionId })), headers: { 'idempotency-key': `${keyPrefix}${++sent}` } };
-      },
+      body: purchases.body,
       requestBytes: Buffer.byteLength(first),
       responseBytes: sample.text.length,
     },
     hooks: {
       // Plans for a database with history, as npm run bench makes them (bench/main.ts `analyze`).
       afterWarmup: async () => void (await db.query('ANALYZE')),
-      afterSlice: async () => {
-        quiet &&= await waitForInFlight(db, { siteId: tenant.siteId, keyPrefix, transactionType: 'retained_purchase', timeoutMs: limits.processorTimeoutMs + 5_000, pollMs: 50 });
-      },
+      afterSlice: purchases.settle,
     },
     beforeLaunch: async (launchUrl) => {
       progress(`making fresh bookings for up to ${perLaunch} purchases`);
-      bookings = await freshBookingIds(db, launchUrl, tenant, { count: perLaunch, excludedId, connections: settings.connections });
-      next = 0;
+      purchases.refill(await freshBookingIds(db, launchUrl, tenant, { count: perLaunch, excludedId, connections: settings.connections }));
     },
     problems: async () => {
       const found: string[] = [];
-      if (reused > 0) found.push(`retained-purchase: ran out of fresh bookings (${reused} requests reused one); raise BENCH_AB_PURCHASES_PER_SECOND_MAX`);
-      if (!quiet) found.push('retained-purchase: requests still in flight after a slice');
+      if (purchases.reused > 0) found.push(`retained-purchase: ran out of fresh bookings (${purchases.reused} requests reused one); raise BENCH_AB_PURCHASES_PER_SECOND_MAX`);
+      if (!purchases.quiet) found.push('retained-purchase: requests still in flight after a slice');
       const { unfinished } = await db.one<{ unfinished: number }>("SELECT count(*)::int AS unfinished FROM transactions WHERE site_id = $1 AND type = 'retained_purchase' AND status <> 'complete'", [tenant.siteId]);
       if (unfinished > 0) found.push(`retained-purchase: ${unfinished} purchases did not end complete`);
       return found;

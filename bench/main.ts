@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { limits } from '../src/limits.js';
 import { createDb, type Db } from '../src/storage/db.js';
 import { bookingInput, callOk, createTenant, freshBookingIds, retainedPurchaseInput, samplePurchase, vaultTestCard, type Tenant } from './fixtures.js';
-import { waitForInFlight } from './in-flight.js';
+import { FreshPurchases, inFlightBoundMs } from './purchases.js';
 import { measure, measureInterleaved, rampSeconds, type LoadOptions, type Measurement, type Scenario } from './load.js';
 import { childPids, commandLine, residentBytes, type Child } from './processes.js';
 import { openWorkspace, progress, root, secrets, startCeiling, startService, stopService, type Ceiling, type Service, type StackSettings, type Workspace } from './stack.js';
@@ -271,26 +271,13 @@ class Runs {
     const { warmupSeconds, durationSeconds, slices, connections } = this.settings;
     const runSeconds = warmupSeconds + durationSeconds + slices * rampSeconds;
     const bookings = await this.freshBookings(Math.ceil(bound * runSeconds * 1.2) + connections);
-    let next = 0;
-    let reused = 0;
-    const runId = randomBytes(4).toString('hex');
-    const body = () => {
-      // Out of fresh bookings: the last one is sent again, its answer is a 400, and the run fails.
-      if (next >= bookings.length) reused += 1;
-      const index = Math.min(next++, bookings.length - 1);
-      return { body: JSON.stringify(retainedPurchaseInput(this.tenant, { bookingId: bookings[index]!, vaultTransactionId })), headers: { 'idempotency-key': `bench-${runId}-${next}` } };
-    };
+    const purchases = new FreshPurchases(this.db, this.tenant, vaultTransactionId, `bench-${randomBytes(4).toString('hex')}-`);
+    purchases.refill(bookings);
     // Requests abandoned by autocannon at the end of a slice still run to their end: wait for
     // them before the ceiling's slice, and before counting.
-    let quiet = true;
-    const settle = async () => {
-      quiet &&= await waitForInFlight(this.db, {
-        siteId: this.tenant.siteId, keyPrefix: `bench-${runId}-`, transactionType: 'retained_purchase', timeoutMs: limits.processorTimeoutMs + 5_000, pollMs: 50,
-      });
-    };
-    await this.runInterleaved({ name: 'POST retained_purchase', description: 'POST transactions, retained_purchase of a fresh booking, Idempotency-Key', method: 'POST', path, body, requestBytes: bytes(sampleBody), responseBytes: bytes(sampleAnswer) }, txScenario, ceilings.slice(1), settle);
-    if (reused > 0) problems.push(`POST retained_purchase: the bench ran out of fresh bookings (${reused} requests reused one)`);
-    if (!quiet) problems.push(`POST retained_purchase: requests still in flight ${(limits.processorTimeoutMs + 5_000) / 1000} s after a slice`);
+    await this.runInterleaved({ name: 'POST retained_purchase', description: 'POST transactions, retained_purchase of a fresh booking, Idempotency-Key', method: 'POST', path, body: purchases.body, requestBytes: bytes(sampleBody), responseBytes: bytes(sampleAnswer) }, txScenario, ceilings.slice(1), purchases.settle);
+    if (purchases.reused > 0) problems.push(`POST retained_purchase: the bench ran out of fresh bookings (${purchases.reused} requests reused one)`);
+    if (!purchases.quiet) problems.push(`POST retained_purchase: requests still in flight ${inFlightBoundMs / 1000} s after a slice`);
     // A 201 may still carry a declined or unfinished transaction: every one must be complete.
     const all = await this.countTransactions('transaction_types=retained_purchase');
     const complete = await this.countTransactions('transaction_types=retained_purchase&status=complete');

@@ -1,0 +1,47 @@
+// The retained purchases the bench and bench:ab send: each pays a fresh booking of its own, so
+// the whole write path runs every time (docs/performance.md).
+import type { Db } from '../src/storage/db.js';
+import { limits } from '../src/limits.js';
+import { retainedPurchaseInput, type Tenant } from './fixtures.js';
+import { waitForInFlight } from './in-flight.js';
+
+export class FreshPurchases {
+  private bookings: number[] = [];
+  private next = 0;
+  // Keys count on across refills.
+  private sent = 0;
+  /** Requests sent after the fresh bookings ran out: each re-sent a paid booking (a quick 400). */
+  reused = 0;
+  /** False once the requests of a run were still in flight at the bound of `settle`. */
+  quiet = true;
+
+  constructor(
+    private readonly db: Db,
+    private readonly tenant: Tenant,
+    private readonly vaultTransactionId: number,
+    /** The Idempotency-Keys of these purchases start with this. */
+    readonly keyPrefix: string,
+  ) {}
+
+  /** The bookings to pay from now on, in order. */
+  refill(bookings: number[]): void {
+    this.bookings = bookings;
+    this.next = 0;
+  }
+
+  /** One request's body and key (load.ts `Scenario.body`). Out of bookings: the last is sent again, and `reused` counts it. */
+  readonly body = (): { body: string; headers: Record<string, string> } => {
+    if (this.next >= this.bookings.length) this.reused += 1;
+    const bookingId = this.bookings[Math.min(this.next++, this.bookings.length - 1)]!;
+    return { body: JSON.stringify(retainedPurchaseInput(this.tenant, { bookingId, vaultTransactionId: this.vaultTransactionId })), headers: { 'idempotency-key': `${this.keyPrefix}${++this.sent}` } };
+  };
+
+  /** Waits for the requests autocannon abandoned at the end of a run (in-flight.ts), bounded by a processor timeout and a margin. */
+  readonly settle = async (): Promise<void> => {
+    this.quiet &&= await waitForInFlight(this.db, {
+      siteId: this.tenant.siteId, keyPrefix: this.keyPrefix, transactionType: 'retained_purchase', timeoutMs: inFlightBoundMs, pollMs: 50,
+    });
+  };
+}
+
+export const inFlightBoundMs = limits.processorTimeoutMs + 5_000;

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import type { Tenant } from '../../bench/fixtures.js';
+import { FreshPurchases } from '../../bench/purchases.js';
+import type { Db } from '../../src/storage/db.js';
+
+// What the bench and bench:ab send as retained purchases (bench/purchases.ts): one fresh booking
+// per request and one Idempotency-Key per request, for the whole run.
+const tenant: Tenant = { siteId: 1, path: 'bench', apiPrefix: '/bench/site-json/vendor/v2', headers: { authorization: 'Bearer t' }, channelId: 3, currency: 'USD' };
+const sent = (purchases: FreshPurchases, count: number) =>
+  Array.from({ length: count }, () => {
+    const request = purchases.body();
+    return { booking: (JSON.parse(request.body) as { bookings: { id: number }[] }).bookings[0]!.id, key: request.headers['idempotency-key'] };
+  });
+
+describe('bench: fresh purchases', () => {
+  it('pays each booking once, in order, and counts the requests sent after they ran out', () => {
+    const purchases = new FreshPurchases(null as unknown as Db, tenant, 9, 'run-');
+    purchases.refill([11, 12]);
+    expect(sent(purchases, 3).map((request) => request.booking)).toEqual([11, 12, 12]);
+    expect(purchases.reused).toBe(1);
+  });
+
+  it('never sends a key twice, across refills (bench:ab refills before every launch)', () => {
+    const purchases = new FreshPurchases(null as unknown as Db, tenant, 9, 'run-');
+    purchases.refill([11, 12]);
+    const first = sent(purchases, 2);
+    purchases.refill([13, 14]);
+    const second = sent(purchases, 2);
+    expect(second.map((request) => request.booking)).toEqual([13, 14]);
+    expect(new Set([...first, ...second].map((request) => request.key)).size).toBe(4);
+    expect(first[0]!.key).toMatch(/^run-/);
+    expect(purchases.reused).toBe(0);
+  });
+});
