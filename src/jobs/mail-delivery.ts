@@ -2,6 +2,7 @@ import type { AppContext } from '../context.js';
 import { limits } from '../limits.js';
 import { localeOf, normaliseLanguage } from '../i18n/catalogue.js';
 import { MailDeliveryError, type OutgoingMail } from '../domain/emails/transport.js';
+import { renderRequestedMails } from '../domain/emails/outbox.js';
 
 interface OutboxRow {
   id: number;
@@ -20,6 +21,8 @@ interface OutboxRow {
 }
 
 export interface DeliveryRun {
+  /** Outbox rows rendered from the payments' mail requests in this run. */
+  rendered: number;
   claimed: number;
   sent: number;
   /** Failed this time and scheduled again with backoff. */
@@ -29,7 +32,8 @@ export interface DeliveryRun {
 }
 
 /**
- * Delivers due outbox rows (docs/emails.md "Delivery"). Rows are claimed in a short statement
+ * Renders requested mails into the outbox (up to one batch of requests), then delivers due
+ * outbox rows (docs/emails.md "Delivery"). Rows are claimed in a short statement
  * with FOR UPDATE SKIP LOCKED that also pushes their next_attempt_at forward by a lease, so
  * several processes can run this at once and no row is sent by two of them; the mail is sent
  * outside any database transaction. A process that dies mid-send leaves the row to be retried
@@ -37,9 +41,10 @@ export interface DeliveryRun {
  */
 export async function deliverPendingMails(context: AppContext, options: { batchSizeMax?: number } = {}): Promise<DeliveryRun> {
   const batchSize = Math.min(Math.max(1, options.batchSizeMax ?? limits.mailBatchSizeDefault), limits.mailBatchSizeMax);
+  const rendered = await renderRequestedMails(context.db, batchSize);
   // UPDATE ... RETURNING has no order: send oldest first.
   const rows = (await claimDueMails(context, batchSize)).sort((a, b) => a.id - b.id);
-  const run: DeliveryRun = { claimed: rows.length, sent: 0, retrying: 0, failed: 0 };
+  const run: DeliveryRun = { rendered, claimed: rows.length, sent: 0, retrying: 0, failed: 0 };
   for (const row of rows) run[await deliverOne(context, row)] += 1;
   return run;
 }

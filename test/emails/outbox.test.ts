@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
-import { enqueueMailsForTransaction } from '../../src/domain/emails/outbox.js';
+import { requestMails } from '../../src/domain/emails/outbox.js';
 import { deliverPendingMails, retryDelayMs } from '../../src/jobs/mail-delivery.js';
 import { formatMoney } from '../../src/domain/money.js';
 import { limits } from '../../src/limits.js';
@@ -41,7 +41,7 @@ async function paidBooking(options: { channel?: ChannelOptions; booking?: { lang
       channelId, type: 'purchase', status: 'complete', total: 123_456, payeeName: 'Anna', payeeSurname: 'Traveller', payeeEmail: 'payer@example.com',
       bookings: [{ id: bookingId, total: 123_456 }], ...options.transaction,
     });
-    await enqueueMailsForTransaction(tx, id);
+    await requestMails(tx, id);
     return id;
   });
   return { channelId, bookingId, transactionId, bookingTrustId: `${site.siteId}-${bookingId}` };
@@ -50,7 +50,7 @@ async function paidBooking(options: { channel?: ChannelOptions; booking?: { lang
 async function follow(channelId: number, bookingId: number, options: Parameters<typeof insertTransaction>[2]): Promise<number> {
   return t.db.transaction(async (tx) => {
     const id = await insertTransaction(tx, site, { ...options, channelId });
-    await enqueueMailsForTransaction(tx, id);
+    await requestMails(tx, id);
     return id;
   });
 }
@@ -116,7 +116,7 @@ describe('payment receipt', () => {
       // The booking share stays in the channel currency: 125.00 EUR paid as 135.00 USD.
       await t.db.query('UPDATE transaction_bookings SET total = 12500 WHERE transaction_id = $1', [transactionId]);
       await t.db.query("DELETE FROM email_outbox WHERE transaction_id = $1", [transactionId]);
-      await t.db.transaction((tx) => enqueueMailsForTransaction(tx, transactionId));
+      await t.db.transaction((tx) => requestMails(tx, transactionId));
     });
     const [mail] = await deliver();
     expect(mail!.text).toMatch(/Amount:\s+US\$135\.00/);
@@ -137,10 +137,21 @@ describe('payment receipt', () => {
 
   it('is written once however often the payments code reports the transaction', async () => {
     const { transactionId } = await paidBooking();
-    await t.db.transaction((tx) => enqueueMailsForTransaction(tx, transactionId));
-    await t.db.transaction((tx) => enqueueMailsForTransaction(tx, transactionId));
+    await t.db.transaction((tx) => requestMails(tx, transactionId));
+    await t.db.transaction((tx) => requestMails(tx, transactionId));
     expect(await deliver()).toHaveLength(1);
     expect(await outboxRows(transactionId)).toHaveLength(1);
+  });
+
+  it('is rendered for the status it was requested at, even when the row moved on before the delivery job ran', async () => {
+    // A chargeback can lock the purchase between its settlement and the job's next run.
+    const { transactionId, bookingTrustId } = await paidBooking({ transaction: { language: 'enGB' } });
+    await t.db.query(`UPDATE transactions SET status = 'locked' WHERE id = $1`, [transactionId]);
+    const [mail, ...others] = await deliver();
+    expect(others).toEqual([]);
+    expect(mail!.subject).toContain(bookingTrustId);
+    expect(await outboxRows(transactionId)).toEqual([{ kind: 'receipt', status: 'sent', attempts: 1, last_error: null, language: 'enGB' }]);
+    expect(await t.db.query('SELECT id FROM mail_requests WHERE transaction_id = $1', [transactionId])).toEqual([]);
   });
 
   it('is never written for a payment whose database transaction rolls back', async () => {
@@ -149,7 +160,7 @@ describe('payment receipt', () => {
     let transactionId = 0;
     await expect(t.db.transaction(async (tx) => {
       transactionId = await insertTransaction(tx, site, { channelId, type: 'purchase', status: 'complete', total: 5000, bookings: [{ id: bookingId, total: 5000 }] });
-      expect(await enqueueMailsForTransaction(tx, transactionId)).toBe(1);
+      expect(await requestMails(tx, transactionId)).toBe(1);
       throw new Error('ledger did not balance');
     })).rejects.toThrow('ledger did not balance');
     expect(await t.db.query('SELECT id FROM email_outbox WHERE transaction_id = $1', [transactionId])).toEqual([]);

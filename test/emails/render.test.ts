@@ -7,7 +7,7 @@ import { mailKinds } from '../../src/domain/emails/kinds.js';
 import { sampleMailData } from '../../src/domain/emails/sample.js';
 import { renderMail } from '../../src/domain/emails/templates.js';
 import { createMailer } from '../../src/domain/emails/transport.js';
-import { enqueueMailsForTransaction } from '../../src/domain/emails/outbox.js';
+import { requestMails } from '../../src/domain/emails/outbox.js';
 import { createTestContext, testEnv, type TestContext } from '../support/context.js';
 import { cli } from '../cli/helpers.js';
 import { parseMail } from './support/mime.js';
@@ -112,7 +112,7 @@ describe('trustfare mail', () => {
     const bookingId = await insertBooking(t.db, site, { channelId });
     const transactionId = await t.db.transaction(async (tx) => {
       const id = await insertTransaction(tx, site, { channelId, type: 'purchase', status: 'complete', total: 4200, payeeEmail: 'cli@example.com', bookings: [{ id: bookingId, total: 4200 }] });
-      await enqueueMailsForTransaction(tx, id);
+      await requestMails(tx, id);
       return id;
     });
     const answer = await cli(url, ['mail', 'deliver']);

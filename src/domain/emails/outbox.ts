@@ -1,4 +1,4 @@
-import type { Queryable } from '../../storage/db.js';
+import type { Db, Queryable } from '../../storage/db.js';
 import { limits } from '../../limits.js';
 import { mailDataFor, mailLanguage, payerEmailOf } from './content.js';
 import { loadTransactionFacts, type TransactionFacts } from './facts.js';
@@ -6,18 +6,64 @@ import { planMails, type PlannedMail } from './kinds.js';
 import { renderMail, type RenderedMail } from './templates.js';
 
 /**
- * Called by the payments code inside the database transaction that moved money or recorded a
- * failure, after the transaction row has its final status. Writes the outbox rows for every
- * mail that event calls for, so a committed payment always gets its mails and a rolled-back
- * one never does. Calling it again for the same transaction adds nothing (one row per kind).
- * Returns the number of rows written.
+ * Mails in two steps (docs/emails.md "Delivery"). The payments code requests them inside the
+ * database transaction that moved money or recorded a failure, once the row has its final
+ * status: one small `mail_requests` row, so a committed payment always gets its mails and a
+ * rolled-back one never does. The delivery job then plans and renders them into `email_outbox`
+ * (renderRequestedMails), off the payment path (issue 7: reading the facts and rendering both
+ * bodies took two of a settlement's statements and about a tenth of its JavaScript).
  */
-export async function enqueueMailsForTransaction(tx: Queryable, transactionId: number): Promise<number> {
-  const facts = await loadTransactionFacts(tx, transactionId);
-  if (!facts) throw new Error(`enqueueMailsForTransaction: transaction ${transactionId} does not exist`);
+
+/**
+ * The request as part of the statement that sets the status: `source` names a CTE returning the
+ * changed row's `site_id`, `id` and `status`; `condition` is a boolean SQL expression.
+ */
+export function mailRequestSql(source: string, condition: string): string {
+  return `INSERT INTO mail_requests (site_id, transaction_id, status) SELECT site_id, id, status FROM ${source} WHERE ${condition}`;
+}
+
+const requestStatement = { name: 'mail_request', text: `${mailRequestSql('transactions', 'id = $1')} RETURNING id` };
+
+/**
+ * Requests the mails for the transaction's current status, in the caller's database transaction
+ * (records written outside a settlement: chargebacks and their closing). Requesting twice sends
+ * nothing twice: the outbox keeps one row per transaction and kind. Returns the requests written.
+ */
+export async function requestMails(tx: Queryable, transactionId: number): Promise<number> {
+  const rows = await tx.query(requestStatement, [transactionId]);
+  if (rows.length === 0) throw new Error(`requestMails: transaction ${transactionId} does not exist`);
+  return rows.length;
+}
+
+const claimRequestsStatement = {
+  name: 'mail_requests_claim',
+  text: `DELETE FROM mail_requests WHERE id IN (SELECT id FROM mail_requests ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+         RETURNING id, transaction_id, status`,
+};
+
+/**
+ * Turns up to `batchSizeMax` requests, oldest first, into rendered outbox rows and deletes them,
+ * in one database transaction: a crash leaves the requests to the next run, and two processes
+ * never take the same request (SKIP LOCKED). Returns the outbox rows written.
+ */
+export async function renderRequestedMails(db: Db, batchSizeMax: number): Promise<number> {
+  const batchSize = Math.min(Math.max(1, batchSizeMax), limits.mailBatchSizeMax);
+  return db.transaction(async (tx) => {
+    const requests = await tx.query<{ id: number; transaction_id: number; status: string }>(claimRequestsStatement, [batchSize]);
+    let written = 0;
+    for (const request of requests.sort((a, b) => a.id - b.id)) written += await writeOutboxRows(tx, request.transaction_id, request.status);
+    return written;
+  });
+}
+
+/** Every mail the transaction calls for at `status`, planned and rendered from its facts now. */
+async function writeOutboxRows(tx: Queryable, transactionId: number, status: string): Promise<number> {
+  const loaded = await loadTransactionFacts(tx, transactionId);
+  if (!loaded) throw new Error(`mail request: transaction ${transactionId} does not exist`);
+  const facts: TransactionFacts = { ...loaded, transaction: { ...loaded.transaction, status } };
   const plans = planMails({
     type: facts.transaction.type,
-    status: facts.transaction.status,
+    status,
     payerEmail: payerEmailOf(facts),
     channel: {
       primaryMail: facts.channel.primary_mail,
@@ -55,9 +101,8 @@ async function insertMail(tx: Queryable, facts: TransactionFacts, plan: PlannedM
 }
 
 /**
- * A template bug must not undo a payment the processor already made: the row is kept as
- * `failed` with the error, visible to operators (and to `trustfare mail render`), instead of
- * throwing inside the payment's database transaction.
+ * A template bug must not block the other requests of the batch: the row is kept as `failed`
+ * with the error, visible to operators (and to `trustfare mail render`), instead of throwing.
  */
 function renderSafely(render: () => RenderedMail): { mail: RenderedMail; error: string | null } {
   try {

@@ -3,7 +3,7 @@ import { forbidden, invalidId, invalidParam, missingParams } from '../../http/er
 import type { Queryable } from '../../storage/db.js';
 import { loadChannel } from '../channels.js';
 import { loadStoredForex, recordForexTerms, type ForexTerms } from '../forex/payments.js';
-import { enqueueMailsForTransaction } from '../emails/outbox.js';
+import { requestMails } from '../emails/outbox.js';
 import { appendEntries } from '../ledger/postings.js';
 import { applyBookingDeltas } from './bookings.js';
 import { completionBookingDeltas, completionPostings, type BookingDelta, type ShareAmount } from './effects.js';
@@ -49,7 +49,7 @@ async function chargeBack(tx: Queryable, actor: Actor, target: TransactionRecord
   const id = await insertAdminRow(tx, actor, { type: 'chargeback', parent, money, at, shares: taken.map((share) => ({ ...share, totalRemaining: share.total })), totalRemaining: total });
   const deltas = completionBookingDeltas({ type: 'chargeback', shares: taken });
   await applyBookingDeltas(tx, withLockChange(deltas, parentShares, +1), at);
-  await enqueueMailsForTransaction(tx, id);
+  await requestMails(tx, id);
   return id;
 }
 
@@ -81,7 +81,7 @@ async function closeChargeback(tx: Queryable, actor: Actor, options: { type: 'ch
     }
   }
   await applyBookingDeltas(tx, deltas, at);
-  await enqueueMailsForTransaction(tx, id);
+  await requestMails(tx, id);
   return id;
 }
 

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../storage/db.js';
 import { checkEntriesReadBack, entriesInsertSql, entryParameters, type EntryReadBack, type Posting } from '../ledger/postings.js';
+import { mailRequestSql } from '../emails/outbox.js';
 import { applyDeltasStatement, bookingMoneyParameters, bookingMoneySql, lockBookingsSql, type BookingMoneyUpdate, type LockedBooking } from './bookings.js';
 import type { TransactionStatus } from './states.js';
 import { IdempotencyKeyTakenError, type TransactionRecord, type TransactionSource, type TransactionType } from './types.js';
@@ -202,6 +203,8 @@ export interface SettlementUpdate {
   settledAt?: Date | null;
   /** Every booking share's remaining amount back to its total (a completed payment). */
   restoreShares?: boolean;
+  /** Request the mails of the new status in the same statement (a settlement: emails/outbox.ts). */
+  requestMails?: boolean;
   at: Date;
 }
 
@@ -212,18 +215,19 @@ const updateSql = `UPDATE transactions SET status = $2,
          settled_at = coalesce($11, settled_at), modified_at = $12
    WHERE id = $1`;
 const restoreSql = 'UPDATE transaction_bookings SET total_remaining = total WHERE transaction_id = $1 AND $13::boolean';
+// The status update, its share restore and its mail request (parameters 1 to 14), as CTEs.
+const updateCtes = `restored AS (${restoreSql}), updated AS (${updateSql} RETURNING id, site_id, status), mails AS (${mailRequestSql('updated', '$14::boolean')})`;
 
-const updateStatement = { name: 'transaction_update_status', text: `WITH restored AS (${restoreSql}) ${updateSql}` };
+const updateStatement = { name: 'transaction_update_status', text: `WITH ${updateCtes} SELECT id FROM updated` };
 
 /**
- * The status update with the transaction's ledger entries (parameters 14 to 23) and its bookings'
- * new money (24 to 28, empty arrays for none; the bookings are locked and checked by the caller),
+ * The status update with the transaction's ledger entries (parameters 15 to 24) and its bookings'
+ * new money (25 to 29, empty arrays for none; the bookings are locked and checked by the caller),
  * returning the entries.
  */
 const updateWithEntriesStatement = {
   name: 'transaction_update_status_with_entries',
-  text: `WITH restored AS (${restoreSql}), updated AS (${updateSql} RETURNING id), entries AS (${entriesInsertSql(14)}),
-              booking_money AS (${bookingMoneySql(24, 12)})
+  text: `WITH ${updateCtes}, entries AS (${entriesInsertSql(15)}), booking_money AS (${bookingMoneySql(25, 12)})
          SELECT * FROM entries`,
 };
 
@@ -231,14 +235,14 @@ function updateParameters(id: number, update: SettlementUpdate): unknown[] {
   return [
     id, update.status, update.totalRemaining ?? null, update.reservedTotal ?? null, update.processorReference ?? null, update.authCode ?? null,
     update.content ?? null, update.declineCode ?? null, update.threeDsStatus ?? null, update.challengeUrl ?? null, update.settledAt ?? null, update.at,
-    update.restoreShares ?? false,
+    update.restoreShares ?? false, update.requestMails ?? false,
   ];
 }
 
 /**
  * Writes a status change (already checked against the state table by the caller); with
- * `restoreShares`, also sets each booking share's remaining amount to its total, in the same
- * statement.
+ * `restoreShares`, also sets each booking share's remaining amount to its total, and with
+ * `requestMails`, requests the mails of the new status, in the same statement.
  */
 export async function updateTransaction(tx: Queryable, id: number, update: SettlementUpdate): Promise<void> {
   await tx.query(updateStatement, updateParameters(id, update));

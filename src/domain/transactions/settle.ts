@@ -1,7 +1,6 @@
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../storage/db.js';
 import type { ProcessorOutcome, ThreeDsResult } from '../../processor/connector.js';
-import { enqueueMailsForTransaction } from '../emails/outbox.js';
 import { applyBookingDeltas, planBookingDeltas, type LockedBooking } from './bookings.js';
 import { completionBookingDeltas, keepsRemaining } from './effects.js';
 import { completionPostingsWithAllocations } from './forex-allocations.js';
@@ -14,7 +13,7 @@ import type { TransactionRecord } from './types.js';
 /**
  * Step three: apply a processor outcome to a row, in one database transaction that locks the
  * row, moves it through the status table, writes the ledger entries, updates the linked
- * transaction and the bookings, and queues the mails. Safe to call twice or from two processes
+ * transaction and the bookings, and requests the mails (in the status update's statement). Safe to call twice or from two processes
  * (the answer and reconciliation): whoever locks the row second finds it settled and does nothing.
  */
 
@@ -45,8 +44,7 @@ export async function settleInTransaction(tx: Queryable, id: number, outcome: Pr
 /** Pending for too long: expired (the expiry job, after the processor had no answer either). */
 export async function expireRow(tx: Queryable, row: TransactionRecord, at: Date): Promise<TransactionStatus> {
   const status = nextStatus(row.status, 'expire');
-  await updateTransaction(tx, row.id, { status, threeDsStatus: 'failed', content: row.content || '3-D Secure was not completed in time', settledAt: at, at });
-  await enqueueMailsForTransaction(tx, row.id);
+  await updateTransaction(tx, row.id, { status, threeDsStatus: 'failed', content: row.content || '3-D Secure was not completed in time', settledAt: at, requestMails: true, at });
   return status;
 }
 
@@ -159,9 +157,9 @@ export async function completeRow(tx: Queryable, row: LockedRow, answer: { proce
     content: answer.message,
     threeDsStatus: threeDsAfter(row, 'approved', answer.threeDs),
     settledAt: at,
+    requestMails: true,
     at,
   }, { siteId: row.siteId, postings }, bookingMoney);
-  await enqueueMailsForTransaction(tx, row.id);
   return status;
 }
 
@@ -176,9 +174,9 @@ export async function failRow(tx: Queryable, row: LockedRow, decline: Decline, a
     declineCode: decline.code,
     threeDsStatus: threeDsAfter(row, 'declined', decline.threeDs),
     settledAt: at,
+    requestMails: true,
     at,
   });
-  await enqueueMailsForTransaction(tx, row.id);
   return status;
 }
 

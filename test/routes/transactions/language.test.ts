@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestContext } from '../../support/context.js';
 import { addUser } from '../../support/fixtures.js';
 import { createBooking, createShop, paymentsContext, post, purchaseBody, type Shop } from '../../payments/support.js';
+import { renderRequestedMails } from '../../../src/domain/emails/outbox.js';
+import { limits } from '../../../src/limits.js';
 
 // The spec: "The language is the transaction's language, falling back to the booking's and then
 // the channel's", and refund and chargeback mails use the language of the original payment.
@@ -24,6 +26,8 @@ async function frenchBooking(total: number): Promise<number> {
 }
 
 async function mailLanguage(transactionId: number, kind: string): Promise<string> {
+  // The payment requested its mails; the delivery job renders them (emails/outbox.ts).
+  while ((await renderRequestedMails(t.db, limits.mailBatchSizeMax)) > 0);
   const row = await t.db.one<{ language: string }>('SELECT language FROM email_outbox WHERE transaction_id = $1 AND kind = $2', [transactionId, kind]);
   return row.language;
 }
