@@ -45,6 +45,6 @@ describe('POST retained_purchase round trips', () => {
     expect(response.statusCode).toBe(201);
     expect(response.json().status).toBe('complete');
     if (process.env.ROUND_TRIPS_LOG) console.log(statements.map((text, index) => `${index + 1}. ${text.replace(/\s+/g, ' ').slice(0, 160)}`).join('\n'));
-    expect(statements.length).toBeLessThanOrEqual(14);
+    expect(statements.length).toBeLessThanOrEqual(13);
   });
 });

@@ -3,7 +3,10 @@ import type { Queryable } from '../../storage/db.js';
 import { invalidId, invalidParam, missingParams } from '../../http/errors.js';
 import { limits } from '../../limits.js';
 import { channelFrom, channelFromRow, channelSelect, type ChannelRecord, type ChannelRow } from '../channels.js';
-import { assertCardAllowedInMode, assertCardUsableOnChannel, cardById, cardByVaultToken, chargeableCardById, resolvePaymentCard, type CardRecord, type SealedPan } from '../vault/index.js';
+import {
+  assertCardAllowedInMode, assertCardUsableOnChannel, cardById, cardByVaultToken, chargeableCardColumns, chargeableCardJoin, chargeableCardOf, resolvePaymentCard,
+  type CardRecord, type ChargeableCard, type ChargeableCardColumns, type SealedPan,
+} from '../vault/index.js';
 import { toRecord, transactionColumns } from './repository.js';
 import { prepareForexAndAllocations, type ForexAndAllocations } from './forex-allocations.js';
 import { isAuthorization, isCapturedMoney, isFollowUpType, type Actor, type TransactionInput, type TransactionRecord } from './types.js';
@@ -64,22 +67,29 @@ function assertAmount(input: TransactionInput): void {
 
 /**
  * What a create request names, read in one statement (issue 7): the channel (none when it is not
- * the site's), the named bookings of the site, and the linked transaction of the site. No locks:
- * every check made on them is made again under locks where it matters (attempt.ts).
+ * the site's), the named bookings of the site, the linked transaction of the site and, for a
+ * retained charge, its card with the sealed PAN. No locks: every check made on them is made
+ * again under locks where it matters (attempt.ts).
  */
 interface Lookup {
   channel: ChannelRecord | undefined;
   bookings: BookingRow[];
   linked: TransactionRecord | undefined;
+  linkedCard: ChargeableCard | null;
 }
+
+const retainedTypes: readonly string[] = ['retained_purchase', 'retained_authorize'];
 
 const lookupStatement = {
   name: 'transaction_create_lookup',
   text: `SELECT ${channelSelect},
                 coalesce((SELECT json_agg(json_build_object('id', b.id, 'channel_id', b.channel_id, 'currency', b.currency, 'language', b.language))
                             FROM bookings b WHERE b.id = ANY($3::bigint[]) AND b.site_id = $2 AND b.deleted_at IS NULL), '[]'::json) AS booking_list,
-                (SELECT row_to_json(l) FROM (SELECT ${transactionColumns} FROM transactions WHERE id = $4 AND site_id = $2) l) AS linked_row
-           FROM ${channelFrom} WHERE c.id = $1 AND c.site_id = $2 AND c.deleted_at IS NULL`,
+                (SELECT row_to_json(l) FROM (SELECT ${transactionColumns} FROM transactions WHERE id = $4 AND site_id = $2) l) AS linked_row,
+                ${chargeableCardColumns('k')}
+           FROM ${channelFrom}
+           ${chargeableCardJoin('k', '(SELECT card_id FROM transactions WHERE id = $4 AND site_id = $2 AND $5::boolean)', '$2')}
+          WHERE c.id = $1 AND c.site_id = $2 AND c.deleted_at IS NULL`,
 };
 
 async function lookUp(db: Queryable, actor: Actor, input: TransactionInput): Promise<Lookup> {
@@ -88,13 +98,13 @@ async function lookUp(db: Queryable, actor: Actor, input: TransactionInput): Pro
   // More than the limit is refused by resolveShares; nothing to read for it.
   const items = input.bookings ?? [];
   const bookingIds = items.length > limits.bookingsPerTransactionMax ? [] : items.map((item) => item.id).filter((id) => Number.isSafeInteger(id));
-  const row = await db.maybeOne<ChannelRow & { booking_list: BookingRow[]; linked_row: (Record<string, unknown> & { created_at: string; modified_at: string }) | null }>(
+  const row = await db.maybeOne<ChannelRow & ChargeableCardColumns & { booking_list: BookingRow[]; linked_row: (Record<string, unknown> & { created_at: string; modified_at: string }) | null }>(
     lookupStatement,
-    [channelId, actor.siteId, bookingIds, linkedId],
+    [channelId, actor.siteId, bookingIds, linkedId, retainedTypes.includes(input.type)],
   );
-  if (!row) return { channel: undefined, bookings: [], linked: undefined };
+  if (!row) return { channel: undefined, bookings: [], linked: undefined, linkedCard: null };
   const linked = row.linked_row ? toRecord({ ...row.linked_row, created_at: new Date(row.linked_row.created_at), modified_at: new Date(row.linked_row.modified_at) } as never) : undefined;
-  return { channel: channelFromRow(row), bookings: row.booking_list, linked };
+  return { channel: channelFromRow(row), bookings: row.booking_list, linked, linkedCard: chargeableCardOf(row) };
 }
 
 function resolveChannel(input: TransactionInput, channel: ChannelRecord | undefined): ChannelRecord {
@@ -180,11 +190,14 @@ interface PlanCard {
   sealed?: SealedPan;
 }
 
-async function resolveCard(context: AppContext, db: Queryable, actor: Actor, input: TransactionInput, channel: ChannelRecord, linked: TransactionRecord | null): Promise<PlanCard> {
+async function resolveCard(
+  context: AppContext, db: Queryable, actor: Actor, input: TransactionInput, found: { channel: ChannelRecord; linked: TransactionRecord | null; linkedCard: ChargeableCard | null },
+): Promise<PlanCard> {
+  const { channel, linked } = found;
   if (isFollowUpType(input.type)) return { card: linked?.cardId ? await cardById(db, actor.siteId, linked.cardId) : null };
   let resolved: PlanCard & { card: CardRecord };
-  if (input.type === 'retained_purchase' || input.type === 'retained_authorize') {
-    resolved = await retainedCard(db, actor, input, linked);
+  if (retainedTypes.includes(input.type)) {
+    resolved = await retainedCard(db, actor, input, { linked, linkedCard: found.linkedCard });
   } else {
     // redeemCvv false: the capture token's CVV stays in it until the processor call.
     const found = await resolvePaymentCard(db, context.vault, { siteId: actor.siteId, token: input.token!, channelId: channel.id, redeemCvv: false });
@@ -196,15 +209,20 @@ async function resolveCard(context: AppContext, db: Queryable, actor: Actor, inp
   return resolved;
 }
 
-/** Retained charges name the card by the vault transaction (`linked_id`) or its vault token. */
-async function retainedCard(db: Queryable, actor: Actor, input: TransactionInput, linked: TransactionRecord | null): Promise<{ card: CardRecord; sealed?: SealedPan }> {
+/**
+ * Retained charges name the card by the vault transaction (`linked_id`) or its vault token; the
+ * vault transaction's card was read by the look-up (`linkedCard`).
+ */
+async function retainedCard(
+  db: Queryable, actor: Actor, input: TransactionInput, found: { linked: TransactionRecord | null; linkedCard: ChargeableCard | null },
+): Promise<{ card: CardRecord; sealed?: SealedPan }> {
+  const { linked } = found;
   let card: CardRecord | null = null;
   let sealed: SealedPan | undefined;
   if (linked) {
     if (linked.status !== 'complete' || linked.cardId === null) throw invalidParam('linked_id', 'The vault transaction did not complete; vault the card again.');
-    const chargeable = await chargeableCardById(db, actor.siteId, linked.cardId);
-    card = chargeable?.card ?? null;
-    sealed = chargeable?.sealed;
+    card = found.linkedCard?.card ?? null;
+    sealed = found.linkedCard?.sealed;
   }
   if (input.token !== undefined) {
     const byToken = await cardByVaultToken(db, actor.siteId, input.token);
@@ -230,7 +248,7 @@ export async function preparePayment(context: AppContext, db: Queryable, actor: 
   const { shares, firstBookingLanguage } = resolveShares(input, channel, found.bookings);
   const linked = resolveLinked(input, channel, found.linked);
   const extras = await prepareForexAndAllocations(context, db, actor, { input, channel, shares, linked });
-  const { card, cvv, captureToken, sealed } = await resolveCard(context, db, actor, input, channel, linked);
+  const { card, cvv, captureToken, sealed } = await resolveCard(context, db, actor, input, { channel, linked, linkedCard: found.linkedCard });
   return {
     input, channel, currency: input.currency!, total: input.total!, shares, linked, card, cvv, captureToken, sealedPan: sealed, extras,
     language: languageOf(input, linked, firstBookingLanguage, channel),

@@ -207,7 +207,6 @@ export async function captureCard(db: Queryable, deps: VaultDeps, input: Capture
 const cardByIdStatement = { name: 'vault_card_by_id', text: `SELECT ${cardColumns} FROM cards WHERE id = $1 AND site_id = $2` };
 const cardByTokenStatement = { name: 'vault_card_by_token', text: `SELECT ${cardColumns} FROM cards WHERE token = $1 AND site_id = $2` };
 const cardSecretStatement = { name: 'vault_card_secret', text: 'SELECT key_id, wrapped_key, pan_ciphertext FROM cards WHERE id = $1 AND site_id = $2' };
-const chargeableStatement = { name: 'vault_chargeable_card_by_id', text: `SELECT ${cardColumns}, key_id, wrapped_key, pan_ciphertext FROM cards WHERE id = $1 AND site_id = $2` };
 
 type SecretRow = { key_id: string; wrapped_key: Buffer; pan_ciphertext: Buffer };
 
@@ -218,13 +217,34 @@ export interface ChargeableCard {
 }
 
 /**
- * The card and its sealed PAN in one read (issue 7: a retained charge reads its card once);
- * `openCard` given `sealed` then decrypts without reading again. The PAN stays encrypted until
- * that call.
+ * A card with its sealed PAN, read as part of another statement (issue 7: a retained charge's
+ * look-up reads the vault transaction's card with the channel and bookings, in one round trip):
+ * a LATERAL join `alias` on the card `idSql` of site `siteIdSql`. Select
+ * `chargeableCardColumns(alias)` and pass the row to `chargeableCardOf`; `openCard` given the
+ * sealed PAN then decrypts without reading again. The PAN stays encrypted until that call.
  */
-export async function chargeableCardById(db: Queryable, siteId: number, id: number): Promise<ChargeableCard | null> {
-  const row = await db.maybeOne<CardRow & SecretRow & Record<string, unknown>>(chargeableStatement, [id, siteId]);
-  return row ? { card: toCard(row), sealed: sealedOf(row) } : null;
+export function chargeableCardJoin(alias: string, idSql: string, siteIdSql: string): string {
+  return `LEFT JOIN LATERAL (SELECT ${cardColumns}, key_id, wrapped_key, pan_ciphertext FROM cards WHERE id = ${idSql} AND site_id = ${siteIdSql}) ${alias} ON true`;
+}
+
+export function chargeableCardColumns(alias: string): string {
+  return `CASE WHEN ${alias}.id IS NULL THEN NULL ELSE to_jsonb(${alias}) - '{key_id,wrapped_key,pan_ciphertext}'::text[] END AS chargeable_card,
+          ${alias}.key_id AS chargeable_key_id, ${alias}.wrapped_key AS chargeable_wrapped_key, ${alias}.pan_ciphertext AS chargeable_pan_ciphertext`;
+}
+
+export interface ChargeableCardColumns {
+  chargeable_card: (Omit<CardRow, 'created_at'> & { created_at: string }) | null;
+  chargeable_key_id: string | null;
+  chargeable_wrapped_key: Buffer | null;
+  chargeable_pan_ciphertext: Buffer | null;
+}
+
+export function chargeableCardOf(row: ChargeableCardColumns): ChargeableCard | null {
+  if (!row.chargeable_card) return null;
+  return {
+    card: toCard({ ...row.chargeable_card, created_at: new Date(row.chargeable_card.created_at) }),
+    sealed: sealedOf({ key_id: row.chargeable_key_id!, wrapped_key: row.chargeable_wrapped_key!, pan_ciphertext: row.chargeable_pan_ciphertext! }),
+  };
 }
 
 function sealedOf(row: SecretRow): SealedPan {

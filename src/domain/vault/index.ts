@@ -25,8 +25,8 @@ import type { Secrets } from '../../config.js';
 import { vaultKeysFromSecrets } from './crypto.js';
 import type { VaultDeps } from './cards.js';
 
-export type { CardRecord, CardHolder, CaptureCardInput, CapturedCard, ChargeableCard, ResolvedCard, ResolveCardInput, VaultDeps } from './cards.js';
-export { captureCard, cardById, cardByVaultToken, chargeableCardById, resolvePaymentCard, openCard, randomAlphanumeric } from './cards.js';
+export type { CardRecord, CardHolder, CaptureCardInput, CapturedCard, ChargeableCard, ChargeableCardColumns, ResolvedCard, ResolveCardInput, VaultDeps } from './cards.js';
+export { captureCard, cardById, cardByVaultToken, chargeableCardColumns, chargeableCardJoin, chargeableCardOf, resolvePaymentCard, openCard, randomAlphanumeric } from './cards.js';
 export { assertCardUsableOnChannel, assertCardAllowedInMode, isTestMode, normalisePan, type CardChannel } from './rules.js';
 export { cardTypeFromBin, luhnValid, issuerCountryFromBin, cvvLength } from './card-types.js';
 export { CardDecryptionError, type SealedPan, type VaultKeys } from './crypto.js';

@@ -40,6 +40,20 @@ describe('vault and retained transactions', () => {
     expect(await bookingRow(t, booking)).toMatchObject({ status: 'paid', total_paid: 5000 });
   });
 
+  it("charges the linked vault transaction's own card, and refuses a token naming another card", async () => {
+    const visa = await vault('tok_visa');
+    const mastercard = await vault('tok_mastercard');
+    const booking = await createBooking(t, shop, { total: 5000 });
+    const mismatch = await post(t, shop, body({ transaction_types: 'retained_purchase', total: 1000, linked_id: mastercard.id, token: visa.token, bookings: bookingsOf(booking, 1000) }));
+    expect(mismatch.statusCode).toBe(400);
+    expect(mismatch.json().data.params).toHaveProperty('token');
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'unpaid', total_paid: 0, transaction_ids: [] });
+    const charged = await post(t, shop, body({ transaction_types: 'retained_purchase', total: 1000, linked_id: mastercard.id, token: mastercard.token, bookings: bookingsOf(booking, 1000) }));
+    expect(charged.statusCode).toBe(201);
+    expect(charged.json()).toMatchObject({ status: 'complete', card_types: mastercard.card_types, last_four_digits: mastercard.last_four_digits, token: mastercard.token });
+    expect(mastercard.last_four_digits).not.toBe(visa.last_four_digits);
+  });
+
   it('retained_authorize holds money and leaves the booking authorized', async () => {
     const card = await vault();
     const booking = await createBooking(t, shop, { total: 4000 });
