@@ -39,6 +39,21 @@ describe('no double charge', () => {
     expect(processorCalls.count).toBe(1);
   });
 
+  it('never takes more than a booking total under 20 concurrent payments with different keys', async () => {
+    const vault = (await post(t, shop, { transaction_types: 'vault', channels: shop.channelId, currencies: 'USD', total: 0, token: 'tok_visa' })).json();
+    // Room for three payments of 3,000: each attempt counts the ones still in flight (bookings.ts recordAttempt).
+    const booking = await createBooking(t, shop, { total: 10_000 });
+    const body = { transaction_types: 'retained_purchase', channels: shop.channelId, currencies: 'USD', total: 3000, linked_id: vault.id, bookings: bookingsOf(booking, 3000) };
+    const responses = await Promise.all(Array.from({ length: 20 }, (_, index) => post(t, shop, body, { 'idempotency-key': `funding-${index}` })));
+    const created = responses.filter((response) => response.statusCode === 201);
+    expect(created).toHaveLength(3);
+    expect(created.every((response) => response.json().status === 'complete')).toBe(true);
+    expect(responses.filter((response) => response.statusCode === 400).every((response) => response.json().data.params.bookings)).toBe(true);
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'partial-payment', total_paid: 9000 });
+    const charges = await t.db.one<{ count: number }>(`SELECT count(*)::int AS count FROM transactions WHERE linked_id = $1 AND type = 'retained_purchase'`, [vault.id]);
+    expect(charges.count).toBe(3);
+  });
+
   it('never refunds more than was captured under 20 concurrent partial refunds', async () => {
     const booking = await createBooking(t, shop, { total: 15_000 });
     const purchase = (await post(t, shop, purchaseBody(shop, booking, 15_000))).json();
