@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest, RouteOptions, onSendHookHandler } fr
 import type { App } from '../app.js';
 import type { AppContext } from '../context.js';
 import { limits } from '../limits.js';
-import type { Queryable, TransactionQueryable } from '../storage/db.js';
+import type { Queryable } from '../storage/db.js';
 import { ApiError, conflict, invalidParam } from './errors.js';
 
 /**
@@ -132,14 +132,10 @@ function deferClaim(request: FastifyRequest): void {
  * 7: POST transactions stores it with the settlement). Call `markStored` once that transaction
  * committed; until then onSend still stores whatever is sent, e.g. an error after a failed commit.
  */
-/**
- * Stores the route's answer as the last statement of its database transaction, committing with
- * it (one round trip for both: `queryAndCommit`).
- */
-export async function storeAnswer(tx: TransactionQueryable, request: FastifyRequest, reply: FastifyReply, body: string): Promise<void> {
+export async function storeAnswer(tx: Queryable, request: FastifyRequest, reply: FastifyReply, body: string): Promise<void> {
   const deferred = request.idempotencyDeferred;
   if (!deferred) throw new Error('storeAnswer: the request claimed no Idempotency-Key');
-  await tx.queryAndCommit(storeStatement, responseParameters(deferred, reply, body));
+  await storeResponse(tx, deferred, reply, body);
 }
 
 export function markStored(request: FastifyRequest): void {
@@ -227,17 +223,13 @@ function replay(reply: FastifyReply, row: KeyRow): void {
 }
 
 async function storeResponse(db: Queryable, claim: IdempotencyClaim, reply: FastifyReply, payload: unknown): Promise<void> {
-  await db.query(storeStatement, responseParameters(claim, reply, payload));
-}
-
-function responseParameters(claim: IdempotencyClaim, reply: FastifyReply, payload: unknown): unknown[] {
   const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
   const headers: Record<string, string> = {};
   for (const name of replayedHeaders) {
     const value = reply.getHeader(name);
     if (value !== undefined) headers[name] = String(value);
   }
-  return [claim.siteId, claim.key, reply.statusCode, JSON.stringify(headers), body];
+  await db.query(storeStatement, [claim.siteId, claim.key, reply.statusCode, JSON.stringify(headers), body]);
 }
 
 /** Deletes keys older than the retention, a bounded batch at a time (the purge job). */

@@ -34,23 +34,17 @@ afterAll(async () => {
 
 describe('POST retained_purchase round trips', () => {
   it('pays a fresh booking within the statement budget', async () => {
-    const purchase = async (key: string) => {
-      const bookingId = await createBooking(t, shop, { total: 5_000 });
-      statements.length = 0;
-      return post(
-        t,
-        shop,
-        { transaction_types: 'retained_purchase', channels: shop.channelId, currencies: shop.currency, total: 5_000, linked_id: vaultId, bookings: [{ id: bookingId, currencies: shop.currency, total: 5_000 }] },
-        { 'idempotency-key': key },
-      );
-    };
-    // The first purchase prepares the payment's statements on the connection; BEGIN and COMMIT
-    // then travel with a prepared statement (storage/db.ts), as in any process that has served one.
-    expect((await purchase('round-trips-warm-up')).statusCode).toBe(201);
-    const response = await purchase('round-trips-1');
+    const bookingId = await createBooking(t, shop, { total: 5_000 });
+    statements.length = 0;
+    const response = await post(
+      t,
+      shop,
+      { transaction_types: 'retained_purchase', channels: shop.channelId, currencies: shop.currency, total: 5_000, linked_id: vaultId, bookings: [{ id: bookingId, currencies: shop.currency, total: 5_000 }] },
+      { 'idempotency-key': 'round-trips-1' },
+    );
     expect(response.statusCode).toBe(201);
     expect(response.json().status).toBe('complete');
     if (process.env.ROUND_TRIPS_LOG) console.log(statements.map((text, index) => `${index + 1}. ${text.replace(/\s+/g, ' ').slice(0, 160)}`).join('\n'));
-    expect(statements.length).toBeLessThanOrEqual(10);
+    expect(statements.length).toBeLessThanOrEqual(13);
   });
 });

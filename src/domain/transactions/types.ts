@@ -1,5 +1,5 @@
 import type { TransactionStatus } from './states.js';
-import type { TransactionQueryable } from '../../storage/db.js';
+import type { Queryable } from '../../storage/db.js';
 import type { TransactionJson } from './view.js';
 
 export const transactionTypes = [
@@ -64,11 +64,10 @@ export interface Actor {
     requestHash: string;
     onClaimed: () => void;
     /**
-     * Stores the answer as the last statement of the settlement's database transaction and
-     * commits it, so the key is done when the payment's outcome commits (one write and commit
-     * less; the caller knows the wire form). Nothing may run in `tx` after it.
+     * Stores the answer in the settlement's database transaction, so the key is done when the
+     * payment's outcome commits (one write and commit less; the caller knows the wire form).
      */
-    storeAnswer?: (tx: TransactionQueryable, answer: TransactionJson) => Promise<void>;
+    storeAnswer?: (tx: Queryable, answer: TransactionJson) => Promise<void>;
   };
 }
 

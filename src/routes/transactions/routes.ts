@@ -6,7 +6,7 @@ import {
   completeThreeDsReturn, createTransaction, isAdminType, listTransactionIds, loadTransactionViews, type Actor, type TransactionInput, type TransactionJson,
   type TransactionType,
 } from '../../domain/transactions/index.js';
-import type { TransactionQueryable } from '../../storage/db.js';
+import type { Queryable } from '../../storage/db.js';
 import { finishDeferred, markClaimed, markStored, storeAnswer } from '../../http/idempotency.js';
 import { principalOf, requireAccess } from '../../http/auth.js';
 import { invalidId } from '../../http/errors.js';
@@ -64,7 +64,7 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
     }
     // The answer, serialised by the route's schema and stored with the settlement (storeAnswer).
     let storedBody: string | undefined;
-    const answer = async (tx: TransactionQueryable, transaction: TransactionJson) => {
+    const answer = async (tx: Queryable, transaction: TransactionJson) => {
       answerWith(reply, transaction);
       const body = reply.serialize(transaction) as string;
       await storeAnswer(tx, request, reply, body);
