@@ -10,8 +10,7 @@ CREATE TABLE mail_requests (
   transaction_id  bigint NOT NULL,
   -- The status the mails are for: the row may move on (a purchase locked by a chargeback)
   -- before the request is rendered, and its receipt is still due. Copied from
-  -- transactions.status by the statement that sets it, so it has no CHECK of its own (each
-  -- CHECK costs every insert a re-parse of its expression: docs/performance.md).
+  -- transactions.status by the statement that sets it, whose CHECK already holds it.
   status          text NOT NULL,
   created_at      timestamptz NOT NULL DEFAULT now(),
   FOREIGN KEY (site_id, transaction_id) REFERENCES transactions (site_id, id)

@@ -153,9 +153,16 @@ describe('API tokens', () => {
     });
     expect(record.tokenable_id).toBe(site.userId);
     expect(record.expires_at).toBeNull();
-    // The listing request itself used the token: ISO 8601 UTC.
-    expect(record.last_used_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
     expect(JSON.stringify(record)).not.toContain(site.token);
+    // The listing used the token. last_used_at is written beside the request, not inside it
+    // (src/http/auth.ts touchApiToken), so a later listing shows it: ISO 8601 UTC.
+    let lastUsedAt: unknown = record.last_used_at;
+    for (let attempt = 0; attempt < 50 && lastUsedAt === null; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const again = expectStatus(await send(t, 'GET', tokensUrl(site.path), { headers: site.headers }), 200) as Json[];
+      lastUsedAt = again[0]!.last_used_at;
+    }
+    expect(lastUsedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
   });
 
   it('POST creates {token, expires_at} (201); the token works; at most two per user, expired ones count', async () => {
