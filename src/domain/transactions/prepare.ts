@@ -191,13 +191,13 @@ interface PlanCard {
 }
 
 async function resolveCard(
-  context: AppContext, db: Queryable, actor: Actor, input: TransactionInput, found: { channel: ChannelRecord; linked: TransactionRecord | null; linkedCard: ChargeableCard | null },
+  context: AppContext, db: Queryable, actor: Actor, input: TransactionInput, lookup: { channel: ChannelRecord; linked: TransactionRecord | null; linkedCard: ChargeableCard | null },
 ): Promise<PlanCard> {
-  const { channel, linked } = found;
+  const { channel, linked } = lookup;
   if (isFollowUpType(input.type)) return { card: linked?.cardId ? await cardById(db, actor.siteId, linked.cardId) : null };
   let resolved: PlanCard & { card: CardRecord };
   if (retainedTypes.includes(input.type)) {
-    resolved = await retainedCard(db, actor, input, { linked, linkedCard: found.linkedCard });
+    resolved = await retainedCard(db, actor, input, { linked, linkedCard: lookup.linkedCard });
   } else {
     // redeemCvv false: the capture token's CVV stays in it until the processor call.
     const found = await resolvePaymentCard(db, context.vault, { siteId: actor.siteId, token: input.token!, channelId: channel.id, redeemCvv: false });
@@ -214,15 +214,15 @@ async function resolveCard(
  * vault transaction's card was read by the look-up (`linkedCard`).
  */
 async function retainedCard(
-  db: Queryable, actor: Actor, input: TransactionInput, found: { linked: TransactionRecord | null; linkedCard: ChargeableCard | null },
+  db: Queryable, actor: Actor, input: TransactionInput, lookup: { linked: TransactionRecord | null; linkedCard: ChargeableCard | null },
 ): Promise<{ card: CardRecord; sealed?: SealedPan }> {
-  const { linked } = found;
+  const { linked, linkedCard } = lookup;
   let card: CardRecord | null = null;
   let sealed: SealedPan | undefined;
   if (linked) {
     if (linked.status !== 'complete' || linked.cardId === null) throw invalidParam('linked_id', 'The vault transaction did not complete; vault the card again.');
-    card = found.linkedCard?.card ?? null;
-    sealed = found.linkedCard?.sealed;
+    card = linkedCard?.card ?? null;
+    sealed = linkedCard?.sealed;
   }
   if (input.token !== undefined) {
     const byToken = await cardByVaultToken(db, actor.siteId, input.token);
