@@ -6,7 +6,7 @@ import { assertForexPart, recordForexAndAllocations } from './forex-allocations.
 import type { PaymentPlan } from './prepare.js';
 import { adjustRemaining, adjustShares, bookingShares, findTransaction, insertTransaction, type BookingShare } from './repository.js';
 import { statementDate, type StatementPeriod } from '../statements/dates.js';
-import type { Actor, TransactionRecord } from './types.js';
+import { isRetainedType, type Actor, type TransactionRecord } from './types.js';
 
 /**
  * Step one of every processor-backed transaction, in the caller's short database transaction
@@ -18,7 +18,7 @@ import type { Actor, TransactionRecord } from './types.js';
  */
 export async function insertAttempt(context: AppContext, tx: Queryable, actor: Actor, plan: PaymentPlan): Promise<TransactionRecord> {
   const at = context.now();
-  const reserved = plan.linked && plan.input.type !== 'retained_purchase' && plan.input.type !== 'retained_authorize' ? await reserveOnParent(tx, plan, at) : 0;
+  const reserved = plan.linked && !isRetainedType(plan.input.type) ? await reserveOnParent(tx, plan, at) : 0;
   const { input, card } = plan;
   const record = await insertTransaction(tx, {
     siteId: actor.siteId,

@@ -9,7 +9,7 @@ import {
 } from '../vault/index.js';
 import { toRecord, transactionColumns } from './repository.js';
 import { prepareForexAndAllocations, type ForexAndAllocations } from './forex-allocations.js';
-import { isAuthorization, isCapturedMoney, isFollowUpType, type Actor, type TransactionInput, type TransactionRecord } from './types.js';
+import { isAuthorization, isCapturedMoney, isFollowUpType, isRetainedType, type Actor, type TransactionInput, type TransactionRecord } from './types.js';
 
 /**
  * Checks a create request against everything that can be checked without locks, and resolves
@@ -51,7 +51,7 @@ function assertRequired(input: TransactionInput): void {
   if (needsBookings.has(input.type) && input.bookings === undefined) missing.push('bookings');
   if ((input.type === 'vault' || input.type === 'purchase' || input.type === 'authorize') && input.token === undefined) missing.push('token');
   if (isFollowUpType(input.type) && input.linkedId === undefined) missing.push('linked_id');
-  if ((input.type === 'retained_purchase' || input.type === 'retained_authorize') && input.linkedId === undefined && input.token === undefined) missing.push('linked_id');
+  if (isRetainedType(input.type) && input.linkedId === undefined && input.token === undefined) missing.push('linked_id');
   if (missing.length > 0) throw missingParams(missing);
 }
 
@@ -78,8 +78,6 @@ interface Lookup {
   linkedCard: ChargeableCard | null;
 }
 
-const retainedTypes: readonly string[] = ['retained_purchase', 'retained_authorize'];
-
 const lookupStatement = {
   name: 'transaction_create_lookup',
   text: `SELECT ${channelSelect},
@@ -100,7 +98,7 @@ async function lookUp(db: Queryable, actor: Actor, input: TransactionInput): Pro
   const bookingIds = items.length > limits.bookingsPerTransactionMax ? [] : items.map((item) => item.id).filter((id) => Number.isSafeInteger(id));
   const row = await db.maybeOne<ChannelRow & ChargeableCardColumns & { booking_list: BookingRow[]; linked_row: (Record<string, unknown> & { created_at: string; modified_at: string }) | null }>(
     lookupStatement,
-    [channelId, actor.siteId, bookingIds, linkedId, retainedTypes.includes(input.type)],
+    [channelId, actor.siteId, bookingIds, linkedId, isRetainedType(input.type)],
   );
   if (!row) return { channel: undefined, bookings: [], linked: undefined, linkedCard: null };
   const linked = row.linked_row ? toRecord({ ...row.linked_row, created_at: new Date(row.linked_row.created_at), modified_at: new Date(row.linked_row.modified_at) } as never) : undefined;
@@ -196,7 +194,7 @@ async function resolveCard(
   const { channel, linked } = lookup;
   if (isFollowUpType(input.type)) return { card: linked?.cardId ? await cardById(db, actor.siteId, linked.cardId) : null };
   let resolved: PlanCard & { card: CardRecord };
-  if (retainedTypes.includes(input.type)) {
+  if (isRetainedType(input.type)) {
     resolved = await retainedCard(db, actor, input, { linked, linkedCard: lookup.linkedCard });
   } else {
     // redeemCvv false: the capture token's CVV stays in it until the processor call.

@@ -29,6 +29,10 @@ export function isCardType(type: TransactionType): type is CardTransactionType {
 export function isFollowUpType(type: TransactionType): type is FollowUpTransactionType {
   return (followUpTypes as readonly string[]).includes(type);
 }
+/** Charges of a vaulted card, named by its vault transaction (`linked_id`) or its vault token. */
+export function isRetainedType(type: TransactionType): boolean {
+  return type === 'retained_purchase' || type === 'retained_authorize';
+}
 export function capturesAtOnce(type: TransactionType): boolean {
   return type === 'purchase' || type === 'retained_purchase';
 }
