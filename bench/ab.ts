@@ -18,8 +18,8 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { createDb, type Db } from '../src/storage/db.js';
 import { bookingInput, callOk, createTenant, freshBookingIds, retainedPurchaseInput, samplePurchase, vaultTestCard, type Tenant } from './fixtures.js';
-import { FreshPurchases } from './purchases.js';
-import { measureInterleaved, rampSeconds, type Scenario } from './load.js';
+import { FreshPurchases, freshBookingsNeeded } from './purchases.js';
+import { interleavedSideSeconds, measureInterleaved, type Scenario } from './load.js';
 import { combine, ratioSpread } from './report.js';
 import { openWorkspace, progress, root, secrets, startService, stopService, type Service, type StackSettings } from './stack.js';
 
@@ -145,8 +145,8 @@ async function retainedPurchaseScenario(settings: Settings, db: Db, baseUrl: str
   const keyPrefix = `ab-${randomBytes(4).toString('hex')}-`;
   const first = JSON.stringify(retainedPurchaseInput(tenant, { bookingId: (await freshBookingIds(db, baseUrl, tenant, { count: 1, excludedId, connections: 1 }))[0]!, vaultTransactionId }));
   const sample = await samplePurchase(baseUrl, tenant, { body: first, keyPrefix });
-  const secondsPerLaunch = settings.rounds * 2 * (settings.warmupSeconds + settings.durationSeconds + settings.slices * rampSeconds);
-  const perLaunch = Math.ceil(settings.purchasesPerSecondMax * secondsPerLaunch * 1.2) + settings.connections;
+  // Each round runs both sides, each for its warm-up and slices.
+  const perLaunch = freshBookingsNeeded({ perSecondMax: settings.purchasesPerSecondMax, seconds: settings.rounds * 2 * interleavedSideSeconds(settings), connections: settings.connections });
   const purchases = new FreshPurchases(db, tenant, vaultTransactionId, keyPrefix);
   return {
     request: {

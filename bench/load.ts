@@ -78,6 +78,11 @@ export interface InterleavedOptions {
   slices: number;
 }
 
+/** Seconds one side of `measureInterleaved` sends requests: its warm-up, then each slice with its ramp. */
+export function interleavedSideSeconds(options: Pick<InterleavedOptions, 'warmupSeconds' | 'durationSeconds' | 'slices'>): number {
+  return options.warmupSeconds + options.durationSeconds + options.slices * rampSeconds;
+}
+
 /**
  * A scenario and its ceiling measured in alternating slices, in the order C S S C C S S C ...,
  * after one warm-up each. This machine's speed drifts by a fifth or more within a minute; in

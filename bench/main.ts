@@ -16,8 +16,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { limits } from '../src/limits.js';
 import { createDb, type Db } from '../src/storage/db.js';
 import { bookingInput, callOk, createTenant, freshBookingIds, retainedPurchaseInput, samplePurchase, vaultTestCard, type Tenant } from './fixtures.js';
-import { FreshPurchases, inFlightBoundMs } from './purchases.js';
-import { measure, measureInterleaved, rampSeconds, type LoadOptions, type Measurement, type Scenario } from './load.js';
+import { FreshPurchases, freshBookingsNeeded, inFlightBoundMs } from './purchases.js';
+import { interleavedSideSeconds, measure, measureInterleaved, type LoadOptions, type Measurement, type Scenario } from './load.js';
 import { childPids, commandLine, residentBytes, type Child } from './processes.js';
 import { openWorkspace, progress, root, secrets, startCeiling, startService, stopService, type Ceiling, type Service, type StackSettings, type Workspace } from './stack.js';
 import { combine, compare, floorAgainst, summary, target, writeResults, type Results, type ScenarioResult } from './report.js';
@@ -268,9 +268,7 @@ class Runs {
     // POST booking is the lighter write, so its rate bounds the retained purchases' rate. The
     // purchases run for the warm-up, then each slice with its ramp (load.ts `measuredRun`).
     const bound = this.scenario('POST booking')?.requestsPerSecond ?? ceilings[0]!.requestsPerSecond;
-    const { warmupSeconds, durationSeconds, slices, connections } = this.settings;
-    const runSeconds = warmupSeconds + durationSeconds + slices * rampSeconds;
-    const bookings = await this.freshBookings(Math.ceil(bound * runSeconds * 1.2) + connections);
+    const bookings = await this.freshBookings(freshBookingsNeeded({ perSecondMax: bound, seconds: interleavedSideSeconds(this.settings), connections: this.settings.connections }));
     const purchases = new FreshPurchases(this.db, this.tenant, vaultTransactionId, `bench-${randomBytes(4).toString('hex')}-`);
     purchases.refill(bookings);
     // Requests abandoned by autocannon at the end of a slice still run to their end: wait for

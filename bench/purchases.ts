@@ -45,3 +45,8 @@ export class FreshPurchases {
 }
 
 export const inFlightBoundMs = limits.processorTimeoutMs + 5_000;
+
+/** Fresh bookings for purchases at up to `perSecondMax` over `seconds`: a fifth to spare, and one more in flight per connection. */
+export function freshBookingsNeeded(options: { perSecondMax: number; seconds: number; connections: number }): number {
+  return Math.ceil(options.perSecondMax * options.seconds * 1.2) + options.connections;
+}

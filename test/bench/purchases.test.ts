@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Tenant } from '../../bench/fixtures.js';
-import { FreshPurchases } from '../../bench/purchases.js';
+import { FreshPurchases, freshBookingsNeeded } from '../../bench/purchases.js';
+import { interleavedSideSeconds } from '../../bench/load.js';
 import type { Db } from '../../src/storage/db.js';
 
 // What the bench and bench:ab send as retained purchases (bench/purchases.ts): one fresh booking
@@ -30,5 +31,12 @@ describe('bench: fresh purchases', () => {
     expect(new Set([...first, ...second].map((request) => request.key)).size).toBe(4);
     expect(first[0]!.key).toMatch(/^run-/);
     expect(purchases.reused).toBe(0);
+  });
+
+  it('makes enough fresh bookings for a bench:ab launch with its defaults (the 57,650 it prints)', () => {
+    // 2 rounds, both sides each: 2 s warm-up + 12 s in 6 slices with a 1 s ramp each, at 600 a second.
+    const seconds = 2 * 2 * interleavedSideSeconds({ warmupSeconds: 2, durationSeconds: 12, slices: 6 });
+    expect(seconds).toBe(80);
+    expect(freshBookingsNeeded({ perSecondMax: 600, seconds, connections: 50 })).toBe(57_650);
   });
 });
