@@ -163,6 +163,8 @@ describe('payment receipt', () => {
       expect(await requestMails(tx, transactionId)).toBe(1);
       throw new Error('ledger did not balance');
     })).rejects.toThrow('ledger did not balance');
+    // The request went with the rollback: nothing is left for the job to render.
+    expect(await t.db.query('SELECT id FROM mail_requests WHERE transaction_id = $1', [transactionId])).toEqual([]);
     expect(await t.db.query('SELECT id FROM email_outbox WHERE transaction_id = $1', [transactionId])).toEqual([]);
     expect(await deliver()).toEqual([]);
   });
