@@ -23,7 +23,7 @@ export interface AppContext {
   rates: RatesProvider;
   /** Mail transport: .eml files under DATA_DIR/mail, or SMTP when SMTP_URL is set (docs/emails.md). */
   mailer: Mailer;
-  /** Releases what the context opened itself (the sandbox's own pool); not the shared `db`. */
+  /** Releases what the context opened itself (the sandbox's own pool, the mail transport); not the shared `db`. */
   close(): Promise<void>;
 }
 
@@ -40,9 +40,12 @@ export function createAppContext(config: Config, db: Db, overrides: ContextOverr
   const vault = createVault(config.secrets, now);
   const ownConnector = overrides.connector ? null : createConnector(config, db);
   const connector = overrides.connector ?? ownConnector!;
-  const mailer = overrides.mailer ?? createMailer(config);
+  const ownMailer = overrides.mailer ? null : createMailer(config);
+  const mailer = overrides.mailer ?? ownMailer!;
   const close = async () => {
     await ownConnector?.close();
+    // Pooled SMTP connections stay open between mails; closing them lets the process end.
+    ownMailer?.close();
   };
   return { config, db, now, rates, vault, connector, mailer, close };
 }

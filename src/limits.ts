@@ -150,8 +150,10 @@ export const limits = {
   /** Rows one delivery run claims, by default and at most. */
   mailBatchSizeDefault: 20,
   mailBatchSizeMax: 200,
-  /** How often the delivery job looks for due mail. */
+  /** How often the delivery job looks for due mail (sooner while a backlog drains: jobBacklogPauseMs). */
   mailDeliveryIntervalMs: 5_000,
+  /** Mails one process sends at once: the SMTP pool's connections. */
+  mailSendConcurrency: 4,
   /** SMTP connection, greeting and socket timeouts. */
   smtpConnectionTimeoutMs: 15_000,
   smtpSocketTimeoutMs: 60_000,
@@ -174,6 +176,11 @@ export const limits = {
   jobBatchSize: 50,
   /** How often the payments jobs run. */
   jobIntervalMs: 10_000,
+  /**
+   * Pause before the next run of a job whose run ended with work left (a full batch), instead of
+   * its interval: a backlog drains run after run, with this gap left to requests.
+   */
+  jobBacklogPauseMs: 100,
   /** Idempotency keys are kept at least this long (decisions.md: at least 24 h). */
   idempotencyKeyRetentionHours: 48,
   idempotencyKeyLengthMax: 255,

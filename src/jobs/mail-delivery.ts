@@ -21,7 +21,9 @@ interface OutboxRow {
 }
 
 export interface DeliveryRun {
-  /** Outbox rows rendered from the payments' mail requests in this run. */
+  /** Mail requests of payments taken in this run (a request may call for no mail). */
+  requests: number;
+  /** Outbox rows rendered from them. */
   rendered: number;
   claimed: number;
   sent: number;
@@ -29,6 +31,8 @@ export interface DeliveryRun {
   retrying: number;
   /** Gave up: a permanent refusal or limits.mailAttemptsMax attempts. */
   failed: number;
+  /** A full batch of requests or of due mail: more may be waiting (the job runner runs again soon). */
+  backlog: boolean;
 }
 
 /**
@@ -41,12 +45,28 @@ export interface DeliveryRun {
  */
 export async function deliverPendingMails(context: AppContext, options: { batchSizeMax?: number } = {}): Promise<DeliveryRun> {
   const batchSize = Math.min(Math.max(1, options.batchSizeMax ?? limits.mailBatchSizeDefault), limits.mailBatchSizeMax);
-  const rendered = await renderRequestedMails(context.db, batchSize);
+  const { requests, written } = await renderRequestedMails(context.db, batchSize);
   // UPDATE ... RETURNING has no order: send oldest first.
   const rows = (await claimDueMails(context, batchSize)).sort((a, b) => a.id - b.id);
-  const run: DeliveryRun = { rendered, claimed: rows.length, sent: 0, retrying: 0, failed: 0 };
-  for (const row of rows) run[await deliverOne(context, row)] += 1;
+  const run: DeliveryRun = { requests, rendered: written, claimed: rows.length, sent: 0, retrying: 0, failed: 0, backlog: requests === batchSize || rows.length === batchSize };
+  await sendAll(context, rows, run);
   return run;
+}
+
+/**
+ * Sends the rows, started oldest first, up to limits.mailSendConcurrency at a time: one SMTP
+ * round of a few tens of milliseconds per mail would otherwise bound a process to a few dozen
+ * mails a second. Each outcome is recorded on its own row, so the order they finish in is free.
+ */
+async function sendAll(context: AppContext, rows: readonly OutboxRow[], run: DeliveryRun): Promise<void> {
+  let next = 0;
+  const sender = async () => {
+    while (next < rows.length) {
+      const row = rows[next++]!;
+      run[await deliverOne(context, row)] += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limits.mailSendConcurrency, rows.length) }, sender));
 }
 
 async function claimDueMails(context: AppContext, batchSize: number): Promise<OutboxRow[]> {

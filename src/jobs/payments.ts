@@ -134,6 +134,14 @@ export async function reconcileIncompleteTransactions(context: AppContext, optio
   return run;
 }
 
-export async function purgeExpiredIdempotencyKeys(context: AppContext, options: JobOptions = {}): Promise<{ purged: number }> {
-  return { purged: await purgeIdempotencyKeys(context.db, { now: context.now(), batchSize: batchSizeOf(options) }) };
+/**
+ * A full batch purged means more keys may be past their retention: `backlog` has the runner go
+ * on at once, since the keys pile up as fast as payments come (one per request that sent one).
+ * The settlement jobs report none: their unresolved rows stay candidates, so a full batch does
+ * not mean progress.
+ */
+export async function purgeExpiredIdempotencyKeys(context: AppContext, options: JobOptions = {}): Promise<{ purged: number; backlog: boolean }> {
+  const batchSize = batchSizeOf(options);
+  const purged = await purgeIdempotencyKeys(context.db, { now: context.now(), batchSize });
+  return { purged, backlog: purged === batchSize };
 }

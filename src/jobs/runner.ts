@@ -1,10 +1,21 @@
 import type { AppContext } from '../context.js';
+import { limits } from '../limits.js';
 
-/** A background job: `run` handles one bounded batch and returns what it did (for logs and tests). */
+/**
+ * A background job: `run` handles one bounded batch and returns what it did (for logs and tests).
+ * A result carrying `backlog: true` says the run stopped at its batch bound with work left: the
+ * runner runs it again after limits.jobBacklogPauseMs instead of waiting `intervalMs`, so a burst
+ * drains at the speed of the work, not of the timer.
+ */
 export interface Job {
   name: string;
   intervalMs: number;
   run(context: AppContext): Promise<unknown>;
+}
+
+/** What a job's result may say to the runner. */
+export interface JobResult {
+  backlog?: boolean;
 }
 
 export interface JobRunner {
@@ -18,7 +29,8 @@ export interface JobLogger {
 }
 
 /**
- * Runs each job every `intervalMs`, one batch at a time per job (a run never overlaps itself).
+ * Runs each job every `intervalMs` (sooner while it reports a backlog), one batch at a time per
+ * job (a run never overlaps itself).
  * Jobs are safe with several processes running them at once (each claims rows with
  * `FOR UPDATE SKIP LOCKED`), so every server process starts a runner. A failing batch is
  * logged and retried at the next interval; timers do not keep the process alive.
@@ -27,20 +39,21 @@ export function startJobRunner(context: AppContext, jobs: readonly Job[], log: J
   let stopped = false;
   const timers = new Set<NodeJS.Timeout>();
   const running = new Set<Promise<void>>();
-  const schedule = (job: Job) => {
+  const schedule = (job: Job, delayMs: number) => {
     if (stopped) return;
     const timer = setTimeout(() => {
       timers.delete(timer);
-      const batch = runOnce(context, job, log).finally(() => {
+      // runOnce never rejects: a failed batch is logged there.
+      const batch = runOnce(context, job, log).then((backlog) => {
         running.delete(batch);
-        schedule(job);
+        schedule(job, backlog ? limits.jobBacklogPauseMs : job.intervalMs);
       });
       running.add(batch);
-    }, job.intervalMs);
+    }, delayMs);
     timer.unref();
     timers.add(timer);
   };
-  for (const job of jobs) schedule(job);
+  for (const job of jobs) schedule(job, job.intervalMs);
   return {
     async stop() {
       stopped = true;
@@ -51,13 +64,15 @@ export function startJobRunner(context: AppContext, jobs: readonly Job[], log: J
   };
 }
 
-async function runOnce(context: AppContext, job: Job, log: JobLogger): Promise<void> {
+/** Runs one batch; true when its result reports a backlog. A failed batch waits the interval. */
+async function runOnce(context: AppContext, job: Job, log: JobLogger): Promise<boolean> {
   try {
     const result = await job.run(context);
-    if (result && typeof result === 'object' && Object.values(result).some((value) => typeof value === 'number' && value > 0)) {
-      log.info({ job: job.name, result }, 'job batch done');
-    }
+    if (!result || typeof result !== 'object') return false;
+    if (Object.values(result).some((value) => typeof value === 'number' && value > 0)) log.info({ job: job.name, result }, 'job batch done');
+    return (result as JobResult).backlog === true;
   } catch (error) {
     log.error({ job: job.name, err: error }, 'job batch failed');
+    return false;
   }
 }

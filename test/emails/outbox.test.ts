@@ -294,4 +294,27 @@ describe('delivery', () => {
     const statuses = await t.db.query<{ status: string }>('SELECT status FROM email_outbox WHERE transaction_id = ANY($1)', [ids]);
     expect(statuses.every((row) => row.status === 'sent')).toBe(true);
   });
+
+  it('reports a backlog while a run takes a full batch, and the runs that follow take the rest', async () => {
+    for (let index = 0; index < 7; index++) await paidBooking({ booking: { reference: `BACKLOG-${index}` } });
+    const runs = [];
+    for (let run = 0; run < 10 && runs.at(-1)?.backlog !== false; run++) runs.push(await deliverPendingMails(t.context, { batchSizeMax: 3 }));
+    expect(runs.map((run) => [run.requests, run.sent, run.backlog])).toEqual([[3, 3, true], [3, 3, true], [1, 1, false]]);
+    expect(smtp.received.map((mail) => /BACKLOG-\d/.exec(mail.text)?.[0]).sort()).toEqual(['BACKLOG-0', 'BACKLOG-1', 'BACKLOG-2', 'BACKLOG-3', 'BACKLOG-4', 'BACKLOG-5', 'BACKLOG-6']);
+  });
+
+  it('sends up to limits.mailSendConcurrency mails at once to a slow relay, each once', async () => {
+    const count = limits.mailSendConcurrency * 2;
+    for (let index = 0; index < count; index++) await paidBooking({ booking: { reference: `SLOW-${index}` } });
+    smtp.answerDelayMs = 150;
+    smtp.mostAtOnce = 0;
+    try {
+      const run = await deliverPendingMails(t.context, { batchSizeMax: limits.mailBatchSizeMax });
+      expect(run).toMatchObject({ requests: count, claimed: count, sent: count, backlog: false });
+    } finally {
+      smtp.answerDelayMs = 0;
+    }
+    expect(smtp.mostAtOnce).toBe(limits.mailSendConcurrency);
+    expect(smtp.received.map((mail) => /SLOW-\d+/.exec(mail.text)?.[0]).sort()).toEqual(Array.from({ length: count }, (_, index) => `SLOW-${index}`).sort());
+  });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Connector } from '../../src/processor/connector.js';
 import { expirePendingTransactions, purgeExpiredIdempotencyKeys, reconcileIncompleteTransactions } from '../../src/jobs/payments.js';
 import type { TestContext } from '../support/context.js';
+import { limits } from '../../src/limits.js';
 import { bookingRow, createBooking, createShop, get, paymentsContext, post, purchaseBody, type Shop } from '../payments/support.js';
 
 // A controlled clock: the jobs compare ages with context.now().
@@ -130,5 +131,19 @@ describe('idempotency key purge', () => {
     advanceMinutes(25 * 60);
     expect((await purgeExpiredIdempotencyKeys(t.context)).purged).toBeGreaterThanOrEqual(1);
     expect(await t.db.query(`SELECT 1 FROM idempotency_keys WHERE key = 'purge-me'`)).toHaveLength(0);
+  });
+
+  it('reports a backlog while a run purges a full batch, so the runner goes on at once', async () => {
+    const booking = await createBooking(t, shop, { total: 100 });
+    for (let index = 0; index < 3; index++) await post(t, shop, purchaseBody(shop, booking, 1), { 'idempotency-key': `purge-batch-${index}` });
+    advanceMinutes(limits.idempotencyKeyRetentionHours * 60 + 60);
+    // Earlier tests' keys are past their retention too: purge until a run reports no backlog.
+    const runs: { purged: number; backlog: boolean }[] = [];
+    for (let run = 0; run < 100 && runs.at(-1)?.backlog !== false; run++) runs.push(await purgeExpiredIdempotencyKeys(t.context, { batchSize: 2 }));
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    expect(runs.slice(0, -1)).toEqual(runs.slice(0, -1).map(() => ({ purged: 2, backlog: true })));
+    expect(runs.at(-1)).toEqual({ purged: expect.any(Number), backlog: false });
+    expect(runs.at(-1)!.purged).toBeLessThan(2);
+    expect(await t.db.query(`SELECT 1 FROM idempotency_keys WHERE key LIKE 'purge-batch-%'`)).toHaveLength(0);
   });
 });

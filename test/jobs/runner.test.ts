@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AppContext } from '../../src/context.js';
 import { backgroundJobs, startJobRunner, type Job } from '../../src/jobs/index.js';
+import { limits } from '../../src/limits.js';
 
 const silent = { info: () => undefined, error: () => undefined };
 const context = {} as AppContext;
@@ -42,5 +43,39 @@ describe('job runner', () => {
 
   it('registers the payments jobs', () => {
     expect(backgroundJobs.map((job) => job.name)).toEqual(expect.arrayContaining(['expire-pending-3ds', 'reconcile-incomplete', 'purge-idempotency-keys']));
+  });
+});
+
+describe('job runner with a backlog', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('runs a job again after limits.jobBacklogPauseMs while it reports a backlog, then waits its interval', async () => {
+    vi.useFakeTimers();
+    const intervalMs = 60_000;
+    let runs = 0;
+    // Three full batches, then nothing left.
+    const draining: Job = { name: 'draining', intervalMs, run: async () => ({ handled: 1, backlog: ++runs <= 3 }) };
+    const runner = startJobRunner(context, [draining], silent);
+    await vi.advanceTimersByTimeAsync(intervalMs);
+    expect(runs).toBe(1);
+    await vi.advanceTimersByTimeAsync(limits.jobBacklogPauseMs * 3);
+    expect(runs).toBe(4);
+    // The fourth run reported no backlog: the next one waits the whole interval.
+    await vi.advanceTimersByTimeAsync(intervalMs - 1);
+    expect(runs).toBe(4);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(runs).toBe(5);
+    await runner.stop();
+  });
+
+  it('waits the interval after a failed batch', async () => {
+    vi.useFakeTimers();
+    const intervalMs = 60_000;
+    let runs = 0;
+    const failing: Job = { name: 'failing', intervalMs, run: async () => { runs += 1; throw new Error('boom'); } };
+    const runner = startJobRunner(context, [failing], silent);
+    await vi.advanceTimersByTimeAsync(intervalMs + limits.jobBacklogPauseMs * 5);
+    expect(runs).toBe(1);
+    await runner.stop();
   });
 });

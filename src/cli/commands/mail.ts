@@ -67,11 +67,7 @@ const deliver: Command = {
   async run(context, options) {
     const batchSize = options['batch-size'] === undefined ? limits.mailBatchSizeDefault : Number(options['batch-size']);
     if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > limits.mailBatchSizeMax) throw new Error(`--batch-size must be an integer from 1 to ${limits.mailBatchSizeMax}`);
-    try {
-      return await deliverPendingMails(context, { batchSizeMax: batchSize });
-    } finally {
-      context.mailer.close();
-    }
+    return deliverPendingMails(context, { batchSizeMax: batchSize });
   },
 };
 

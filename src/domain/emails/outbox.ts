@@ -41,18 +41,25 @@ const claimRequestsStatement = {
          RETURNING id, transaction_id, status`,
 };
 
+export interface RenderRun {
+  /** Requests taken (and deleted); a request may call for no mail at all. */
+  requests: number;
+  /** Outbox rows written. */
+  written: number;
+}
+
 /**
  * Turns up to `batchSizeMax` requests, oldest first, into rendered outbox rows and deletes them,
  * in one database transaction: a crash leaves the requests to the next run, and two processes
- * never take the same request (SKIP LOCKED). Returns the outbox rows written.
+ * never take the same request (SKIP LOCKED).
  */
-export async function renderRequestedMails(db: Db, batchSizeMax: number): Promise<number> {
+export async function renderRequestedMails(db: Db, batchSizeMax: number): Promise<RenderRun> {
   const batchSize = Math.min(Math.max(1, batchSizeMax), limits.mailBatchSizeMax);
   return db.transaction(async (tx) => {
     const requests = await tx.query<{ id: number; transaction_id: number; status: string }>(claimRequestsStatement, [batchSize]);
     let written = 0;
     for (const request of requests.sort((a, b) => a.id - b.id)) written += await writeOutboxRows(tx, request.transaction_id, request.status);
-    return written;
+    return { requests: requests.length, written };
   });
 }
 

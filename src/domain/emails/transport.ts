@@ -62,6 +62,9 @@ function messageOptions(mail: OutgoingMail): SendMailOptions {
 export function smtpMailer(url: string): Mailer {
   const transport = nodemailer.createTransport({
     url,
+    // Kept-open connections, one per mail in flight (the delivery job sends several at once).
+    pool: true,
+    maxConnections: limits.mailSendConcurrency,
     connectionTimeout: limits.smtpConnectionTimeoutMs,
     greetingTimeout: limits.smtpConnectionTimeoutMs,
     socketTimeout: limits.smtpSocketTimeoutMs,

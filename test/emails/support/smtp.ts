@@ -14,6 +14,10 @@ export interface TestSmtpServer {
   received: ReceivedMail[];
   /** The next `count` messages are refused with this SMTP reply code (e.g. 451, 550). */
   refuseNext(count: number, responseCode: number): void;
+  /** Each message is answered this long after its data arrived (a slow relay); 0 by default. */
+  answerDelayMs: number;
+  /** The most messages the server was answering at one time (reset it to measure). */
+  mostAtOnce: number;
   close(): Promise<void>;
 }
 
@@ -22,6 +26,18 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
   const received: ReceivedMail[] = [];
   let refusals = 0;
   let refusalCode = 451;
+  let answering = 0;
+  const state: TestSmtpServer = {
+    url: '',
+    received,
+    answerDelayMs: 0,
+    mostAtOnce: 0,
+    refuseNext(count, responseCode) {
+      refusals = count;
+      refusalCode = responseCode;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
@@ -29,7 +45,11 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
+      stream.on('end', async () => {
+        answering += 1;
+        state.mostAtOnce = Math.max(state.mostAtOnce, answering);
+        if (state.answerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, state.answerDelayMs));
+        answering -= 1;
         if (refusals > 0) {
           refusals -= 1;
           const error = new Error(refusalCode >= 500 ? 'Mailbox unavailable' : 'Try again later') as Error & { responseCode: number };
@@ -50,13 +70,6 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.server.address() as AddressInfo;
-  return {
-    url: `smtp://127.0.0.1:${port}`,
-    received,
-    refuseNext(count, responseCode) {
-      refusals = count;
-      refusalCode = responseCode;
-    },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
+  state.url = `smtp://127.0.0.1:${port}`;
+  return state;
 }
