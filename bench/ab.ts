@@ -172,6 +172,7 @@ async function retainedPurchaseScenario(settings: Settings, db: Db, baseUrl: str
       const found: string[] = [];
       if (purchases.reused > 0) found.push(`retained-purchase: ran out of fresh bookings (${purchases.reused} requests reused one); raise BENCH_AB_PURCHASES_PER_SECOND_MAX`);
       if (!purchases.quiet) found.push('retained-purchase: requests still in flight after a slice');
+      if (!purchases.mailsDrained) found.push('retained-purchase: mails still waiting after a slice');
       const { unfinished } = await db.one<{ unfinished: number }>("SELECT count(*)::int AS unfinished FROM transactions WHERE site_id = $1 AND type = 'retained_purchase' AND status <> 'complete'", [tenant.siteId]);
       if (unfinished > 0) found.push(`retained-purchase: ${unfinished} purchases did not end complete`);
       return found;

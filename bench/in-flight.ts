@@ -36,3 +36,25 @@ export async function waitForInFlight(db: Queryable, options: InFlightOptions): 
     await sleep(options.pollMs);
   }
 }
+
+/**
+ * The mail work a run leaves behind: requests not yet rendered and rendered mails not yet sent,
+ * which the service's delivery job works through in the background (docs/emails.md,
+ * "Throughput"). Waiting until none is left keeps that work out of the next measured slice (the
+ * ceiling's, in an interleaved run). Bounded by `timeoutMs`; returns whether it drained in time
+ * and the seconds waited.
+ */
+export async function waitForMailDrain(db: Queryable, options: { siteId: number; timeoutMs: number; pollMs: number }): Promise<{ drained: boolean; seconds: number }> {
+  const startedAt = Date.now();
+  for (;;) {
+    const { left } = await db.one<{ left: number }>(
+      `SELECT (SELECT count(*) FROM mail_requests WHERE site_id = $1)::int
+            + (SELECT count(*) FROM email_outbox WHERE site_id = $1 AND status = 'pending')::int AS left`,
+      [options.siteId],
+    );
+    const seconds = (Date.now() - startedAt) / 1000;
+    if (left === 0) return { drained: true, seconds };
+    if (Date.now() - startedAt >= options.timeoutMs) return { drained: false, seconds };
+    await sleep(options.pollMs);
+  }
+}

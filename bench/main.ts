@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { limits } from '../src/limits.js';
 import { createDb, type Db } from '../src/storage/db.js';
 import { bookingInput, callOk, createTenant, freshBookingIds, retainedPurchaseInput, samplePurchase, vaultTestCard, type Tenant } from './fixtures.js';
-import { FreshPurchases, freshBookingsNeeded, inFlightBoundMs } from './purchases.js';
+import { FreshPurchases, freshBookingsNeeded, inFlightBoundMs, mailDrainBoundMs } from './purchases.js';
 import { interleavedSideSeconds, measure, measureInterleaved, type LoadOptions, type Measurement, type Scenario } from './load.js';
 import { childPids, commandLine, residentBytes, type Child } from './processes.js';
 import { openWorkspace, progress, root, secrets, startCeiling, startService, stopService, type Ceiling, type Service, type StackSettings, type Workspace } from './stack.js';
@@ -271,11 +271,14 @@ class Runs {
     const bookings = await this.freshBookings(freshBookingsNeeded({ perSecondMax: bound, seconds: interleavedSideSeconds(this.settings), connections: this.settings.connections }));
     const purchases = new FreshPurchases(this.db, this.tenant, vaultTransactionId, `bench-${randomBytes(4).toString('hex')}-`);
     purchases.refill(bookings);
-    // Requests abandoned by autocannon at the end of a slice still run to their end: wait for
-    // them before the ceiling's slice, and before counting.
+    // Requests abandoned by autocannon at the end of a slice still run to their end, and the
+    // delivery job renders and sends the slice's mails in the background: wait for both before
+    // the ceiling's slice, and before counting.
     await this.runInterleaved({ name: 'POST retained_purchase', description: 'POST transactions, retained_purchase of a fresh booking, Idempotency-Key', method: 'POST', path, body: purchases.body, requestBytes: bytes(sampleBody), responseBytes: bytes(sampleAnswer) }, txScenario, ceilings.slice(1), purchases.settle);
     if (purchases.reused > 0) problems.push(`POST retained_purchase: the bench ran out of fresh bookings (${purchases.reused} requests reused one)`);
     if (!purchases.quiet) problems.push(`POST retained_purchase: requests still in flight ${inFlightBoundMs / 1000} s after a slice`);
+    if (!purchases.mailsDrained) problems.push(`POST retained_purchase: mails still waiting ${mailDrainBoundMs / 1000} s after a slice`);
+    progress(`POST retained_purchase: the service rendered and sent the rest of the slices' mails in ${purchases.mailDrainSeconds.toFixed(1)} s after them`);
     // A 201 may still carry a declined or unfinished transaction: every one must be complete.
     const all = await this.countTransactions('transaction_types=retained_purchase');
     const complete = await this.countTransactions('transaction_types=retained_purchase&status=complete');

@@ -3,7 +3,7 @@
 import type { Db } from '../src/storage/db.js';
 import { limits } from '../src/limits.js';
 import { retainedPurchaseInput, type Tenant } from './fixtures.js';
-import { waitForInFlight } from './in-flight.js';
+import { waitForInFlight, waitForMailDrain } from './in-flight.js';
 
 export class FreshPurchases {
   private bookings: number[] = [];
@@ -14,6 +14,10 @@ export class FreshPurchases {
   reused = 0;
   /** False once the requests of a run were still in flight at the bound of `settle`. */
   quiet = true;
+  /** Seconds `settle` waited for the service to render and send the runs' mails, in all. */
+  mailDrainSeconds = 0;
+  /** False once a run's mails were still waiting at the bound of `settle`. */
+  mailsDrained = true;
 
   constructor(
     private readonly db: Db,
@@ -36,15 +40,24 @@ export class FreshPurchases {
     return { body: JSON.stringify(retainedPurchaseInput(this.tenant, { bookingId, vaultTransactionId: this.vaultTransactionId })), headers: { 'idempotency-key': `${this.keyPrefix}${++this.sent}` } };
   };
 
-  /** Waits for the requests autocannon abandoned at the end of a run (in-flight.ts), bounded by a processor timeout and a margin. */
+  /**
+   * Waits for the requests autocannon abandoned at the end of a run (in-flight.ts), bounded by a
+   * processor timeout and a margin, then for the service to have rendered and sent their mails,
+   * so that work does not fall in the next slice.
+   */
   readonly settle = async (): Promise<void> => {
     this.quiet &&= await waitForInFlight(this.db, {
       siteId: this.tenant.siteId, keyPrefix: this.keyPrefix, transactionType: 'retained_purchase', timeoutMs: inFlightBoundMs, pollMs: 50,
     });
+    const drain = await waitForMailDrain(this.db, { siteId: this.tenant.siteId, timeoutMs: mailDrainBoundMs, pollMs: 50 });
+    this.mailDrainSeconds += drain.seconds;
+    this.mailsDrained &&= drain.drained;
   };
 }
 
 export const inFlightBoundMs = limits.processorTimeoutMs + 5_000;
+/** Far above what the delivery job needs for a slice's mails (a few seconds), far below a hang. */
+export const mailDrainBoundMs = 120_000;
 
 /** Fresh bookings for purchases at up to `perSecondMax` over `seconds`: a fifth to spare, and one more in flight per connection. */
 export function freshBookingsNeeded(options: { perSecondMax: number; seconds: number; connections: number }): number {

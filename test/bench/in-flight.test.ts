@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForInFlight } from '../../bench/in-flight.js';
+import { waitForInFlight, waitForMailDrain } from '../../bench/in-flight.js';
+import { requestMails } from '../../src/domain/emails/outbox.js';
+import { deliverPendingMails } from '../../src/jobs/mail-delivery.js';
 import { createTestContext, type TestContext } from '../support/context.js';
-import { createSite } from '../support/fixtures.js';
+import { createSite, type SiteFixture } from '../support/fixtures.js';
+import { insertBooking, insertChannel, insertTransaction } from '../emails/support/fixtures.js';
 
 // The bench counts its retained purchases only once the requests autocannon abandoned have
 // finished: an Idempotency-Key of the run still in flight keeps it waiting, bounded.
@@ -34,5 +37,35 @@ describe('bench: waiting for in-flight requests', () => {
     const site = await createSite(t.db);
     await claim(site.siteId, 'bench-run2-1');
     expect(await waitForInFlight(t.db, { siteId: site.siteId, keyPrefix: 'bench-run2-', transactionType: 'retained_purchase', timeoutMs: 200, pollMs: 20 })).toBe(false);
+  });
+});
+
+// Before the ceiling's next slice, the bench also waits for the delivery job to have rendered and
+// sent the purchases' mails, so that work is not measured against the ceiling.
+async function paidWithMails(site: SiteFixture): Promise<number> {
+  const channelId = await insertChannel(t.db, site);
+  const bookingId = await insertBooking(t.db, site, { channelId });
+  return t.db.transaction(async (tx) => {
+    const id = await insertTransaction(tx, site, { channelId, type: 'purchase', status: 'complete', total: 5_000, payeeEmail: 'payer@example.com', bookings: [{ id: bookingId, total: 5_000 }] });
+    await requestMails(tx, id);
+    return id;
+  });
+}
+
+describe('bench: waiting for the mails of a run', () => {
+  it('returns once the delivery job has rendered and sent them', async () => {
+    const site = await createSite(t.db);
+    const transactionId = await paidWithMails(site);
+    setTimeout(() => void deliverPendingMails(t.context), 300);
+    const drain = await waitForMailDrain(t.db, { siteId: site.siteId, timeoutMs: 10_000, pollMs: 20 });
+    expect(drain.drained).toBe(true);
+    expect(drain.seconds).toBeGreaterThan(0.2);
+    expect(await t.db.query(`SELECT status FROM email_outbox WHERE transaction_id = $1`, [transactionId])).toEqual([{ status: 'sent' }]);
+  });
+
+  it('gives up after its bound while a request waits', async () => {
+    const site = await createSite(t.db);
+    await paidWithMails(site);
+    expect(await waitForMailDrain(t.db, { siteId: site.siteId, timeoutMs: 200, pollMs: 20 })).toMatchObject({ drained: false });
   });
 });
