@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { requestMails } from '../../src/domain/emails/outbox.js';
 import { deliverPendingMails, retryDelayMs } from '../../src/jobs/mail-delivery.js';
+import { smtpMailer, type OutgoingMail } from '../../src/domain/emails/transport.js';
 import { formatMoney } from '../../src/domain/money.js';
 import { limits } from '../../src/limits.js';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from './support/smtp.js';
@@ -316,5 +317,29 @@ describe('delivery', () => {
     }
     expect(smtp.mostAtOnce).toBe(limits.mailSendConcurrency);
     expect(smtp.received.map((mail) => /SLOW-\d+/.exec(mail.text)?.[0]).sort()).toEqual(Array.from({ length: count }, (_, index) => `SLOW-${index}`).sort());
+  });
+});
+
+describe('SMTP connections', () => {
+  const mail = (subject: string): OutgoingMail => ({
+    from: { name: 'Shop', address: 'payments@trustfare.test' }, to: ['payer@example.com'], bcc: [], replyTo: null,
+    subject, text: subject, html: `<p>${subject}</p>`, messageId: `<${subject}@trustfare.test>`, locale: 'en-GB',
+  });
+
+  it('are kept open between mails, and a mail after the relay closed an idle one still goes at the first attempt', async () => {
+    const relay = await startSmtpServer({ idleTimeoutMs: 200 });
+    const mailer = smtpMailer(relay.url);
+    try {
+      await mailer.send(mail('first'));
+      await mailer.send(mail('second'));
+      expect(relay.connections).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      await mailer.send(mail('after the idle close'));
+      expect(relay.received.map((received) => received.subject)).toEqual(['first', 'second', 'after the idle close']);
+      expect(relay.connections).toBe(2);
+    } finally {
+      mailer.close();
+      await relay.close();
+    }
   });
 });

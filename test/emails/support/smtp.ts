@@ -18,11 +18,16 @@ export interface TestSmtpServer {
   answerDelayMs: number;
   /** The most messages the server was answering at one time (reset it to measure). */
   mostAtOnce: number;
+  /** Connections clients opened so far. */
+  connections: number;
   close(): Promise<void>;
 }
 
-/** A real SMTP server on a free local port; nodemailer talks to it as to any relay. */
-export async function startSmtpServer(): Promise<TestSmtpServer> {
+/**
+ * A real SMTP server on a free local port; nodemailer talks to it as to any relay.
+ * `idleTimeoutMs` closes a connection that says nothing for that long, as relays do.
+ */
+export async function startSmtpServer(options: { idleTimeoutMs?: number } = {}): Promise<TestSmtpServer> {
   const received: ReceivedMail[] = [];
   let refusals = 0;
   let refusalCode = 451;
@@ -32,6 +37,7 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
     received,
     answerDelayMs: 0,
     mostAtOnce: 0,
+    connections: 0,
     refuseNext(count, responseCode) {
       refusals = count;
       refusalCode = responseCode;
@@ -42,6 +48,11 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
+    ...(options.idleTimeoutMs ? { socketTimeout: options.idleTimeoutMs } : {}),
+    onConnect(_session, callback) {
+      state.connections += 1;
+      callback();
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
