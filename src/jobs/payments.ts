@@ -33,9 +33,15 @@ function batchSizeOf(options: JobOptions): number {
   return Math.min(Math.max(1, options.batchSize ?? limits.jobBatchSize), limits.jobBatchSize * 10);
 }
 
+/**
+ * The rows a run examines: those looked up in vain the fewest times first, then the oldest. By age
+ * alone, a batch's worth of rows the processor has no record of (an outage) would fill every run
+ * until they are given up on, an hour later, and a newer row the processor did settle would wait
+ * behind them. Only reconciliation counts `lookup_attempts`; pending rows keep their age order.
+ */
 async function candidates(context: AppContext, status: 'pending' | 'incomplete', olderThan: Date, batchSize: number): Promise<number[]> {
   const rows = await context.db.query<{ id: number }>(
-    'SELECT id FROM transactions WHERE status = $1 AND created_at < $2 ORDER BY created_at, id LIMIT $3',
+    'SELECT id FROM transactions WHERE status = $1 AND created_at < $2 ORDER BY lookup_attempts, created_at, id LIMIT $3',
     [status, olderThan, batchSize],
   );
   return rows.map((row) => row.id);

@@ -122,6 +122,34 @@ describe('reconciliation of incomplete transactions', () => {
   });
 });
 
+describe('reconciliation order', () => {
+  it('looks a newer transaction up before ones it already looked up in vain, however many those are', async () => {
+    // A processor outage: calls that never reached it leave incomplete rows it has no record of,
+    // which stay incomplete for limits.reconcileGiveUpMinutes. A later purchase whose answer was
+    // only lost must not wait behind them for that hour.
+    const sandbox = t.context.connector;
+    t.context.connector = { ...sandbox, name: 'lossy', authorise: async () => Promise.reject(new Error('connection reset')), lookup: (reference) => sandbox.lookup(reference) };
+    try {
+      for (let index = 0; index < 3; index++) {
+        const booking = await createBooking(t, shop, { total: 700 + index });
+        expect((await post(t, shop, purchaseBody(shop, booking, 700 + index))).json().status).toBe('incomplete');
+      }
+    } finally {
+      t.context.connector = sandbox;
+    }
+    advanceMinutes(1);
+    const booking = await createBooking(t, shop, { total: 7100 });
+    const answerLost = (await post(t, shop, purchaseBody(shop, booking, 7100, { token: 'tok_visa_no_answer' }))).json();
+    expect(answerLost.status).toBe('incomplete');
+    advanceMinutes(2);
+    const { older } = await t.db.one<{ older: number }>(`SELECT count(*)::int AS older FROM transactions WHERE status = 'incomplete' AND id <> $1`, [answerLost.id]);
+    // Each run examines as many rows as the lookups in vain: the older rows fill the first run.
+    expect((await reconcileIncompleteTransactions(t.context, { batchSize: older })).unresolved).toBeGreaterThanOrEqual(1);
+    await reconcileIncompleteTransactions(t.context, { batchSize: older });
+    expect((await get(t, shop, `/transactions/${answerLost.id}`)).json().status).toBe('complete');
+  });
+});
+
 describe('idempotency key purge', () => {
   it('keeps keys for at least 24 hours and purges them after the retention', async () => {
     const booking = await createBooking(t, shop, { total: 100 });
