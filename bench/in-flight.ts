@@ -48,7 +48,7 @@ export async function waitForMailDrain(db: Queryable, options: { siteId: number;
   const startedAt = Date.now();
   for (;;) {
     const { left } = await db.one<{ left: number }>(
-      `SELECT (SELECT count(*) FROM mail_requests WHERE site_id = $1)::int
+      `SELECT (SELECT count(*) FROM mail_requests WHERE site_id = $1 AND last_error IS NULL)::int
             + (SELECT count(*) FROM email_outbox WHERE site_id = $1 AND status = 'pending')::int AS left`,
       [options.siteId],
     );

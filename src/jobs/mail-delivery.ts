@@ -25,6 +25,8 @@ export interface DeliveryRun {
   requests: number;
   /** Outbox rows rendered from them. */
   rendered: number;
+  /** Requests whose rendering failed, kept with their error in `mail_requests` (docs/emails.md). */
+  setAside: number;
   claimed: number;
   sent: number;
   /** Failed this time and scheduled again with backoff. */
@@ -45,10 +47,10 @@ export interface DeliveryRun {
  */
 export async function deliverPendingMails(context: AppContext, options: { batchSizeMax?: number } = {}): Promise<DeliveryRun> {
   const batchSize = Math.min(Math.max(1, options.batchSizeMax ?? limits.mailBatchSizeDefault), limits.mailBatchSizeMax);
-  const { requests, written } = await renderRequestedMails(context.db, batchSize);
+  const { requests, written, setAside } = await renderRequestedMails(context.db, batchSize);
   // UPDATE ... RETURNING has no order: send oldest first.
   const rows = (await claimDueMails(context, batchSize)).sort((a, b) => a.id - b.id);
-  const run: DeliveryRun = { requests, rendered: written, claimed: rows.length, sent: 0, retrying: 0, failed: 0, backlog: requests === batchSize || rows.length === batchSize };
+  const run: DeliveryRun = { requests, rendered: written, setAside, claimed: rows.length, sent: 0, retrying: 0, failed: 0, backlog: requests === batchSize || rows.length === batchSize };
   await sendAll(context, rows, run);
   return run;
 }

@@ -296,6 +296,34 @@ describe('delivery', () => {
     expect(statuses.every((row) => row.status === 'sent')).toBe(true);
   });
 
+  it('sets aside a request whose rendering fails, with its error, and renders and sends the others', async () => {
+    const broken = await paidBooking({ booking: { reference: 'BROKEN-1' } });
+    await paidBooking({ booking: { reference: 'FINE-1' } });
+    const references = (mails: ReceivedMail[]) => mails.map((mail) => /(BROKEN|FINE)-1/.exec(mail.text)?.[0]);
+    // A statement that fails for this one transaction, as a bug or a row the templates cannot
+    // handle would: in the batch's database transaction it rolls the whole batch back.
+    await t.db.query(`CREATE FUNCTION test_refuse_mail() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.transaction_id = ${broken.transactionId} THEN RAISE EXCEPTION 'cannot store this mail'; END IF; RETURN NEW; END $$`);
+    await t.db.query('CREATE TRIGGER test_refuse_mail BEFORE INSERT ON email_outbox FOR EACH ROW EXECUTE FUNCTION test_refuse_mail()');
+    try {
+      const before = smtp.received.length;
+      const run = await deliverPendingMails(t.context, { batchSizeMax: 10 });
+      expect(run).toMatchObject({ requests: 2, rendered: 1, setAside: 1, sent: 1, backlog: false });
+      expect(references(smtp.received.slice(before))).toEqual(['FINE-1']);
+      const kept = await t.db.query<{ last_error: string }>('SELECT last_error FROM mail_requests WHERE transaction_id = $1', [broken.transactionId]);
+      expect(kept).toEqual([{ last_error: expect.stringContaining('cannot store this mail') }]);
+      // Later runs leave it alone.
+      expect(await deliverPendingMails(t.context, { batchSizeMax: 10 })).toMatchObject({ requests: 0, setAside: 0 });
+    } finally {
+      await t.db.query('DROP TRIGGER test_refuse_mail ON email_outbox');
+      await t.db.query('DROP FUNCTION test_refuse_mail()');
+    }
+    // An operator who fixed the cause clears the error: the next run renders and sends it.
+    await t.db.query('UPDATE mail_requests SET last_error = NULL WHERE transaction_id = $1', [broken.transactionId]);
+    expect(references(await deliver())).toEqual(['BROKEN-1']);
+    expect(await t.db.query('SELECT 1 FROM mail_requests WHERE transaction_id = $1', [broken.transactionId])).toHaveLength(0);
+  });
+
   it('reports a backlog while a run takes a full batch, and the runs that follow take the rest', async () => {
     for (let index = 0; index < 7; index++) await paidBooking({ booking: { reference: `BACKLOG-${index}` } });
     const runs = [];

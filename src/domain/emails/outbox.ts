@@ -37,8 +37,14 @@ export async function requestMails(tx: Queryable, transactionId: number): Promis
 
 const claimRequestsStatement = {
   name: 'mail_requests_claim',
-  text: `DELETE FROM mail_requests WHERE id IN (SELECT id FROM mail_requests ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+  text: `DELETE FROM mail_requests WHERE id IN (SELECT id FROM mail_requests WHERE last_error IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
          RETURNING id, transaction_id, status`,
+};
+
+type MailRequest = {
+  id: number;
+  transaction_id: number;
+  status: string;
 };
 
 export interface RenderRun {
@@ -46,21 +52,59 @@ export interface RenderRun {
   requests: number;
   /** Outbox rows written. */
   written: number;
+  /** Requests whose rendering failed, kept in `mail_requests` with their error and skipped from now on. */
+  setAside: number;
 }
 
 /**
  * Turns up to `batchSizeMax` requests, oldest first, into rendered outbox rows and deletes them,
  * in one database transaction: a crash leaves the requests to the next run, and two processes
- * never take the same request (SKIP LOCKED).
+ * never take the same request (SKIP LOCKED). If the batch fails, its requests are taken again one
+ * per database transaction, so one broken request is set aside with its error and the others go
+ * on: otherwise it would roll back every batch it is in and hold all later mail up.
  */
 export async function renderRequestedMails(db: Db, batchSizeMax: number): Promise<RenderRun> {
   const batchSize = Math.min(Math.max(1, batchSizeMax), limits.mailBatchSizeMax);
-  return db.transaction(async (tx) => {
-    const requests = await tx.query<{ id: number; transaction_id: number; status: string }>(claimRequestsStatement, [batchSize]);
-    let written = 0;
-    for (const request of requests.sort((a, b) => a.id - b.id)) written += await writeOutboxRows(tx, request.transaction_id, request.status);
-    return { requests: requests.length, written };
-  });
+  try {
+    return await db.transaction(async (tx) => {
+      const requests = await tx.query<MailRequest>(claimRequestsStatement, [batchSize]);
+      return { requests: requests.length, written: await renderRequests(tx, requests), setAside: 0 };
+    });
+  } catch {
+    return renderOneByOne(db, batchSize);
+  }
+}
+
+async function renderRequests(tx: Queryable, requests: MailRequest[]): Promise<number> {
+  let written = 0;
+  for (const request of requests.sort((a, b) => a.id - b.id)) written += await writeOutboxRows(tx, request.transaction_id, request.status);
+  return written;
+}
+
+/** At most `count` requests, each in its own database transaction; a failing one is set aside. */
+async function renderOneByOne(db: Db, count: number): Promise<RenderRun> {
+  const run: RenderRun = { requests: 0, written: 0, setAside: 0 };
+  for (let index = 0; index < count; index++) {
+    let taken: MailRequest | undefined;
+    try {
+      const written = await db.transaction(async (tx) => {
+        const requests = await tx.query<MailRequest>(claimRequestsStatement, [1]);
+        taken = requests[0];
+        return renderRequests(tx, requests);
+      });
+      if (!taken) break;
+      run.requests += 1;
+      run.written += written;
+    } catch (error) {
+      // Not taken: the claim itself failed (the database is away), so the run fails as before.
+      if (!taken) throw error;
+      const message = `rendering failed: ${(error as Error).message}`.slice(0, limits.mailErrorLengthMax);
+      await db.query('UPDATE mail_requests SET last_error = $2 WHERE id = $1', [taken.id, message]);
+      run.requests += 1;
+      run.setAside += 1;
+    }
+  }
+  return run;
 }
 
 /** Every mail the transaction calls for at `status`, planned and rendered from its facts now. */
