@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import { limits } from '../limits.js';
 import { localeOf, normaliseLanguage } from '../i18n/catalogue.js';
 import { MailDeliveryError, type OutgoingMail } from '../domain/emails/transport.js';
-import { renderRequestedMails } from '../domain/emails/outbox.js';
+import { renderRequestedMails, type RenderRun } from '../domain/emails/outbox.js';
 
 interface OutboxRow {
   id: number;
@@ -25,8 +25,8 @@ export interface DeliveryRun {
   requests: number;
   /** Outbox rows rendered from them. */
   rendered: number;
-  /** Requests whose rendering failed, kept with their error in `mail_requests` (docs/emails.md). */
-  setAside: number;
+  /** Requests whose rendering failed, set aside with their error in `mail_requests` (docs/emails.md); the job runner logs them as an error. */
+  errors: RenderRun['errors'];
   claimed: number;
   sent: number;
   /** Failed this time and scheduled again with backoff. */
@@ -47,10 +47,10 @@ export interface DeliveryRun {
  */
 export async function deliverPendingMails(context: AppContext, options: { batchSizeMax?: number } = {}): Promise<DeliveryRun> {
   const batchSize = Math.min(Math.max(1, options.batchSizeMax ?? limits.mailBatchSizeDefault), limits.mailBatchSizeMax);
-  const { requests, written, setAside } = await renderRequestedMails(context.db, batchSize);
+  const { requests, written, errors } = await renderRequestedMails(context.db, batchSize);
   // UPDATE ... RETURNING has no order: send oldest first.
   const rows = (await claimDueMails(context, batchSize)).sort((a, b) => a.id - b.id);
-  const run: DeliveryRun = { requests, rendered: written, setAside, claimed: rows.length, sent: 0, retrying: 0, failed: 0, backlog: requests === batchSize || rows.length === batchSize };
+  const run: DeliveryRun = { requests, rendered: written, errors, claimed: rows.length, sent: 0, retrying: 0, failed: 0, backlog: requests === batchSize || rows.length === batchSize };
   await sendAll(context, rows, run);
   return run;
 }

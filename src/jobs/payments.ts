@@ -25,9 +25,15 @@ export interface SettlementRun {
   expired: number;
   /** Still unknown at the processor; looked up again next run. */
   unresolved: number;
+  /**
+   * Rows whose handling threw (a bug, a row the code does not expect): left as they were and
+   * moved behind the others (`lookup_attempts`), so they cannot hold the rest of every batch up.
+   * The job's log line names them.
+   */
+  errors: { id: number; message: string }[];
 }
 
-const emptyRun = (): SettlementRun => ({ examined: 0, completed: 0, failed: 0, expired: 0, unresolved: 0 });
+const emptyRun = (): SettlementRun => ({ examined: 0, completed: 0, failed: 0, expired: 0, unresolved: 0, errors: [] });
 
 function batchSizeOf(options: JobOptions): number {
   return Math.min(Math.max(1, options.batchSize ?? limits.jobBatchSize), limits.jobBatchSize * 10);
@@ -37,7 +43,8 @@ function batchSizeOf(options: JobOptions): number {
  * The rows a run examines: those looked up in vain the fewest times first, then the oldest. By age
  * alone, a batch's worth of rows the processor has no record of (an outage) would fill every run
  * until they are given up on, an hour later, and a newer row the processor did settle would wait
- * behind them. Only reconciliation counts `lookup_attempts`; pending rows keep their age order.
+ * behind them. Reconciliation counts `lookup_attempts` for unresolved rows, and both jobs for rows
+ * whose handling threw; other pending rows keep their age order.
  */
 async function candidates(context: AppContext, status: 'pending' | 'incomplete', olderThan: Date, batchSize: number): Promise<number[]> {
   const rows = await context.db.query<{ id: number }>(
@@ -45,6 +52,27 @@ async function candidates(context: AppContext, status: 'pending' | 'incomplete',
     [status, olderThan, batchSize],
   );
   return rows.map((row) => row.id);
+}
+
+/** Runs `handle` for each candidate; a row whose handling throws is recorded and set back, and the others go on. */
+async function forEachCandidate(
+  context: AppContext,
+  status: 'pending' | 'incomplete',
+  olderThan: Date,
+  options: JobOptions,
+  run: SettlementRun,
+  handle: (id: number) => Promise<void>,
+): Promise<void> {
+  for (const id of await candidates(context, status, olderThan, batchSizeOf(options))) {
+    run.examined += 1;
+    try {
+      await handle(id);
+    } catch (error) {
+      run.errors.push({ id, message: (error as Error).message });
+      // If this fails too, the database is away: the run fails and the next one tries again.
+      await context.db.query('UPDATE transactions SET lookup_attempts = lookup_attempts + 1 WHERE id = $1', [id]);
+    }
+  }
 }
 
 async function lookup(context: AppContext, id: number): Promise<CallResult | undefined> {
@@ -58,7 +86,7 @@ async function settleIfStill(
   context: AppContext,
   id: number,
   status: 'pending' | 'incomplete',
-  decide: (tx: Queryable, row: TransactionRecord, at: Date) => Promise<Exclude<keyof SettlementRun, 'examined'>>,
+  decide: (tx: Queryable, row: TransactionRecord, at: Date) => Promise<Exclude<keyof SettlementRun, 'examined' | 'errors'>>,
   run: SettlementRun,
 ): Promise<void> {
   const at = context.now();
@@ -90,17 +118,16 @@ async function settleByAnswer(tx: Queryable, row: TransactionRecord, result: Cal
 export async function expirePendingTransactions(context: AppContext, options: JobOptions = {}): Promise<SettlementRun> {
   const run = emptyRun();
   const cutoff = new Date(context.now().getTime() - limits.pendingExpiryMinutes * 60_000);
-  for (const id of await candidates(context, 'pending', cutoff, batchSizeOf(options))) {
-    run.examined += 1;
+  await forEachCandidate(context, 'pending', cutoff, options, run, async (id) => {
     const result = await lookup(context, id);
-    if (!result) continue;
+    if (!result) return;
     await settleIfStill(context, id, 'pending', async (tx, row, at) => {
       const settled = await settleByAnswer(tx, row, result, at);
       if (settled) return settled;
       await expireRow(tx, row, at);
       return 'expired';
     }, run);
-  }
+  });
   return run;
 }
 
@@ -114,10 +141,9 @@ export async function expirePendingTransactions(context: AppContext, options: Jo
 export async function reconcileIncompleteTransactions(context: AppContext, options: JobOptions = {}): Promise<SettlementRun> {
   const run = emptyRun();
   const cutoff = new Date(context.now().getTime() - limits.reconcileAfterSeconds * 1000);
-  for (const id of await candidates(context, 'incomplete', cutoff, batchSizeOf(options))) {
-    run.examined += 1;
+  await forEachCandidate(context, 'incomplete', cutoff, options, run, async (id) => {
     const result = await lookup(context, id);
-    if (!result) continue;
+    if (!result) return;
     await settleIfStill(context, id, 'incomplete', async (tx, row, at) => {
       const settled = await settleByAnswer(tx, row, result, at);
       if (settled) return settled;
@@ -136,7 +162,7 @@ export async function reconcileIncompleteTransactions(context: AppContext, optio
         }
       }
     }, run);
-  }
+  });
   return run;
 }
 

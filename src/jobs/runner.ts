@@ -16,6 +16,8 @@ export interface Job {
 /** What a job's result may say to the runner. */
 export interface JobResult {
   backlog?: boolean;
+  /** Items the run could not handle and set back; logged as an error. */
+  errors?: unknown[];
 }
 
 export interface JobRunner {
@@ -69,8 +71,10 @@ async function runOnce(context: AppContext, job: Job, log: JobLogger): Promise<b
   try {
     const result = await job.run(context);
     if (!result || typeof result !== 'object') return false;
-    if (Object.values(result).some((value) => typeof value === 'number' && value > 0)) log.info({ job: job.name, result }, 'job batch done');
-    return (result as JobResult).backlog === true;
+    const { backlog, errors } = result as JobResult;
+    if (errors && errors.length > 0) log.error({ job: job.name, result }, 'job batch set items back it could not handle');
+    else if (Object.values(result).some((value) => typeof value === 'number' && value > 0)) log.info({ job: job.name, result }, 'job batch done');
+    return backlog === true;
   } catch (error) {
     log.error({ job: job.name, err: error }, 'job batch failed');
     return false;

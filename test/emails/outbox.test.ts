@@ -308,12 +308,13 @@ describe('delivery', () => {
     try {
       const before = smtp.received.length;
       const run = await deliverPendingMails(t.context, { batchSizeMax: 10 });
-      expect(run).toMatchObject({ requests: 2, rendered: 1, setAside: 1, sent: 1, backlog: false });
+      expect(run).toMatchObject({ requests: 2, rendered: 1, sent: 1, backlog: false });
+      expect(run.errors).toEqual([{ requestId: expect.any(Number), transactionId: broken.transactionId, message: expect.stringContaining('cannot store this mail') }]);
       expect(references(smtp.received.slice(before))).toEqual(['FINE-1']);
       const kept = await t.db.query<{ last_error: string }>('SELECT last_error FROM mail_requests WHERE transaction_id = $1', [broken.transactionId]);
       expect(kept).toEqual([{ last_error: expect.stringContaining('cannot store this mail') }]);
       // Later runs leave it alone.
-      expect(await deliverPendingMails(t.context, { batchSizeMax: 10 })).toMatchObject({ requests: 0, setAside: 0 });
+      expect(await deliverPendingMails(t.context, { batchSizeMax: 10 })).toMatchObject({ requests: 0, errors: [] });
     } finally {
       await t.db.query('DROP TRIGGER test_refuse_mail ON email_outbox');
       await t.db.query('DROP FUNCTION test_refuse_mail()');

@@ -150,6 +150,39 @@ describe('reconciliation order', () => {
   });
 });
 
+describe('a row the jobs cannot settle', () => {
+  it('is set back with its error, and the rows after it are still settled', async () => {
+    const answerLost = async (total: number) => {
+      const booking = await createBooking(t, shop, { total });
+      const transaction = (await post(t, shop, purchaseBody(shop, booking, total, { token: 'tok_visa_no_answer' }))).json();
+      expect(transaction.status).toBe('incomplete');
+      return transaction.id as number;
+    };
+    const broken = await answerLost(8100);
+    advanceMinutes(1);
+    const next = await answerLost(8200);
+    advanceMinutes(2);
+    // Settling this one row fails, as a bug or a row the code does not expect would.
+    await t.db.query(`CREATE FUNCTION test_refuse_settle() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.id = ${broken} AND NEW.status <> OLD.status THEN RAISE EXCEPTION 'cannot settle this row'; END IF; RETURN NEW; END $$`);
+    await t.db.query('CREATE TRIGGER test_refuse_settle BEFORE UPDATE ON transactions FOR EACH ROW EXECUTE FUNCTION test_refuse_settle()');
+    try {
+      const first = await reconcileIncompleteTransactions(t.context, { batchSize: 1 });
+      expect(first.errors).toEqual([{ id: broken, message: expect.stringContaining('cannot settle this row') }]);
+      const second = await reconcileIncompleteTransactions(t.context, { batchSize: 1 });
+      expect(second).toMatchObject({ completed: 1, errors: [] });
+      expect((await get(t, shop, `/transactions/${next}`)).json().status).toBe('complete');
+      expect((await get(t, shop, `/transactions/${broken}`)).json().status).toBe('incomplete');
+    } finally {
+      await t.db.query('DROP TRIGGER test_refuse_settle ON transactions');
+      await t.db.query('DROP FUNCTION test_refuse_settle()');
+    }
+    // With the cause gone, a later run settles it.
+    await reconcileIncompleteTransactions(t.context);
+    expect((await get(t, shop, `/transactions/${broken}`)).json().status).toBe('complete');
+  });
+});
+
 describe('idempotency key purge', () => {
   it('keeps keys for at least 24 hours and purges them after the retention', async () => {
     const booking = await createBooking(t, shop, { total: 100 });

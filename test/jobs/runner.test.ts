@@ -68,6 +68,21 @@ describe('job runner with a backlog', () => {
     await runner.stop();
   });
 
+  it('logs a run that set items back as an error', async () => {
+    vi.useFakeTimers();
+    const logged: { level: string; message: string }[] = [];
+    const log = {
+      info: (_details: Record<string, unknown>, message: string) => void logged.push({ level: 'info', message }),
+      error: (_details: Record<string, unknown>, message: string) => void logged.push({ level: 'error', message }),
+    };
+    let runs = 0;
+    const job: Job = { name: 'settling', intervalMs: 1000, run: async () => (++runs === 1 ? { examined: 2, errors: [{ id: 7, message: 'boom' }] } : { examined: 1, errors: [] }) };
+    const runner = startJobRunner(context, [job], log);
+    await vi.advanceTimersByTimeAsync(2000);
+    await runner.stop();
+    expect(logged).toEqual([{ level: 'error', message: 'job batch set items back it could not handle' }, { level: 'info', message: 'job batch done' }]);
+  });
+
   it('waits the interval after a failed batch', async () => {
     vi.useFakeTimers();
     const intervalMs = 60_000;

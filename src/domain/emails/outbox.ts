@@ -52,8 +52,8 @@ export interface RenderRun {
   requests: number;
   /** Outbox rows written. */
   written: number;
-  /** Requests whose rendering failed, kept in `mail_requests` with their error and skipped from now on. */
-  setAside: number;
+  /** Requests whose rendering failed, set aside: kept in `mail_requests` with their error and skipped from now on. */
+  errors: { requestId: number; transactionId: number; message: string }[];
 }
 
 /**
@@ -68,7 +68,7 @@ export async function renderRequestedMails(db: Db, batchSizeMax: number): Promis
   try {
     return await db.transaction(async (tx) => {
       const requests = await tx.query<MailRequest>(claimRequestsStatement, [batchSize]);
-      return { requests: requests.length, written: await renderRequests(tx, requests), setAside: 0 };
+      return { requests: requests.length, written: await renderRequests(tx, requests), errors: [] };
     });
   } catch {
     return renderOneByOne(db, batchSize);
@@ -83,7 +83,7 @@ async function renderRequests(tx: Queryable, requests: MailRequest[]): Promise<n
 
 /** At most `count` requests, each in its own database transaction; a failing one is set aside. */
 async function renderOneByOne(db: Db, count: number): Promise<RenderRun> {
-  const run: RenderRun = { requests: 0, written: 0, setAside: 0 };
+  const run: RenderRun = { requests: 0, written: 0, errors: [] };
   for (let index = 0; index < count; index++) {
     let taken: MailRequest | undefined;
     try {
@@ -101,7 +101,7 @@ async function renderOneByOne(db: Db, count: number): Promise<RenderRun> {
       const message = `rendering failed: ${(error as Error).message}`.slice(0, limits.mailErrorLengthMax);
       await db.query('UPDATE mail_requests SET last_error = $2 WHERE id = $1', [taken.id, message]);
       run.requests += 1;
-      run.setAside += 1;
+      run.errors.push({ requestId: taken.id, transactionId: taken.transaction_id, message });
     }
   }
   return run;
