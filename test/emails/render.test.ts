@@ -106,6 +106,39 @@ describe('trustfare mail', () => {
     expect(readdirSync(outDir)).not.toContain('never.eml');
   });
 
+  it('set-aside lists the requests whose rendering failed, and retry puts one or all back in the queue', async () => {
+    const site = await createSite(t.db);
+    const channelId = await insertChannel(t.db, site, {});
+    const requested = async () => {
+      const bookingId = await insertBooking(t.db, site, { channelId });
+      return t.db.transaction(async (tx) => {
+        const id = await insertTransaction(tx, site, { channelId, type: 'purchase', status: 'complete', total: 4300, payeeEmail: 'aside@example.com', bookings: [{ id: bookingId, total: 4300 }] });
+        await requestMails(tx, id);
+        return id;
+      });
+    };
+    const first = await requested();
+    const second = await requested();
+    // As the delivery job leaves a request it could not render (outbox.test.ts shows it doing so).
+    await t.db.query(`UPDATE mail_requests SET last_error = 'rendering failed: broken row' WHERE transaction_id = ANY($1)`, [[first, second]]);
+    const listed = await cli(url, ['mail', 'set-aside']);
+    expect(listed.code).toBe(0);
+    expect(listed.json.requests.map((request: { transaction_id: number; last_error: string }) => [request.transaction_id, request.last_error])).toEqual([
+      [first, 'rendering failed: broken row'], [second, 'rendering failed: broken row'],
+    ]);
+    const [firstRequest, secondRequest] = listed.json.requests.map((request: { id: number }) => request.id);
+    for (const [args, message] of [[[], /either --request ID or --all/], [['--request', '1', '--all'], /either --request ID or --all/], [['--request', 'x'], /--request must be a mail request id/], [['--request', '999999'], /mail request 999999 is not set aside/]] as [string[], RegExp][]) {
+      const answer = await cli(url, ['mail', 'retry', ...args]);
+      expect(answer.code).toBe(1);
+      expect(answer.stderr).toMatch(message);
+    }
+    expect((await cli(url, ['mail', 'retry', '--request', String(firstRequest)])).json).toEqual({ retried: [firstRequest] });
+    expect((await cli(url, ['mail', 'set-aside'])).json.requests.map((request: { id: number }) => request.id)).toEqual([secondRequest]);
+    expect((await cli(url, ['mail', 'retry', '--all'])).json).toEqual({ retried: [secondRequest] });
+    expect((await cli(url, ['mail', 'set-aside'])).json).toEqual({ requests: [] });
+    expect((await cli(url, ['mail', 'deliver'])).json).toMatchObject({ requests: 2, sent: 2, errors: [] });
+  });
+
   it('deliver sends due outbox mail through the configured transport (.eml files by default)', async () => {
     const site = await createSite(t.db);
     const channelId = await insertChannel(t.db, site, {});

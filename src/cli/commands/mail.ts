@@ -10,6 +10,7 @@ import { sampleMailData } from '../../domain/emails/sample.js';
 import { renderMail, type RenderedMail } from '../../domain/emails/templates.js';
 import { buildRawMessage } from '../../domain/emails/transport.js';
 import { deliverPendingMails } from '../../jobs/mail-delivery.js';
+import { retrySetAsideRequests, setAsideRequests } from '../../domain/emails/outbox.js';
 import { limits } from '../../limits.js';
 
 /**
@@ -71,4 +72,29 @@ const deliver: Command = {
   },
 };
 
-export const commands: Command[] = [render, deliver];
+/** `trustfare mail set-aside`: the mail requests whose rendering failed (docs/emails.md "Delivery"), oldest first. */
+const setAside: Command = {
+  name: 'mail set-aside',
+  summary: `list mail requests set aside because their rendering failed (oldest ${limits.mailSetAsideListMax})`,
+  async run(context) {
+    return { requests: await setAsideRequests(context.db, limits.mailSetAsideListMax) };
+  },
+};
+
+/** `trustfare mail retry --request ID | --all`: puts set-aside requests back in the queue once their cause is fixed. */
+const retry: Command = {
+  name: 'mail retry',
+  summary: 'put set-aside mail requests back in the delivery queue (--request ID or --all)',
+  options: { request: { type: 'string' }, all: { type: 'boolean' } },
+  async run(context, options) {
+    if ((options.request === undefined) === (options.all !== true)) throw new Error('give either --request ID or --all');
+    if (options.all === true) return { retried: await retrySetAsideRequests(context.db, 'all') };
+    const text = String(options.request);
+    if (!/^[1-9][0-9]{0,14}$/.test(text)) throw new Error('--request must be a mail request id');
+    const retried = await retrySetAsideRequests(context.db, { id: Number(text) });
+    if (retried.length === 0) throw new Error(`mail request ${text} is not set aside`);
+    return { retried };
+  },
+};
+
+export const commands: Command[] = [render, deliver, setAside, retry];

@@ -107,6 +107,31 @@ async function renderOneByOne(db: Db, count: number): Promise<RenderRun> {
   return run;
 }
 
+export interface SetAsideRequest {
+  id: number;
+  transaction_id: number;
+  status: string;
+  created_at: Date;
+  last_error: string;
+}
+
+/** The requests set aside, oldest first, at most `count` (for operators: `trustfare mail set-aside`). */
+export async function setAsideRequests(db: Queryable, count: number): Promise<SetAsideRequest[]> {
+  return db.query<SetAsideRequest & Record<string, unknown>>(
+    'SELECT id, transaction_id, status, created_at, last_error FROM mail_requests WHERE last_error IS NOT NULL ORDER BY id LIMIT $1',
+    [count],
+  );
+}
+
+/** Puts set-aside requests back in the queue (one by id, or all); returns the ids put back. */
+export async function retrySetAsideRequests(db: Queryable, which: { id: number } | 'all'): Promise<number[]> {
+  const rows = await db.query<{ id: number }>(
+    `UPDATE mail_requests SET last_error = NULL WHERE last_error IS NOT NULL AND ($1::bigint IS NULL OR id = $1) RETURNING id`,
+    [which === 'all' ? null : which.id],
+  );
+  return rows.map((row) => row.id).sort((a, b) => a - b);
+}
+
 /** Every mail the transaction calls for at `status`, planned and rendered from its facts now. */
 async function writeOutboxRows(tx: Queryable, transactionId: number, status: string): Promise<number> {
   const loaded = await loadTransactionFacts(tx, transactionId);
