@@ -176,6 +176,8 @@ export const limits = {
   reconcileGiveUpMinutes: 60,
   /** Rows one job run handles. */
   jobBatchSize: 50,
+  /** Rows of a run the settlement jobs handle at once (each waits on a processor look-up). */
+  jobLookupConcurrency: 4,
   /** How often the payments jobs run. */
   jobIntervalMs: 10_000,
   /**

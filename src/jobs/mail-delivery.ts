@@ -3,6 +3,7 @@ import { limits } from '../limits.js';
 import { localeOf, normaliseLanguage } from '../i18n/catalogue.js';
 import { MailDeliveryError, type OutgoingMail } from '../domain/emails/transport.js';
 import { renderRequestedMails, type RenderRun } from '../domain/emails/outbox.js';
+import { forEachConcurrently } from './concurrently.js';
 
 interface OutboxRow {
   id: number;
@@ -61,14 +62,9 @@ export async function deliverPendingMails(context: AppContext, options: { batchS
  * mails a second. Each outcome is recorded on its own row, so the order they finish in is free.
  */
 async function sendAll(context: AppContext, rows: readonly OutboxRow[], run: DeliveryRun): Promise<void> {
-  let next = 0;
-  const sender = async () => {
-    while (next < rows.length) {
-      const row = rows[next++]!;
-      run[await deliverOne(context, row)] += 1;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limits.mailSendConcurrency, rows.length) }, sender));
+  await forEachConcurrently(rows, limits.mailSendConcurrency, async (row) => {
+    run[await deliverOne(context, row)] += 1;
+  });
 }
 
 async function claimDueMails(context: AppContext, batchSize: number): Promise<OutboxRow[]> {

@@ -6,6 +6,7 @@ import { boundedCall, type CallResult } from '../domain/transactions/processor-c
 import { lockTransactionForJob } from '../domain/transactions/repository.js';
 import { completeRow, expireRow, failRow } from '../domain/transactions/settle.js';
 import type { TransactionRecord } from '../domain/transactions/types.js';
+import { forEachConcurrently } from './concurrently.js';
 
 /**
  * The payments jobs (docs/payments.md "Jobs"). Each handles one bounded batch: candidates are
@@ -54,7 +55,11 @@ async function candidates(context: AppContext, status: 'pending' | 'incomplete',
   return rows.map((row) => row.id);
 }
 
-/** Runs `handle` for each candidate; a row whose handling throws is recorded and set back, and the others go on. */
+/**
+ * Runs `handle` for each candidate, up to limits.jobLookupConcurrency rows at once (each waits on
+ * a processor look-up, up to its timeout: one at a time, an outage would make a run of 50 rows take
+ * 50 timeouts). A row whose handling throws is recorded and set back, and the others go on.
+ */
 async function forEachCandidate(
   context: AppContext,
   status: 'pending' | 'incomplete',
@@ -63,7 +68,7 @@ async function forEachCandidate(
   run: SettlementRun,
   handle: (id: number) => Promise<void>,
 ): Promise<void> {
-  for (const id of await candidates(context, status, olderThan, batchSizeOf(options))) {
+  await forEachConcurrently(await candidates(context, status, olderThan, batchSizeOf(options)), limits.jobLookupConcurrency, async (id) => {
     run.examined += 1;
     try {
       await handle(id);
@@ -72,7 +77,7 @@ async function forEachCandidate(
       // If this fails too, the database is away: the run fails and the next one tries again.
       await context.db.query('UPDATE transactions SET lookup_attempts = lookup_attempts + 1 WHERE id = $1', [id]);
     }
-  }
+  });
 }
 
 async function lookup(context: AppContext, id: number): Promise<CallResult | undefined> {

@@ -150,6 +150,39 @@ describe('reconciliation order', () => {
   });
 });
 
+describe('processor look-ups of a run', () => {
+  it('run up to limits.jobLookupConcurrency at once, and every row is settled', async () => {
+    const ids: number[] = [];
+    for (let index = 0; index < limits.jobLookupConcurrency + 2; index++) {
+      const booking = await createBooking(t, shop, { total: 900 + index });
+      const transaction = (await post(t, shop, purchaseBody(shop, booking, 900 + index, { token: 'tok_visa_no_answer' }))).json();
+      expect(transaction.status).toBe('incomplete');
+      ids.push(transaction.id);
+    }
+    advanceMinutes(2);
+    const sandbox = t.context.connector;
+    let inFlight = 0;
+    let most = 0;
+    // A processor that takes a while to answer each look-up, as a real one over the network does.
+    t.context.connector = {
+      ...sandbox,
+      lookup: async (reference) => {
+        most = Math.max(most, ++inFlight);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        inFlight -= 1;
+        return sandbox.lookup(reference);
+      },
+    };
+    try {
+      await reconcileIncompleteTransactions(t.context);
+    } finally {
+      t.context.connector = sandbox;
+    }
+    expect(most).toBe(limits.jobLookupConcurrency);
+    for (const id of ids) expect((await get(t, shop, `/transactions/${id}`)).json().status).toBe('complete');
+  });
+});
+
 describe('a row the jobs cannot settle', () => {
   it('is set back with its error, and the rows after it are still settled', async () => {
     const answerLost = async (total: number) => {
