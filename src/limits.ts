@@ -154,6 +154,8 @@ export const limits = {
   mailDeliveryIntervalMs: 5_000,
   /** Mails one process sends at once: the SMTP pool's connections. */
   mailSendConcurrency: 4,
+  /** Days a sent or failed mail keeps its rendered bodies; then the prune-mail-bodies job empties them (the row stays). */
+  mailBodyRetentionDays: 90,
   /** Set-aside mail requests `trustfare mail set-aside` lists, oldest first. */
   mailSetAsideListMax: 100,
   /** SMTP connection, greeting and socket timeouts. */

@@ -101,6 +101,27 @@ async function deliverOne(context: AppContext, row: OutboxRow): Promise<'sent' |
   }
 }
 
+/**
+ * Empties the bodies of sent and failed mails written more than limits.mailBodyRetentionDays ago,
+ * a batch at a time (the prune-mail-bodies job; docs/emails.md "Retention"). The rows stay, with
+ * `bodies_pruned_at`. A full batch reports a backlog, so the job runner goes on at once.
+ */
+export async function pruneMailBodies(context: AppContext, options: { batchSize?: number } = {}): Promise<{ pruned: number; backlog: boolean }> {
+  const batchSize = Math.min(Math.max(1, options.batchSize ?? limits.jobBatchSize), limits.mailBatchSizeMax);
+  const now = context.now();
+  const rows = await context.db.query(
+    `UPDATE email_outbox SET text_body = '', html_body = '', bodies_pruned_at = $2
+      WHERE id IN (SELECT id FROM email_outbox
+                    WHERE status <> 'pending' AND bodies_pruned_at IS NULL AND created_at < $1
+                    ORDER BY created_at, id
+                    LIMIT $3
+                    FOR UPDATE SKIP LOCKED)
+      RETURNING id`,
+    [new Date(now.getTime() - limits.mailBodyRetentionDays * 86_400_000), now, batchSize],
+  );
+  return { pruned: rows.length, backlog: rows.length === batchSize };
+}
+
 /** Exponential backoff after the n-th failed attempt: base × 2^(n-1), capped. */
 export function retryDelayMs(attempts: number): number {
   return Math.min(limits.mailRetryDelayBaseMs * 2 ** Math.max(0, attempts - 1), limits.mailRetryDelayMaxMs);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { requestMails } from '../../src/domain/emails/outbox.js';
-import { deliverPendingMails, retryDelayMs } from '../../src/jobs/mail-delivery.js';
+import { deliverPendingMails, pruneMailBodies, retryDelayMs } from '../../src/jobs/mail-delivery.js';
 import { smtpMailer, type OutgoingMail } from '../../src/domain/emails/transport.js';
 import { formatMoney } from '../../src/domain/money.js';
 import { limits } from '../../src/limits.js';
@@ -346,6 +346,38 @@ describe('delivery', () => {
     }
     expect(smtp.mostAtOnce).toBe(limits.mailSendConcurrency);
     expect(smtp.received.map((mail) => /SLOW-\d+/.exec(mail.text)?.[0]).sort()).toEqual(Array.from({ length: count }, (_, index) => `SLOW-${index}`).sort());
+  });
+});
+
+describe('retention', () => {
+  it('empties the bodies of sent and failed mails after limits.mailBodyRetentionDays, keeps the rows, and never touches pending mail', async () => {
+    const sent = await paidBooking({ booking: { reference: 'KEEP-SENT' } });
+    const failed = await paidBooking({ booking: { reference: 'KEEP-FAILED' } });
+    smtp.refuseNext(1, 550);
+    await deliver();
+    smtp.refuseNext(0, 550);
+    // Which of the two was refused depends on the send order: find each row's status.
+    const statuses = await t.db.query<{ transaction_id: number; status: string }>('SELECT transaction_id, status FROM email_outbox WHERE transaction_id = ANY($1)', [[sent.transactionId, failed.transactionId]]);
+    expect(statuses.map((row) => row.status).sort()).toEqual(['failed', 'sent']);
+    const pending = await paidBooking({ booking: { reference: 'KEEP-PENDING' } });
+    // Rendered (by the delivery job's first step) but not yet sent: a refusal keeps it pending.
+    smtp.refuseNext(1, 451);
+    await deliver();
+    const bodies = (transactionId: number) => t.db.one<{ status: string; text_body: string; html_body: string; subject: string; bodies_pruned_at: Date | null }>(
+      'SELECT status, text_body, html_body, subject, bodies_pruned_at FROM email_outbox WHERE transaction_id = $1', [transactionId]);
+    expect((await pruneMailBodies(t.context)).pruned).toBe(0);
+    offsetMs += limits.mailBodyRetentionDays * 86_400_000 + 60_000;
+    const runs = [];
+    for (let run = 0; run < 50 && runs.at(-1)?.backlog !== false; run++) runs.push(await pruneMailBodies(t.context, { batchSize: 1 }));
+    expect(runs.slice(0, -1).every((run) => run.pruned === 1 && run.backlog)).toBe(true);
+    for (const { transactionId } of [sent, failed]) {
+      const row = await bodies(transactionId);
+      expect(row).toMatchObject({ text_body: '', html_body: '', bodies_pruned_at: expect.any(Date) });
+      expect(row.subject).not.toBe('');
+    }
+    const waiting = await bodies(pending.transactionId);
+    expect(waiting).toMatchObject({ status: 'pending', bodies_pruned_at: null });
+    expect(waiting.text_body).toContain('KEEP-PENDING');
   });
 });
 
