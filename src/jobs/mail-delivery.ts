@@ -4,6 +4,7 @@ import { localeOf, normaliseLanguage } from '../i18n/catalogue.js';
 import { MailDeliveryError, type OutgoingMail } from '../domain/emails/transport.js';
 import { renderRequestedMails, type RenderRun } from '../domain/emails/outbox.js';
 import { forEachConcurrently } from './concurrently.js';
+import { batchSizeWithin } from '../bounded.js';
 
 interface OutboxRow {
   id: number;
@@ -47,7 +48,7 @@ export interface DeliveryRun {
  * after the lease: delivery is at least once, with a stable Message-ID per row.
  */
 export async function deliverPendingMails(context: AppContext, options: { batchSizeMax?: number } = {}): Promise<DeliveryRun> {
-  const batchSize = Math.min(Math.max(1, options.batchSizeMax ?? limits.mailBatchSizeDefault), limits.mailBatchSizeMax);
+  const batchSize = batchSizeWithin(options.batchSizeMax, { fallback: limits.mailBatchSizeDefault, max: limits.mailBatchSizeMax });
   const { requests, written, errors } = await renderRequestedMails(context.db, batchSize);
   // UPDATE ... RETURNING has no order: send oldest first.
   const rows = (await claimDueMails(context, batchSize)).sort((a, b) => a.id - b.id);
@@ -107,7 +108,7 @@ async function deliverOne(context: AppContext, row: OutboxRow): Promise<'sent' |
  * `bodies_pruned_at`. A full batch reports a backlog, so the job runner goes on at once.
  */
 export async function pruneMailBodies(context: AppContext, options: { batchSize?: number } = {}): Promise<{ pruned: number; backlog: boolean }> {
-  const batchSize = Math.min(Math.max(1, options.batchSize ?? limits.jobBatchSize), limits.mailBatchSizeMax);
+  const batchSize = batchSizeWithin(options.batchSize, { fallback: limits.jobBatchSize, max: limits.mailBatchSizeMax });
   const now = context.now();
   const rows = await context.db.query(
     `UPDATE email_outbox SET text_body = '', html_body = '', bodies_pruned_at = $2

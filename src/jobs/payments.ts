@@ -7,6 +7,7 @@ import { lockTransactionForJob } from '../domain/transactions/repository.js';
 import { completeRow, expireRow, failRow } from '../domain/transactions/settle.js';
 import type { TransactionRecord } from '../domain/transactions/types.js';
 import { forEachConcurrently } from './concurrently.js';
+import { batchSizeWithin } from '../bounded.js';
 
 /**
  * The payments jobs (docs/payments.md "Jobs"). Each handles one bounded batch: candidates are
@@ -37,7 +38,7 @@ export interface SettlementRun {
 const emptyRun = (): SettlementRun => ({ examined: 0, completed: 0, failed: 0, expired: 0, unresolved: 0, errors: [] });
 
 function batchSizeOf(options: JobOptions): number {
-  return Math.min(Math.max(1, options.batchSize ?? limits.jobBatchSize), limits.jobBatchSize * 10);
+  return batchSizeWithin(options.batchSize, { fallback: limits.jobBatchSize, max: limits.jobBatchSize * 10 });
 }
 
 /**
@@ -53,6 +54,11 @@ async function candidates(context: AppContext, status: 'pending' | 'incomplete',
     [status, olderThan, batchSize],
   );
   return rows.map((row) => row.id);
+}
+
+/** Moves a row behind the others in `candidates`: a look-up that settled nothing, or a handling that threw. */
+async function countLookupInVain(q: Queryable, id: number): Promise<void> {
+  await q.query('UPDATE transactions SET lookup_attempts = lookup_attempts + 1 WHERE id = $1', [id]);
 }
 
 /**
@@ -75,7 +81,7 @@ async function forEachCandidate(
     } catch (error) {
       run.errors.push({ id, message: (error as Error).message });
       // If this fails too, the database is away: the run fails and the next one tries again.
-      await context.db.query('UPDATE transactions SET lookup_attempts = lookup_attempts + 1 WHERE id = $1', [id]);
+      await countLookupInVain(context.db, id);
     }
   });
 }
@@ -162,7 +168,7 @@ export async function reconcileIncompleteTransactions(context: AppContext, optio
             await failRow(tx, row, { code: null, message: 'No answer from the payment processor; no money was taken.' }, at);
             return 'failed';
           }
-          await tx.query('UPDATE transactions SET lookup_attempts = lookup_attempts + 1 WHERE id = $1', [row.id]);
+          await countLookupInVain(tx, row.id);
           return 'unresolved';
         }
       }

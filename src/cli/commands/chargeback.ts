@@ -1,13 +1,8 @@
 import type { Command } from '../command.js';
-import { required } from '../command.js';
+import { positiveInteger, required } from '../command.js';
 import { findSite } from '../../domain/users/accounts.js';
 import { adminTransactionTypes, createTransaction, type AdminTransactionType } from '../../domain/transactions/index.js';
 import { ApiError } from '../../http/errors.js';
-
-function positiveInteger(name: string, text: string): number {
-  if (!/^[1-9][0-9]{0,14}$/.test(text)) throw new Error(`--${name} must be a positive integer`);
-  return Number(text);
-}
 
 /**
  * `trustfare chargeback --site P --transaction ID --total CENTS [--type chargeback|chargeback-reversal|chargeback-override]`:

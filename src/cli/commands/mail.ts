@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from '../command.js';
-import { required } from '../command.js';
+import { positiveInteger, required } from '../command.js';
 import { isLanguageCode, languageCodes, localeOf } from '../../i18n/catalogue.js';
 import { isMailKind, mailKinds } from '../../domain/emails/kinds.js';
 import { mailDataFor, type MailData } from '../../domain/emails/content.js';
@@ -89,10 +89,9 @@ const retry: Command = {
   async run(context, options) {
     if ((options.request === undefined) === (options.all !== true)) throw new Error('give either --request ID or --all');
     if (options.all === true) return { retried: await retrySetAsideRequests(context.db, 'all') };
-    const text = String(options.request);
-    if (!/^[1-9][0-9]{0,14}$/.test(text)) throw new Error('--request must be a mail request id');
-    const retried = await retrySetAsideRequests(context.db, { id: Number(text) });
-    if (retried.length === 0) throw new Error(`mail request ${text} is not set aside`);
+    const id = positiveInteger('request', String(options.request), 'a mail request id');
+    const retried = await retrySetAsideRequests(context.db, { id });
+    if (retried.length === 0) throw new Error(`mail request ${id} is not set aside`);
     return { retried };
   },
 };

@@ -1,5 +1,6 @@
 import type { Db, Queryable } from '../../storage/db.js';
 import { limits } from '../../limits.js';
+import { batchSizeWithin } from '../../bounded.js';
 import { mailDataFor, mailLanguage, payerEmailOf } from './content.js';
 import { loadTransactionFacts, type TransactionFacts } from './facts.js';
 import { planMails, type PlannedMail } from './kinds.js';
@@ -64,7 +65,7 @@ export interface RenderRun {
  * on: otherwise it would roll back every batch it is in and hold all later mail up.
  */
 export async function renderRequestedMails(db: Db, batchSizeMax: number): Promise<RenderRun> {
-  const batchSize = Math.min(Math.max(1, batchSizeMax), limits.mailBatchSizeMax);
+  const batchSize = batchSizeWithin(batchSizeMax, { fallback: limits.mailBatchSizeDefault, max: limits.mailBatchSizeMax });
   try {
     return await db.transaction(async (tx) => {
       const requests = await tx.query<MailRequest>(claimRequestsStatement, [batchSize]);
