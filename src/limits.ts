@@ -148,7 +148,7 @@ export const limits = {
   /** A claimed row is hidden from other workers this long (longer than any SMTP timeout). */
   mailClaimLeaseMs: 5 * 60 * 1000,
   /** Rows one delivery run claims, by default and at most. */
-  mailBatchSizeDefault: 20,
+  mailBatchSizeDefault: 100,
   mailBatchSizeMax: 200,
   /** How often the delivery job looks for due mail (sooner while a backlog drains: jobBacklogPauseMs). */
   mailDeliveryIntervalMs: 5_000,

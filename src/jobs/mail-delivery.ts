@@ -2,25 +2,12 @@ import type { AppContext } from '../context.js';
 import { limits } from '../limits.js';
 import { localeOf, normaliseLanguage } from '../i18n/catalogue.js';
 import { MailDeliveryError, type OutgoingMail } from '../domain/emails/transport.js';
-import { renderRequestedMails, type RenderRun } from '../domain/emails/outbox.js';
+import { renderRequestedMails, type RenderedOutboxRow, type RenderRun } from '../domain/emails/outbox.js';
 import { forEachConcurrently } from './concurrently.js';
 import { batchSizeWithin } from '../bounded.js';
 
-interface OutboxRow {
-  id: number;
-  site_id: number;
-  transaction_id: number;
-  kind: string;
-  language: string;
-  from_name: string;
-  reply_to: string | null;
-  to_addresses: string[];
-  bcc_addresses: string[];
-  subject: string;
-  text_body: string;
-  html_body: string;
-  attempts: number;
-}
+/** A claimed row: what rendering wrote, with its id and the attempt this claim made. */
+type OutboxRow = Omit<RenderedOutboxRow, 'status' | 'last_error'> & { id: number; attempts: number };
 
 export interface DeliveryRun {
   /** Mail requests of payments taken in this run (a request may call for no mail). */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
-import { requestMails } from '../../src/domain/emails/outbox.js';
+import pg from 'pg';
+import { renderRequestedMails, requestMails } from '../../src/domain/emails/outbox.js';
 import { deliverPendingMails, pruneMailBodies, retryDelayMs } from '../../src/jobs/mail-delivery.js';
 import { smtpMailer, type OutgoingMail } from '../../src/domain/emails/transport.js';
 import { formatMoney } from '../../src/domain/money.js';
@@ -224,6 +225,53 @@ describe('refunds and chargebacks', () => {
     expect(notice.subject).toBe(`Rückbuchung auf Moscow desk (${bookingTrustId})`);
     expect(notice.text).toContain(`${site.siteId}-${transactionId}`);
     expect(notice.text).toContain('Anna Traveller <payer@example.com>');
+  });
+});
+
+describe('a batch of requests', () => {
+  it('is rendered in five statements, each mail from its own transaction, payment and bookings', async () => {
+    // Two payments on different channels and languages, a refund of the first, a chargeback of
+    // the second (no bookings of its own), and the first payment requested twice: one batch.
+    const ja = await paidBooking({ channel: { receiptLabel: 'Sakura Travel' }, transaction: { language: 'jaJA', currency: 'JPY', total: 50_000 }, booking: { reference: 'JA-1' } });
+    const ru = await paidBooking({ channel: { name: 'Moscow desk', language: 'deDE', chargebackMail: 'disputes@tours.example' }, transaction: { language: 'ruRU' }, booking: { reference: 'RU-1' } });
+    const refundId = await follow(ja.channelId, ja.bookingId, { channelId: ja.channelId, type: 'refund', status: 'complete', total: 20_000, currency: 'JPY', linkedId: ja.transactionId, payeeEmail: null, bookings: [{ id: ja.bookingId, total: 20_000 }] });
+    const chargebackId = await follow(ru.channelId, ru.bookingId, { channelId: ru.channelId, type: 'chargeback', status: 'complete', total: 123_456, linkedId: ru.transactionId, payeeEmail: null });
+    await t.db.transaction((tx) => requestMails(tx, ja.transactionId));
+
+    const statements: string[] = [];
+    const originalQuery = pg.Client.prototype.query;
+    (pg.Client.prototype as { query: unknown }).query = function (this: pg.Client, ...args: unknown[]) {
+      const first = args[0] as string | { text: string };
+      statements.push(typeof first === 'string' ? first : first.text);
+      return (originalQuery as (...rest: unknown[]) => unknown).apply(this, args);
+    } as never;
+    let run: Awaited<ReturnType<typeof renderRequestedMails>>;
+    try {
+      run = await renderRequestedMails(t.db, limits.mailBatchSizeMax);
+    } finally {
+      (pg.Client.prototype as { query: unknown }).query = originalQuery;
+    }
+
+    // BEGIN, the claim, the facts, the outbox rows, COMMIT: not two statements per request.
+    expect(statements).toHaveLength(5);
+    expect(run).toEqual({ requests: 5, written: 5, errors: [] });
+    const mails = await t.db.query<{ transaction_id: number; kind: string; language: string; to_addresses: string[]; subject: string }>(
+      'SELECT transaction_id, kind, language, to_addresses, subject FROM email_outbox WHERE transaction_id = ANY($1) ORDER BY id',
+      [[ja.transactionId, ru.transactionId, refundId, chargebackId]],
+    );
+    expect(mails.map(({ transaction_id, kind, language, to_addresses }) => ({ transaction_id, kind, language, to_addresses }))).toEqual([
+      { transaction_id: ja.transactionId, kind: 'receipt', language: 'jaJA', to_addresses: ['payer@example.com'] },
+      { transaction_id: ru.transactionId, kind: 'receipt', language: 'ruRU', to_addresses: ['payer@example.com'] },
+      // The refund follows its own payment (Japanese), the chargeback its own (Russian to the payer, the channel's German to disputes).
+      { transaction_id: refundId, kind: 'refund', language: 'jaJA', to_addresses: ['payer@example.com'] },
+      { transaction_id: chargebackId, kind: 'chargeback', language: 'ruRU', to_addresses: ['payer@example.com'] },
+      { transaction_id: chargebackId, kind: 'chargeback-notice', language: 'deDE', to_addresses: ['disputes@tours.example'] },
+    ]);
+    expect(mails[0]!.subject).toContain(ja.bookingTrustId);
+    expect(mails[2]!.subject).toBe(`Sakura Travel からの返金（${ja.bookingTrustId}）`);
+    // The chargeback names no bookings: its mails show those of the payment it applies to.
+    expect(mails[3]!.subject).toContain(ru.bookingTrustId);
+    expect(mails[4]!.subject).toContain(ru.bookingTrustId);
   });
 });
 

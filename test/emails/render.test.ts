@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDirForFile, tempDirForTest } from '../support/temp-dir.js';
@@ -56,6 +56,20 @@ describe('file transport (the default without SMTP_URL)', () => {
     expect(mail.headers.get('content-language')).toBe('lv-LV');
     expect(mail.subject).toBe(rendered.subject);
     expect(mail.text).toBe(rendered.text);
+  });
+
+  it('makes the directory again when it was removed between mails: the failed mail goes at its retry', async () => {
+    const dataDir = tempDirForTest('mail');
+    const mailer = createMailer({ dataDir, smtpUrl: undefined });
+    const mail = (id: number) => ({
+      from: { name: 'Sunny Tours', address: 'payments@trustfare.test' }, to: ['anna@example.com'], bcc: [], replyTo: null,
+      ...renderMail(sampleMailData('receipt', 'enGB')), messageId: `<receipt.${id}.1@trustfare.test>`, locale: 'en-GB',
+    });
+    await mailer.send(mail(1));
+    rmSync(path.join(dataDir, 'mail'), { recursive: true });
+    await expect(mailer.send(mail(2))).rejects.toMatchObject({ permanent: false });
+    await mailer.send(mail(2));
+    expect(readdirSync(path.join(dataDir, 'mail'))).toEqual(['receipt.2.1_trustfare.test.eml']);
   });
 });
 

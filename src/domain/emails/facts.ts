@@ -70,48 +70,59 @@ const transactionColumns = (t: string) => `${t}.id, ${t}.site_id, ${t}.channel_i
 const followLinkedTypes = ['refund', 'chargeback', 'chargeback-reversal', 'chargeback-override', 'void'];
 
 /**
- * One statement (it runs inside every settlement, issue 7): the transaction, the payment it
- * applies to (linked_id followed from a refund or chargeback, at most limits.mailLinkedDepthMax
- * hops, stopping at a missing row or a type that does not follow), its channel with the site
- * name, and its bookings, or, when it names none (a chargeback), those of that payment.
+ * One statement for a batch of transactions (the delivery job renders a batch of requests at a
+ * time, docs/emails.md "Throughput"): for each, the transaction, the payment it applies to
+ * (linked_id followed from a refund or chargeback, at most limits.mailLinkedDepthMax hops,
+ * stopping at a missing row or a type that does not follow), its channel with the site name, and
+ * its bookings, or, when it names none (a chargeback), those of that payment.
  */
 const factsStatement = {
   name: 'mail_transaction_facts',
   text: `WITH RECURSIVE chain AS (
-           SELECT ${transactionColumns('t')}, 0 AS hop FROM transactions t WHERE t.id = $1
+           SELECT t.id AS root_id, ${transactionColumns('t')}, 0 AS hop FROM transactions t WHERE t.id = ANY($1::bigint[])
            UNION ALL
-           SELECT ${transactionColumns('l')}, chain.hop + 1
+           SELECT chain.root_id, ${transactionColumns('l')}, chain.hop + 1
              FROM chain JOIN transactions l ON l.id = chain.linked_id
             WHERE chain.hop < $2 AND chain.type = ANY($3::text[])
          ),
          own AS (SELECT * FROM chain WHERE hop = 0),
-         original AS (SELECT * FROM chain ORDER BY hop DESC LIMIT 1)
-  SELECT (SELECT to_jsonb(own) - 'hop' FROM own) AS transaction,
-         (SELECT to_jsonb(original) - 'hop' FROM original) AS original,
+         original AS (SELECT DISTINCT ON (root_id) * FROM chain ORDER BY root_id, hop DESC)
+  SELECT own.id,
+         to_jsonb(own) - 'hop' - 'root_id' AS transaction,
+         to_jsonb(original) - 'hop' - 'root_id' AS original,
          (SELECT to_jsonb(x) FROM (
             SELECT c.id, c.name, c.language, c.currency::text AS currency, c.primary_mail, c.mail_bcc_transactional_mails, c.mail_failures, c.receipt_label,
                    c.chargeback_mail, s.name AS site_name
               FROM channels c JOIN sites s ON s.id = c.site_id
-             WHERE c.id = (SELECT channel_id FROM own)) x) AS channel,
+             WHERE c.id = own.channel_id) x) AS channel,
          (SELECT coalesce(json_agg(json_build_object('id', b.id, 'site_id', b.site_id, 'reference', b.reference, 'email', b.email, 'firstname', b.firstname,
                    'surname', b.surname, 'language', b.language, 'share', tb.total, 'currency', b.currency::text) ORDER BY tb.position, b.id), '[]'::json)
             FROM transaction_bookings tb JOIN bookings b ON b.id = tb.booking_id
-           WHERE tb.transaction_id = CASE WHEN EXISTS (SELECT 1 FROM transaction_bookings WHERE transaction_id = $1) THEN $1 ELSE (SELECT id FROM original) END
-         ) AS bookings`,
+           WHERE tb.transaction_id = CASE WHEN EXISTS (SELECT 1 FROM transaction_bookings WHERE transaction_id = own.id) THEN own.id ELSE original.id END
+         ) AS bookings
+    FROM own JOIN original ON original.root_id = own.root_id`,
 };
 
 type JsonTransaction = Omit<TransactionRow, 'created_at' | 'settled_at'> & { created_at: string; settled_at: string | null };
 
-/** Undefined when no such transaction exists. */
-export async function loadTransactionFacts(q: Queryable, transactionId: number): Promise<TransactionFacts | undefined> {
-  const row = await q.one<{ transaction: JsonTransaction | null; original: JsonTransaction | null; channel: ChannelRow | null; bookings: BookingRow[] }>(factsStatement, [
-    transactionId,
+/** The facts of each transaction that exists, by id. */
+export async function loadFactsOfTransactions(q: Queryable, transactionIds: readonly number[]): Promise<Map<number, TransactionFacts>> {
+  const rows = await q.query<{ id: number; transaction: JsonTransaction; original: JsonTransaction; channel: ChannelRow | null; bookings: BookingRow[] }>(factsStatement, [
+    transactionIds,
     limits.mailLinkedDepthMax,
     followLinkedTypes,
   ]);
-  if (!row.transaction || !row.original) return undefined;
-  if (!row.channel) throw new Error(`transaction ${transactionId}: its channel ${row.transaction.channel_id} does not exist`);
-  return { transaction: fromJson(row.transaction), original: fromJson(row.original), bookings: row.bookings, channel: row.channel };
+  const facts = new Map<number, TransactionFacts>();
+  for (const row of rows) {
+    if (!row.channel) throw new Error(`transaction ${row.id}: its channel ${row.transaction.channel_id} does not exist`);
+    facts.set(row.id, { transaction: fromJson(row.transaction), original: fromJson(row.original), bookings: row.bookings, channel: row.channel });
+  }
+  return facts;
+}
+
+/** Undefined when no such transaction exists. */
+export async function loadTransactionFacts(q: Queryable, transactionId: number): Promise<TransactionFacts | undefined> {
+  return (await loadFactsOfTransactions(q, [transactionId])).get(transactionId);
 }
 
 // JSON carries timestamps as ISO strings; the mails format Dates.

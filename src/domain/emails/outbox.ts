@@ -1,9 +1,10 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Db, Queryable } from '../../storage/db.js';
 import { limits } from '../../limits.js';
 import { batchSizeWithin } from '../../bounded.js';
 import { mailDataFor, mailLanguage, payerEmailOf } from './content.js';
-import { loadTransactionFacts, type TransactionFacts } from './facts.js';
-import { planMails, type PlannedMail } from './kinds.js';
+import { loadFactsOfTransactions, type TransactionFacts } from './facts.js';
+import { planMails } from './kinds.js';
 import { renderMail, type RenderedMail } from './templates.js';
 
 /**
@@ -76,10 +77,22 @@ export async function renderRequestedMails(db: Db, batchSizeMax: number): Promis
   }
 }
 
+/**
+ * The batch's facts in one statement, its mails planned and rendered in order, and written in
+ * one statement, whatever the batch's size: two statements per request were most of a batch's
+ * round trips (docs/emails.md "Throughput"). Returns the outbox rows written.
+ */
 async function renderRequests(tx: Queryable, requests: MailRequest[]): Promise<number> {
-  let written = 0;
-  for (const request of requests.sort((a, b) => a.id - b.id)) written += await writeOutboxRows(tx, request.transaction_id, request.status);
-  return written;
+  if (requests.length === 0) return 0;
+  const ordered = [...requests].sort((a, b) => a.id - b.id);
+  const factsById = await loadFactsOfTransactions(tx, [...new Set(ordered.map((request) => request.transaction_id))]);
+  const rows: RenderedOutboxRow[] = [];
+  for (const request of ordered) {
+    const loaded = factsById.get(request.transaction_id);
+    if (!loaded) throw new Error(`mail request: transaction ${request.transaction_id} does not exist`);
+    rows.push(...(await renderedRows({ ...loaded, transaction: { ...loaded.transaction, status: request.status } })));
+  }
+  return insertMails(tx, rows);
 }
 
 /** At most `count` requests, each in its own database transaction; a failing one is set aside. */
@@ -133,14 +146,33 @@ export async function retrySetAsideRequests(db: Queryable, which: { id: number }
   return rows.map((row) => row.id).sort((a, b) => a - b);
 }
 
-/** Every mail the transaction calls for at `status`, planned and rendered from its facts now. */
-async function writeOutboxRows(tx: Queryable, transactionId: number, status: string): Promise<number> {
-  const loaded = await loadTransactionFacts(tx, transactionId);
-  if (!loaded) throw new Error(`mail request: transaction ${transactionId} does not exist`);
-  const facts: TransactionFacts = { ...loaded, transaction: { ...loaded.transaction, status } };
+/** An `email_outbox` row as rendering writes it (the batch insert takes these as JSON: arrays as JSON arrays). */
+export interface RenderedOutboxRow {
+  site_id: number;
+  transaction_id: number;
+  kind: string;
+  language: string;
+  from_name: string;
+  reply_to: string | null;
+  to_addresses: string[];
+  bcc_addresses: string[];
+  subject: string;
+  text_body: string;
+  html_body: string;
+  status: 'pending' | 'failed';
+  last_error: string | null;
+}
+
+/**
+ * Every mail the facts call for at their transaction's status, planned and rendered now. It
+ * yields to the event loop first: a batch renders many mails, and requests the process is
+ * answering meanwhile should not wait for all of them.
+ */
+async function renderedRows(facts: TransactionFacts): Promise<RenderedOutboxRow[]> {
+  await yieldToEventLoop();
   const plans = planMails({
     type: facts.transaction.type,
-    status,
+    status: facts.transaction.status,
     payerEmail: payerEmailOf(facts),
     channel: {
       primaryMail: facts.channel.primary_mail,
@@ -149,32 +181,32 @@ async function writeOutboxRows(tx: Queryable, transactionId: number, status: str
       chargebackMail: facts.channel.chargeback_mail,
     },
   });
-  let written = 0;
-  for (const plan of plans) written += await insertMail(tx, facts, plan);
-  return written;
+  return plans.map((plan) => {
+    const language = mailLanguage(plan.kind, facts);
+    const data = mailDataFor(plan.kind, facts, language);
+    const rendered = renderSafely(() => renderMail(data));
+    return {
+      site_id: facts.transaction.site_id, transaction_id: facts.transaction.id, kind: plan.kind, language, from_name: data.company, reply_to: plan.replyTo,
+      to_addresses: plan.to, bcc_addresses: plan.bcc, subject: rendered.mail.subject, text_body: rendered.mail.text, html_body: rendered.mail.html,
+      status: rendered.error ? 'failed' : 'pending', last_error: rendered.error,
+    };
+  });
 }
 
+// One row per transaction and kind: a mail requested twice (in one batch or in two) is written once.
 const insertStatement = {
   name: 'mail_outbox_insert',
-  text: `INSERT INTO email_outbox (site_id, transaction_id, kind, language, from_name, reply_to, to_addresses, bcc_addresses, subject, text_body, html_body,
-                                   status, last_error)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+  text: `INSERT INTO email_outbox (site_id, transaction_id, kind, language, from_name, reply_to, to_addresses, bcc_addresses, subject, text_body, html_body, status, last_error)
+         SELECT site_id, transaction_id, kind, language, from_name, reply_to, to_addresses, bcc_addresses, subject, text_body, html_body, status, last_error
+           FROM json_to_recordset($1::json) AS r(site_id bigint, transaction_id bigint, kind text, language text, from_name text, reply_to text,
+                                                 to_addresses text[], bcc_addresses text[], subject text, text_body text, html_body text, status text, last_error text)
          ON CONFLICT (transaction_id, kind) DO NOTHING
          RETURNING id`,
 };
 
-async function insertMail(tx: Queryable, facts: TransactionFacts, plan: PlannedMail): Promise<number> {
-  const language = mailLanguage(plan.kind, facts);
-  const data = mailDataFor(plan.kind, facts, language);
-  const rendered = renderSafely(() => renderMail(data));
-  const rows = await tx.query(
-    insertStatement,
-    [
-      facts.transaction.site_id, facts.transaction.id, plan.kind, language, data.company, plan.replyTo, plan.to, plan.bcc,
-      rendered.mail.subject, rendered.mail.text, rendered.mail.html, rendered.error ? 'failed' : 'pending', rendered.error,
-    ],
-  );
-  return rows.length;
+async function insertMails(tx: Queryable, rows: RenderedOutboxRow[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  return (await tx.query(insertStatement, [JSON.stringify(rows)])).length;
 }
 
 /**

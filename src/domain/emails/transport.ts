@@ -99,16 +99,25 @@ function classifySmtpError(error: unknown): MailDeliveryError {
  * delivery replaces the same file.
  */
 export function fileMailer(directory: string): Mailer {
+  // Made once, not per mail (a system call on the thread pool each time); a failure is not kept,
+  // so the next mail tries again.
+  let made: Promise<unknown> | undefined;
+  const madeDirectory = () => (made ??= mkdir(directory, { recursive: true }).catch((error: unknown) => {
+    made = undefined;
+    throw error;
+  }));
   return {
     kind: 'file',
     async send(mail) {
       const message = await buildRawMessage(mail);
       const file = path.join(directory, `${mail.messageId.replace(/[<>]/g, '').replace(/[^A-Za-z0-9._-]/g, '_')}.eml`);
       try {
-        await mkdir(directory, { recursive: true });
+        await madeDirectory();
         await writeFile(`${file}.tmp`, message);
         await rename(`${file}.tmp`, file);
       } catch (error) {
+        // The directory was removed meanwhile: make it again for the retry.
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') made = undefined;
         throw new MailDeliveryError(`cannot write ${file}: ${(error as Error).message}`, false);
       }
       return { deliveryId: file, rejected: [] };
