@@ -22,6 +22,8 @@ export interface DeliveryRun {
   retrying: number;
   /** Gave up: a permanent refusal or limits.mailAttemptsMax attempts. */
   failed: number;
+  /** Claimed but not sent: the run's send window closed first (sendWindowMs); due again at once. */
+  released: number;
   /** A full batch of requests or of due mail: more may be waiting (the job runner runs again soon). */
   backlog: boolean;
 }
@@ -37,22 +39,53 @@ export interface DeliveryRun {
 export async function deliverPendingMails(context: AppContext, options: { batchSizeMax?: number } = {}): Promise<DeliveryRun> {
   const batchSize = batchSizeWithin(options.batchSizeMax, { fallback: limits.mailBatchSizeDefault, max: limits.mailBatchSizeMax });
   const { requests, written, errors } = await renderRequestedMails(context.db, batchSize);
+  const claimedAtMs = context.now().getTime();
   // UPDATE ... RETURNING has no order: send oldest first.
   const rows = (await claimDueMails(context, batchSize)).sort((a, b) => a.id - b.id);
-  const run: DeliveryRun = { requests, rendered: written, errors, claimed: rows.length, sent: 0, retrying: 0, failed: 0, backlog: requests === batchSize || rows.length === batchSize };
-  await sendAll(context, rows, run);
+  const run: DeliveryRun = { requests, rendered: written, errors, claimed: rows.length, sent: 0, retrying: 0, failed: 0, released: 0, backlog: requests === batchSize || rows.length === batchSize };
+  await sendAll(context, rows, run, claimedAtMs + sendWindowMs);
   return run;
 }
+
+/**
+ * How long after its claim a run may start sending. A claimed row is hidden from other runs for
+ * limits.mailClaimLeaseMs; a send started later could still be under way when the lease ends,
+ * and another run would claim and send the same mail again. The longest a send can take before
+ * an SMTP timeout ends it is a connection, a greeting and an idle socket. (A batch of 100 to a
+ * relay that is down takes 25 rounds of the 15 s connection timeout, longer than the lease.)
+ */
+const sendWindowMs = limits.mailClaimLeaseMs - (2 * limits.smtpConnectionTimeoutMs + limits.smtpSocketTimeoutMs);
 
 /**
  * Sends the rows, started oldest first, up to limits.mailSendConcurrency at a time: one SMTP
  * round of a few tens of milliseconds per mail would otherwise bound a process to a few dozen
  * mails a second. Each outcome is recorded on its own row, so the order they finish in is free.
+ * Rows not started by `startByMs` are released for the next run.
  */
-async function sendAll(context: AppContext, rows: readonly OutboxRow[], run: DeliveryRun): Promise<void> {
+async function sendAll(context: AppContext, rows: readonly OutboxRow[], run: DeliveryRun, startByMs: number): Promise<void> {
+  const unsent: OutboxRow[] = [];
   await forEachConcurrently(rows, limits.mailSendConcurrency, async (row) => {
+    if (context.now().getTime() > startByMs) {
+      unsent.push(row);
+      return;
+    }
     run[await deliverOne(context, row)] += 1;
   });
+  if (unsent.length === 0) return;
+  run.released = await releaseClaims(context, unsent);
+  run.backlog = true;
+}
+
+/** Undoes the claims of rows never sent: due now, and the attempt not counted (it was never made). */
+async function releaseClaims(context: AppContext, rows: readonly OutboxRow[]): Promise<number> {
+  const released = await context.db.query(
+    `UPDATE email_outbox o SET attempts = o.attempts - 1, next_attempt_at = $3
+       FROM unnest($1::bigint[], $2::int[]) AS claimed(id, attempts)
+      WHERE o.id = claimed.id AND o.attempts = claimed.attempts AND o.status = 'pending'
+      RETURNING o.id`,
+    [rows.map((row) => row.id), rows.map((row) => row.attempts), context.now()],
+  );
+  return released.length;
 }
 
 async function claimDueMails(context: AppContext, batchSize: number): Promise<OutboxRow[]> {
