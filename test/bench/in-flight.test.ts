@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitForInFlight, waitForMailDrain } from '../../bench/in-flight.js';
-import { requestMails } from '../../src/domain/emails/outbox.js';
 import { deliverPendingMails } from '../../src/jobs/mail-delivery.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { createSite, type SiteFixture } from '../support/fixtures.js';
-import { insertBooking, insertChannel, insertTransaction } from '../emails/support/fixtures.js';
+import { insertChannel, paidWithMailsRequested } from '../emails/support/fixtures.js';
 
 // The bench counts its retained purchases only once the requests autocannon abandoned have
 // finished: an Idempotency-Key of the run still in flight keeps it waiting, bounded.
@@ -42,15 +41,7 @@ describe('bench: waiting for in-flight requests', () => {
 
 // Before the ceiling's next slice, the bench also waits for the delivery job to have rendered and
 // sent the purchases' mails, so that work is not measured against the ceiling.
-async function paidWithMails(site: SiteFixture): Promise<number> {
-  const channelId = await insertChannel(t.db, site);
-  const bookingId = await insertBooking(t.db, site, { channelId });
-  return t.db.transaction(async (tx) => {
-    const id = await insertTransaction(tx, site, { channelId, type: 'purchase', status: 'complete', total: 5_000, payeeEmail: 'payer@example.com', bookings: [{ id: bookingId, total: 5_000 }] });
-    await requestMails(tx, id);
-    return id;
-  });
-}
+const paidWithMails = async (site: SiteFixture) => paidWithMailsRequested(t.db, site, { channelId: await insertChannel(t.db, site) });
 
 describe('bench: waiting for the mails of a run', () => {
   it('returns once the delivery job has rendered and sent them', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
-import pg from 'pg';
+import { statementsDuring } from '../support/statements.js';
 import { renderRequestedMails, requestMails } from '../../src/domain/emails/outbox.js';
 import { deliverPendingMails, pruneMailBodies, retryDelayMs } from '../../src/jobs/mail-delivery.js';
 import { smtpMailer, type OutgoingMail } from '../../src/domain/emails/transport.js';
@@ -238,19 +238,7 @@ describe('a batch of requests', () => {
     const chargebackId = await follow(ru.channelId, ru.bookingId, { channelId: ru.channelId, type: 'chargeback', status: 'complete', total: 123_456, linkedId: ru.transactionId, payeeEmail: null });
     await t.db.transaction((tx) => requestMails(tx, ja.transactionId));
 
-    const statements: string[] = [];
-    const originalQuery = pg.Client.prototype.query;
-    (pg.Client.prototype as { query: unknown }).query = function (this: pg.Client, ...args: unknown[]) {
-      const first = args[0] as string | { text: string };
-      statements.push(typeof first === 'string' ? first : first.text);
-      return (originalQuery as (...rest: unknown[]) => unknown).apply(this, args);
-    } as never;
-    let run: Awaited<ReturnType<typeof renderRequestedMails>>;
-    try {
-      run = await renderRequestedMails(t.db, limits.mailBatchSizeMax);
-    } finally {
-      (pg.Client.prototype as { query: unknown }).query = originalQuery;
-    }
+    const { result: run, statements } = await statementsDuring(() => renderRequestedMails(t.db, limits.mailBatchSizeMax));
 
     // BEGIN, the claim, the facts, the outbox rows, COMMIT: not two statements per request.
     expect(statements).toHaveLength(5);

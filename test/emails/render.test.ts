@@ -7,11 +7,10 @@ import { mailKinds } from '../../src/domain/emails/kinds.js';
 import { sampleMailData } from '../../src/domain/emails/sample.js';
 import { renderMail } from '../../src/domain/emails/templates.js';
 import { createMailer } from '../../src/domain/emails/transport.js';
-import { requestMails } from '../../src/domain/emails/outbox.js';
 import { createTestContext, testEnv, type TestContext } from '../support/context.js';
 import { cli } from '../cli/helpers.js';
 import { parseMail } from './support/mime.js';
-import { createSite, insertBooking, insertChannel, insertTransaction } from './support/fixtures.js';
+import { createSite, insertBooking, insertChannel, insertTransaction, paidWithMailsRequested } from './support/fixtures.js';
 
 describe('every kind in every language', () => {
   for (const kind of mailKinds) {
@@ -123,14 +122,7 @@ describe('trustfare mail', () => {
   it('set-aside lists the requests whose rendering failed, and retry puts one or all back in the queue', async () => {
     const site = await createSite(t.db);
     const channelId = await insertChannel(t.db, site, {});
-    const requested = async () => {
-      const bookingId = await insertBooking(t.db, site, { channelId });
-      return t.db.transaction(async (tx) => {
-        const id = await insertTransaction(tx, site, { channelId, type: 'purchase', status: 'complete', total: 4300, payeeEmail: 'aside@example.com', bookings: [{ id: bookingId, total: 4300 }] });
-        await requestMails(tx, id);
-        return id;
-      });
-    };
+    const requested = () => paidWithMailsRequested(t.db, site, { channelId, total: 4300, payeeEmail: 'aside@example.com' });
     const first = await requested();
     const second = await requested();
     // As the delivery job leaves a request it could not render (outbox.test.ts shows it doing so).
@@ -156,12 +148,7 @@ describe('trustfare mail', () => {
   it('deliver sends due outbox mail through the configured transport (.eml files by default)', async () => {
     const site = await createSite(t.db);
     const channelId = await insertChannel(t.db, site, {});
-    const bookingId = await insertBooking(t.db, site, { channelId });
-    const transactionId = await t.db.transaction(async (tx) => {
-      const id = await insertTransaction(tx, site, { channelId, type: 'purchase', status: 'complete', total: 4200, payeeEmail: 'cli@example.com', bookings: [{ id: bookingId, total: 4200 }] });
-      await requestMails(tx, id);
-      return id;
-    });
+    const transactionId = await paidWithMailsRequested(t.db, site, { channelId, total: 4200, payeeEmail: 'cli@example.com' });
     const answer = await cli(url, ['mail', 'deliver']);
     expect(answer.code).toBe(0);
     expect(answer.json).toMatchObject({ sent: 1, failed: 0 });

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
-import { requestMails } from '../../src/domain/emails/outbox.js';
 import { deliverPendingMails } from '../../src/jobs/mail-delivery.js';
 import type { Mailer, OutgoingMail } from '../../src/domain/emails/transport.js';
 import { limits } from '../../src/limits.js';
-import { createSite, insertBooking, insertChannel, insertTransaction } from './support/fixtures.js';
+import { createSite, insertChannel, paidWithMailsRequested } from './support/fixtures.js';
 
 // A claimed mail is hidden from other runs for limits.mailClaimLeaseMs. A run whose sends are slow
 // (a relay timing out) must not start a send that could outlast the lease: another run would
@@ -33,14 +32,7 @@ async function requestReceipts(count: number): Promise<number[]> {
   const site = await createSite(t.db);
   const channelId = await insertChannel(t.db, site);
   const ids: number[] = [];
-  for (let index = 0; index < count; index++) {
-    const bookingId = await insertBooking(t.db, site, { channelId, reference: `SLOW-${index}` });
-    ids.push(await t.db.transaction(async (tx) => {
-      const id = await insertTransaction(tx, site, { channelId, type: 'purchase', status: 'complete', total: 1_000, payeeEmail: 'payer@example.com', bookings: [{ id: bookingId, total: 1_000 }] });
-      await requestMails(tx, id);
-      return id;
-    }));
-  }
+  for (let index = 0; index < count; index++) ids.push(await paidWithMailsRequested(t.db, site, { channelId, reference: `SLOW-${index}`, total: 1_000 }));
   return ids;
 }
 

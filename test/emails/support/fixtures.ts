@@ -1,4 +1,5 @@
-import type { Queryable } from '../../../src/storage/db.js';
+import type { Db, Queryable } from '../../../src/storage/db.js';
+import { requestMails } from '../../../src/domain/emails/outbox.js';
 import { createSite, type SiteFixture } from '../../support/fixtures.js';
 
 export interface ChannelOptions {
@@ -76,6 +77,20 @@ export async function insertTransaction(db: Queryable, site: SiteFixture, option
     await db.query('INSERT INTO transaction_bookings (transaction_id, booking_id, total, total_remaining, position) VALUES ($1, $2, $3, $3, $4)', [row.id, booking.id, booking.total, position]);
   }
   return row.id;
+}
+
+/**
+ * A booking on `channelId` paid in full by a complete purchase, committed with its mails requested
+ * as a settlement leaves it; returns the transaction id.
+ */
+export async function paidWithMailsRequested(db: Db, site: SiteFixture, options: { channelId: number; reference?: string; total?: number; payeeEmail?: string }): Promise<number> {
+  const total = options.total ?? 5_000;
+  const bookingId = await insertBooking(db, site, { channelId: options.channelId, reference: options.reference, total });
+  return db.transaction(async (tx) => {
+    const id = await insertTransaction(tx, site, { channelId: options.channelId, type: 'purchase', status: 'complete', total, payeeEmail: options.payeeEmail ?? 'payer@example.com', bookings: [{ id: bookingId, total }] });
+    await requestMails(tx, id);
+    return id;
+  });
 }
 
 export { createSite };
