@@ -6,6 +6,7 @@ import { createTestContext, type TestContext } from '../support/context.js';
 import { freePort } from '../../src/net.js';
 import { createSite, type SiteFixture } from '../support/fixtures.js';
 import { webEntries } from '../../web/entries.mjs';
+import { chromiumPath } from '../../scripts/chromium.mjs';
 
 /**
  * Browser tests: the app on a real port (BASE_URL is that origin, so 3DS challenge and redirect
@@ -54,7 +55,7 @@ export async function startE2E(env: Record<string, string> = {}): Promise<E2E> {
   const t = await createTestContext({ env: { BASE_URL: baseUrl, ...env } });
   await t.app.listen({ host: '127.0.0.1', port });
   const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
+    executablePath: chromiumPath,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   const host = await startHost();

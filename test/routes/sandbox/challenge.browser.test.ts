@@ -1,25 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser } from 'playwright-core';
 import { buildApp, type App } from '../../../src/app.js';
 import { createAppContext } from '../../../src/context.js';
 import { createTestContext, type TestContext } from '../../support/context.js';
-
-const chromiumPath = '/usr/bin/chromium';
+import { chromiumPath } from '../../../scripts/chromium.mjs';
 
 let t: TestContext;
 let app: App;
 let origin: string;
-let browser: Browser | undefined;
+let browser: Browser;
 beforeAll(async () => {
   t = await createTestContext();
   // A listening server whose BASE_URL is its own address, so challenge URLs work in a browser.
   app = await buildApp({ context: t.context, logger: false });
   await app.listen({ host: '127.0.0.1', port: 0 });
   origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  if (existsSync(chromiumPath)) browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
+  browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
 });
 afterAll(async () => {
   await browser?.close();
@@ -27,7 +25,7 @@ afterAll(async () => {
   await t.close();
 });
 
-describe.skipIf(!existsSync(chromiumPath))('sandbox 3DS challenge in Chromium', () => {
+describe('sandbox 3DS challenge in Chromium', () => {
   it('renders with its CSP (no violations), and "Authenticate" lands on the return URL with the payment approved', async () => {
     const connector = createAppContext({ ...t.config, baseUrl: origin }, t.db).connector;
     const reference = randomUUID();
@@ -37,7 +35,7 @@ describe.skipIf(!existsSync(chromiumPath))('sandbox 3DS challenge in Chromium', 
       card: { pan: '4200000000000042', expiryMonth: 12, expiryYear: 2040, cvv: '123' },
     });
     if (outcome.kind !== 'challenge') throw new Error('expected a challenge');
-    const page = await browser!.newPage();
+    const page = await browser.newPage();
     const violations: string[] = [];
     page.on('console', (message) => {
       if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
