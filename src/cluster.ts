@@ -8,9 +8,9 @@ import { openDatabase, type OpenDatabase } from './storage/database.js';
  * Serving on every core with node:cluster (WORKERS > 1).
  *
  * The primary owns what must happen once per start: it starts the embedded PostgreSQL (unless
- * DATABASE_URL names one), runs the migrations and the one-time preparation (the seed), then
- * forks the workers, which share the listening port (the primary hands out connections round
- * robin). Workers get the connection URL through DATABASE_URL, so none of them starts a database
+ * DATABASE_URL names one), runs the migrations, forks the workers, which share the listening port
+ * (the primary hands out connections round robin), and once they all listen does the once-per-start
+ * work (the seed). Workers get the connection URL through DATABASE_URL, so none of them starts a database
  * server of its own or migrates. Background jobs run in every worker: they claim their rows with
  * `FOR UPDATE SKIP LOCKED`, so two workers never work on the same row.
  *
@@ -40,8 +40,11 @@ export function isClusterWorker(): boolean {
 }
 
 export interface ClusterOptions {
-  /** Once-per-start work after the migrations and before any worker starts (e.g. the seed). */
-  prepare?: (database: OpenDatabase, log: Logger) => Promise<void>;
+  /**
+   * Once-per-start work after every worker listens (the seed and its banner): a start whose
+   * workers cannot listen (a port in use) creates nothing.
+   */
+  whenListening?: (database: OpenDatabase, log: Logger) => Promise<void>;
 }
 
 /** Runs the primary until a signal stops it; exits the process when done. */
@@ -49,12 +52,6 @@ export async function runClusterPrimary(config: Config, options: ClusterOptions 
   const log = pino({ level: config.logLevel, base: { pid: process.pid, role: 'primary' } });
   // One connection is enough for migrations and the seed; the pool lets it go when idle.
   const database = await openDatabase(config, { poolSize: 1 });
-  try {
-    await options.prepare?.(database, log);
-  } catch (error) {
-    await database.close();
-    throw error;
-  }
   const connectionString = database.db.pool.options.connectionString;
   if (!connectionString) throw new Error('cluster primary: the database handle has no connection string');
   const supervisor = new WorkerSupervisor(config.workers, { DATABASE_URL: connectionString }, log);
@@ -80,11 +77,11 @@ export async function runClusterPrimary(config: Config, options: ClusterOptions 
 
   try {
     await supervisor.startAll();
+    log.info({ workers: config.workers, host: config.host, port: config.port }, 'all workers listening');
+    await options.whenListening?.(database, log);
   } catch (error) {
     await shutdown((error as Error).message, 1);
-    return;
   }
-  log.info({ workers: config.workers, host: config.host, port: config.port }, 'all workers listening');
 }
 
 /**

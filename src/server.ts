@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   // WORKERS > 1: this process supervises the workers (src/cluster.ts) and serves nothing itself.
   if (runsAsClusterPrimary(config)) {
     return runClusterPrimary(config, {
-      prepare: async (database) => {
+      whenListening: async (database) => {
         const context = createAppContext(config, database.db);
         try {
           printBanner(config, await seedDevelopmentData(context));
@@ -27,11 +27,12 @@ async function main(): Promise<void> {
   // A worker reaches the database its primary started and migrated (DATABASE_URL in its env).
   const database = await openDatabase(config, { migrate: !isClusterWorker() });
   const context = createAppContext(config, database.db);
-  // Development only, on an empty database: demo site, user, API token and test channel.
-  const outcome = isClusterWorker() ? null : await seedDevelopmentData(context);
   const app = await buildApp({ context });
   await app.listen({ host: config.host, port: config.port });
-  if (!isClusterWorker()) printBanner(config, outcome);
+  // Development only, on an empty database: demo site, user, API token and test channel. Seeded
+  // once the port is ours: a start that cannot listen creates nothing, so the credentials, shown
+  // only once, are shown by the start that serves.
+  if (!isClusterWorker()) printBanner(config, await seedDevelopmentData(context));
   // Every process runs the jobs; each claims rows with SKIP LOCKED (src/jobs).
   const jobs = startJobRunner(context, backgroundJobs, app.log);
 
@@ -62,7 +63,14 @@ function printBanner(config: Config, outcome: SeedOutcome | null): void {
 }
 
 main().catch((error: unknown) => {
-  const message = error instanceof ConfigError ? error.message : (error as Error).stack ?? String(error);
-  console.error(`trustfare: ${message}`);
+  console.error(`trustfare: ${startFailure(error)}`);
   process.exit(1);
 });
+
+/** What to tell the person who ran `npm start`: the fix for the expected failures, the stack otherwise. */
+function startFailure(error: unknown): string {
+  if (error instanceof ConfigError) return error.message;
+  const { code, address, port } = error as { code?: string; address?: string; port?: number };
+  if (code === 'EADDRINUSE') return `${address}:${port} is already in use (another trustfare, or another server). Stop it, or set PORT (and HOST) to listen elsewhere.`;
+  return (error as Error).stack ?? String(error);
+}

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testEnv } from '../support/context.js';
+import { createTestDatabase, testEnv } from '../support/context.js';
 import { childPids, freePort } from '../../bench/processes.js';
 
 // One cluster, started like `npm start` with WORKERS=2 on the embedded PostgreSQL (from source
@@ -131,3 +131,29 @@ async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, outpu
   }
   throw new Error(`timed out; server output:\n${output().slice(-3000)}`);
 }
+
+describe('WORKERS=2 on a port already in use', () => {
+  it('exits 1 saying so, and seeds nothing', async () => {
+    const { db, url } = await createTestDatabase();
+    const blocker = http.createServer();
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trustfare-cluster-busy-'));
+    try {
+      const port = await freePort();
+      await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', resolve));
+      const env = { ...process.env, ...testEnv, NODE_ENV: 'development', DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), WORKERS: '2', DATABASE_URL: url };
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/server.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
+      expect(code).toBe(1);
+      expect(output).toContain(`127.0.0.1:${port} is already in use`);
+      expect(output).not.toContain('API token');
+      expect((await db.query('SELECT 1 FROM sites')).length).toBe(0);
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+      await db.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

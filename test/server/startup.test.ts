@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -20,8 +21,8 @@ interface Started {
 }
 
 /** Starts `node dist/server.js` with only the given environment (no inherited DATABASE_URL or NODE_ENV). */
-async function start(env: Record<string, string>): Promise<Started> {
-  const port = await freePort();
+async function start(env: Record<string, string>, listenPort?: number): Promise<Started> {
+  const port = listenPort ?? (await freePort());
   const child = spawn(process.execPath, ['dist/server.js'], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', HOST: '127.0.0.1', PORT: String(port), ...env },
@@ -100,6 +101,35 @@ describe('development start on the embedded database', () => {
     server.child.kill('SIGTERM');
     expect((await server.exited).code).toBe(0);
   }, 180_000);
+});
+
+describe('a port already in use', () => {
+  it('exits 1 saying so and creates nothing, so the next start shows the one-time credentials', async () => {
+    const { db, url } = await createTestDatabase();
+    const blocker = createServer();
+    try {
+      const port = await freePort();
+      await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', resolve));
+      const env = { NODE_ENV: 'development', DATABASE_URL: url, DATA_DIR: path.join(dataDir, 'port-in-use') };
+      const refused = await start(env, port);
+      const { code, stderr } = await refused.exited;
+      expect(code).toBe(1);
+      expect(stderr).toContain(`127.0.0.1:${port} is already in use`);
+      expect(stderr).not.toContain('    at ');
+      expect((await db.query('SELECT 1 FROM sites')).length).toBe(0);
+
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+      const server = await start(env, port);
+      await waitUntilReady(server);
+      expect(server.output()).toMatch(/API token\s+tfat_\S+/);
+      expect(server.output()).toMatch(/password\s+\S{16}/);
+      server.child.kill('SIGTERM');
+      expect((await server.exited).code).toBe(0);
+    } finally {
+      if (blocker.listening) blocker.close();
+      await db.close();
+    }
+  }, 60_000);
 });
 
 describe('production', () => {
