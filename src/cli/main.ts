@@ -37,11 +37,16 @@ export async function runCli(argv: string[]): Promise<number> {
     return argv.length === 0 || argv[0] === 'help' || argv[0] === '--help' ? 0 : 2;
   }
   const rest = argv.slice(command.name.split(' ').length);
+  // Help goes to stderr, as the command list does: stdout carries only a command's result.
+  if (rest.includes('--help') || rest.includes('-h')) {
+    console.error(commandUsage(command));
+    return 0;
+  }
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({ args: rest, options: command.options ?? {}, allowPositionals: true, strict: true });
   } catch (error) {
-    console.error(`trustfare ${command.name}: ${(error as Error).message}`);
+    console.error(`trustfare ${command.name}: ${(error as Error).message} (\`trustfare ${command.name} --help\` lists its options)`);
     return 2;
   }
   let config: ReturnType<typeof loadConfig>;
@@ -70,6 +75,14 @@ export async function runCli(argv: string[]): Promise<number> {
     await context.close();
     await database.close();
   }
+}
+
+/** `trustfare <command> --help`: its summary and every option it declares. */
+function commandUsage(command: Command): string {
+  const options = Object.entries(command.options ?? {}).map(([name, option]) => `  --${name}${option.type === 'string' ? ' <value>' : ''}${option.short ? `, -${option.short}` : ''}`);
+  const lines = [`usage: trustfare ${command.name}${options.length > 0 ? ' [options]' : ''}`, '', `  ${command.summary}`];
+  if (options.length > 0) lines.push('', 'options:', ...options);
+  return lines.join('\n');
 }
 
 const isEntry = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
