@@ -22,19 +22,19 @@ export const docsStylesheet = `
 :root{color-scheme:light dark;--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--bg:#fff;--code:#f6f8fa;--accent:#0b5cad}
 @media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--muted:#9da7b3;--line:#30363d;--bg:#0d1117;--code:#161b22;--accent:#58a6ff}}
 *{box-sizing:border-box}body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg);background:var(--bg)}
-.layout{display:grid;grid-template-columns:16rem 1fr;min-height:100vh}
+.layout{display:grid;grid-template-columns:16rem minmax(0,1fr);min-height:100vh}
 nav{border-right:1px solid var(--line);padding:1rem;position:sticky;top:0;height:100vh;overflow:auto;font-size:14px}
 nav h2{font-size:12px;text-transform:uppercase;letter-spacing:.05em;color:var(--muted);margin:1rem 0 .25rem}
 nav a{display:block;color:var(--fg);text-decoration:none;padding:.1rem 0}nav a:hover{color:var(--accent)}
-main{padding:2rem;max-width:64rem}h1{margin-top:0}h2.group{border-bottom:1px solid var(--line);padding-bottom:.25rem;margin-top:2.5rem}
+main{padding:2rem;max-width:64rem;min-width:0;overflow-wrap:break-word}h1{margin-top:0}h2.group{border-bottom:1px solid var(--line);padding-bottom:.25rem;margin-top:2.5rem}
 section.op{border:1px solid var(--line);border-radius:6px;margin:1rem 0;padding:1rem}
 .sig{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:14px;word-break:break-all}
 .method{display:inline-block;min-width:4.5rem;text-align:center;font-weight:700;border-radius:4px;padding:0 .4rem;margin-right:.5rem;color:#fff}
 .get{background:#1f7a3d}.post{background:#0b5cad}.put,.patch{background:#9a6700}.delete{background:#b42318}
 table{border-collapse:collapse;width:100%;margin:.5rem 0;font-size:14px}th,td{border:1px solid var(--line);padding:.3rem .5rem;text-align:left;vertical-align:top}
-th{background:var(--code)}code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--code);padding:0 .2rem;border-radius:3px}
+.table{overflow-x:auto}td:last-child{overflow-wrap:anywhere}th{background:var(--code)}code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--code);padding:0 .2rem;border-radius:3px}
 .muted{color:var(--muted)}h4{margin:1rem 0 .25rem}.lock{font-size:13px;color:var(--muted)}
-@media (max-width:800px){.layout{grid-template-columns:1fr}nav{position:static;height:auto;border-right:0;border-bottom:1px solid var(--line)}}
+@media (max-width:800px){.layout{grid-template-columns:minmax(0,1fr)}nav{position:static;height:auto;border-right:0;border-bottom:1px solid var(--line)}}
 `;
 
 export function renderDocs(document: Json): string {
@@ -115,7 +115,8 @@ ${requestSchema ? `<h4>Request body <span class="muted">application/json</span><
 }
 
 function table(headers: string[], rows: string[][]): string {
-  return `<table><thead><tr>${headers.map((header) => `<th>${header}</th>`).join('')}</tr></thead><tbody>${rows.map((row) => `<tr>${row.map((cell) => `<td>${cell}</td>`).join('')}</tr>`).join('')}</tbody></table>`;
+  // In its own scrolling box: on a phone a wide table scrolls sideways, not the whole page.
+  return `<div class="table"><table><thead><tr>${headers.map((header) => `<th>${header}</th>`).join('')}</tr></thead><tbody>${rows.map((row) => `<tr>${row.map((cell) => `<td>${cell}</td>`).join('')}</tr>`).join('')}</tbody></table></div>`;
 }
 
 function resolve(document: Json, schema: Json): Json {
