@@ -107,12 +107,17 @@ export async function fillCard(page: Page, card: { number: string; expiry?: stri
 
 export const screenshotDir = path.resolve('test-results/screenshots');
 
-/** Saves the page at phone (375 px) and desktop (1280 px) widths. */
+/**
+ * Saves the page at phone (375 px) and desktop (1280 px) widths, and fails if at either width
+ * anything runs past the window's right edge (a payer on a phone would have to scroll sideways).
+ */
 export async function screenshots(page: Page, name: string): Promise<void> {
   const original = page.viewportSize() ?? { width: 1280, height: 900 };
   for (const width of [375, 1280]) {
     await page.setViewportSize({ width, height: 900 });
     await page.screenshot({ path: path.join(screenshotDir, `${name}-${width}.png`), fullPage: true });
+    const pageWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+    if (pageWidth > width) throw new Error(`${name}: the page is ${pageWidth} px wide in a ${width} px window`);
   }
   await page.setViewportSize(original);
 }
