@@ -67,10 +67,20 @@ main().catch((error: unknown) => {
   process.exit(1);
 });
 
-/** What to tell the person who ran `npm start`: the fix for the expected failures, the stack otherwise. */
+// The connection to PostgreSQL failing before any answer: nothing listens there, or no such host.
+const unreachableCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH']);
+// PostgreSQL answering with a refusal: no such database, role or password (its message says which).
+const refusedCodes = new Set(['3D000', '28000', '28P01']);
+
+/**
+ * What to tell the person who ran `npm start`: for the expected failures, the cause and the fix
+ * in one line (never the URL, which may hold a password); the stack otherwise.
+ */
 function startFailure(error: unknown): string {
   if (error instanceof ConfigError) return error.message;
-  const { code, address, port } = error as { code?: string; address?: string; port?: number };
+  const { code, address, hostname, port, message } = error as { code?: string; address?: string; hostname?: string; port?: number; message?: string };
   if (code === 'EADDRINUSE') return `${address}:${port} is already in use (another trustfare, or another server). Stop it, or set PORT (and HOST) to listen elsewhere.`;
+  if (code && unreachableCodes.has(code)) return `cannot reach PostgreSQL at ${address ?? hostname}${port ? `:${port}` : ''} (${code}). Check DATABASE_URL, and that the server runs.`;
+  if (code && refusedCodes.has(code)) return `PostgreSQL refused the connection: ${message}. Check DATABASE_URL.`;
   return (error as Error).stack ?? String(error);
 }

@@ -132,6 +132,28 @@ describe('a port already in use', () => {
   }, 60_000);
 });
 
+describe('a database that cannot be reached', () => {
+  it('exits 1 with one line naming where it looked and what to check', async () => {
+    const closedPort = await freePort();
+    const server = await start({ NODE_ENV: 'development', DATABASE_URL: `postgres://postgres:pw-hunter2@127.0.0.1:${closedPort}/trustfare`, DATA_DIR: path.join(dataDir, 'unreachable') });
+    const { code, stderr } = await server.exited;
+    expect(code).toBe(1);
+    expect(stderr).toContain(`trustfare: cannot reach PostgreSQL at 127.0.0.1:${closedPort} (ECONNREFUSED). Check DATABASE_URL`);
+    expect(stderr).not.toContain('pw-hunter2');
+    expect(stderr).not.toContain('    at ');
+  }, 60_000);
+
+  it('says why PostgreSQL refused it (here: no such database)', async () => {
+    const { url } = await createTestDatabase();
+    const missing = new URL(url);
+    missing.pathname = '/trustfare_no_such_database';
+    const server = await start({ NODE_ENV: 'development', DATABASE_URL: missing.toString(), DATA_DIR: path.join(dataDir, 'unreachable') });
+    const { code, stderr } = await server.exited;
+    expect(code).toBe(1);
+    expect(stderr).toContain('trustfare: PostgreSQL refused the connection: database "trustfare_no_such_database" does not exist. Check DATABASE_URL.');
+  }, 60_000);
+});
+
 describe('production', () => {
   it('refuses to start without real secrets: message on stderr, exit code 1', async () => {
     const server = await start({ NODE_ENV: 'production', DATA_DIR: path.join(dataDir, 'production') });
