@@ -28,11 +28,20 @@ async function main(): Promise<void> {
   const database = await openDatabase(config, { migrate: !isClusterWorker() });
   const context = createAppContext(config, database.db);
   const app = await buildApp({ context });
-  await app.listen({ host: config.host, port: config.port });
-  // Development only, on an empty database: demo site, user, API token and test channel. Seeded
-  // once the port is ours: a start that cannot listen creates nothing, so the credentials, shown
-  // only once, are shown by the start that serves.
-  if (!isClusterWorker()) printBanner(config, await seedDevelopmentData(context));
+  try {
+    await app.listen({ host: config.host, port: config.port });
+    // Development only, on an empty database: demo site, user, API token and test channel. Seeded
+    // once the port is ours: a start that cannot listen creates nothing, so the credentials, shown
+    // only once, are shown by the start that serves.
+    if (!isClusterWorker()) printBanner(config, await seedDevelopmentData(context));
+  } catch (error) {
+    // A failed start stops what it started: the embedded PostgreSQL would otherwise outlive it,
+    // and every later start would connect to that orphan and leave it running too.
+    await app.close();
+    await context.close();
+    await database.close();
+    throw error;
+  }
   // Every process runs the jobs; each claims rows with SKIP LOCKED (src/jobs).
   const jobs = startJobRunner(context, backgroundJobs, app.log);
 

@@ -12,6 +12,7 @@ const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trustfare-server-'));
 const children: ChildProcess[] = [];
+const embeddedDirs: string[] = [];
 
 interface Started {
   child: ChildProcess;
@@ -55,7 +56,7 @@ beforeAll(async () => {
 
 afterAll(() => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  rmSync(dataDir, { recursive: true, force: true });
+  for (const dir of [dataDir, ...embeddedDirs]) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('development start on the embedded database', () => {
@@ -130,6 +131,28 @@ describe('a port already in use', () => {
       await db.close();
     }
   }, 60_000);
+});
+
+describe('a port already in use, on the embedded database', () => {
+  it('stops the PostgreSQL it started before exiting 1', async () => {
+    const blocker = createServer();
+    try {
+      const port = await freePort();
+      await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', resolve));
+      // Its own directory, as DATA_DIR itself: the app opens DATA_DIR (not its parents) to PostgreSQL's user.
+      const embeddedDir = mkdtempSync(path.join(os.tmpdir(), 'trustfare-port-in-use-'));
+      embeddedDirs.push(embeddedDir);
+      const refused = await start({ NODE_ENV: 'development', DATA_DIR: embeddedDir }, port);
+      const { code, stderr } = await refused.exited;
+      expect(code).toBe(1);
+      expect(stderr).toContain(`127.0.0.1:${port} is already in use`);
+      // The cluster was made and started (initdb ran), and is stopped again: no pid file.
+      expect(existsSync(path.join(embeddedDir, 'pg', 'PG_VERSION'))).toBe(true);
+      expect(existsSync(path.join(embeddedDir, 'pg', 'postmaster.pid'))).toBe(false);
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+    }
+  }, 120_000);
 });
 
 describe('a database that cannot be reached', () => {
