@@ -14,7 +14,7 @@ function aptGet(args) {
   return result.status === 0;
 }
 
-export function ensureChromium() {
+function ensureChromium() {
   if (existsSync(chromiumPath)) return;
   const install = 'apt-get install -y chromium';
   if (process.getuid?.() !== 0) {

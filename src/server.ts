@@ -1,4 +1,4 @@
-import { buildApp } from './app.js';
+import { buildApp, type App } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { limits } from './limits.js';
 import { createAppContext } from './context.js';
@@ -6,7 +6,7 @@ import { openDatabase } from './storage/database.js';
 import { isClusterWorker, runClusterPrimary, runsAsClusterPrimary, takeOverShutdownSignals } from './cluster.js';
 import { seedDevelopmentData, startupBanner, type SeedOutcome } from './storage/seed.js';
 import type { Config } from './config.js';
-import { backgroundJobs, startJobRunner } from './jobs/index.js';
+import { backgroundJobs, startJobRunner, type JobRunner } from './jobs/index.js';
 
 /** Starts one server process: configuration, database, app, listen, graceful shutdown. */
 async function main(): Promise<void> {
@@ -27,36 +27,40 @@ async function main(): Promise<void> {
   // A worker reaches the database its primary started and migrated (DATABASE_URL in its env).
   const database = await openDatabase(config, { migrate: !isClusterWorker() });
   const context = createAppContext(config, database.db);
-  const app = await buildApp({ context });
+  let app: App | undefined;
+  let jobs: JobRunner | undefined;
+  // The one way down, for a failed start and for a signal: the jobs, then the requests in flight,
+  // then the database. A failed start that skipped it left the embedded PostgreSQL running, and
+  // every later start connected to that orphan and left it running too.
+  const stop = async () => {
+    await jobs?.stop();
+    await app?.close();
+    await context.close();
+    await database.close();
+  };
   try {
+    app = await buildApp({ context });
     await app.listen({ host: config.host, port: config.port });
     // Development only, on an empty database: demo site, user, API token and test channel. Seeded
     // once the port is ours: a start that cannot listen creates nothing, so the credentials, shown
     // only once, are shown by the start that serves.
     if (!isClusterWorker()) printBanner(config, await seedDevelopmentData(context));
   } catch (error) {
-    // A failed start stops what it started: the embedded PostgreSQL would otherwise outlive it,
-    // and every later start would connect to that orphan and leave it running too.
-    await app.close();
-    await context.close();
-    await database.close();
+    await stop();
     throw error;
   }
   // Every process runs the jobs; each claims rows with SKIP LOCKED (src/jobs).
-  const jobs = startJobRunner(context, backgroundJobs, app.log);
+  jobs = startJobRunner(context, backgroundJobs, app.log);
 
   let stopping = false;
+  const log = app.log;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    app.log.info({ signal }, 'shutting down');
+    log.info({ signal }, 'shutting down');
     const timer = setTimeout(() => process.exit(1), limits.shutdownGraceMs);
     timer.unref();
-    // Stop the jobs and accepting requests, let in-flight work finish, then stop the database.
-    await jobs.stop();
-    await app.close();
-    await context.close();
-    await database.close();
+    await stop();
     process.exit(0);
   };
   takeOverShutdownSignals();
