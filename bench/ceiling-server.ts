@@ -8,6 +8,10 @@
 //                          then the retained_purchase JSON
 //   POST     /purchase     the write set issue 7 lists for a purchase on minimal tables, in two statements
 //                          with a commit each (the attempt, then the settlement), then the retained_purchase JSON
+//   POST     /batched-purchase  trustfare's purchase write set on its own tables, concurrent requests written
+//                          in batches (batched-purchase.ts), then the retained_purchase JSON; the bearer
+//                          token and linked_id of the request are used, the bookings are the ones sent to
+//   PUT      /batched-purchase/bookings  (paid in turn), and GET /batched-purchase/batches reports the batch sizes
 //   PUT      /payloads/:name  records a payload (the bench sends them before measuring)
 //
 // Environment: PORT, DATABASE_URL (the bench database), POOL_SIZE (the service's pool size).
@@ -15,11 +19,19 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import pg from 'pg';
+import { hashToken } from '../src/domain/credentials.js';
+import { limits } from '../src/limits.js';
+import { PurchaseBatcher } from './batched-purchase.js';
 
 const port = Number(process.env.PORT);
 const poolSize = Number(process.env.POOL_SIZE);
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: poolSize });
 pool.on('error', () => undefined);
+// As the service's sandbox processor: its own small pool, committing asynchronously.
+const processorUrl = new URL(process.env.DATABASE_URL!);
+processorUrl.searchParams.set('options', '-c synchronous_commit=off');
+const processorPool = new pg.Pool({ connectionString: processorUrl.toString(), max: limits.sandboxDbPoolSize });
+processorPool.on('error', () => undefined);
 
 const payloads = new Map<string, { status: number; body: unknown }>();
 
@@ -133,10 +145,40 @@ app.post('/purchase', async (_request, reply) => {
   return answer;
 });
 
+// Up to 3 batches in flight (each holds one connection at a time), of at most 25 purchases: in
+// session 12's trials on this machine, batches of about 10 formed under 50 connections.
+const batcher = new PurchaseBatcher(pool, processorPool, { batchMax: 25, inFlightMax: 3, answer: () => JSON.stringify(payload('post-retained-purchase').body) });
+let batchedBookings: number[] = [];
+let nextBatchedBooking = 0;
+let nextBatchedKey = 0;
+const tokenHashes = new Map<string, string>();
+app.put<{ Body: { ids: number[] } }>('/batched-purchase/bookings', async (request) => {
+  batchedBookings = request.body.ids;
+  nextBatchedBooking = 0;
+  return { ok: true };
+});
+app.get('/batched-purchase/batches', async () => {
+  const sizes = batcher.batchSizes.splice(0);
+  return { batches: sizes.length, purchases: sizes.reduce((sum, size) => sum + size, 0) };
+});
+app.post<{ Body: { linked_id?: number } }>('/batched-purchase', async (request, reply) => {
+  if (batchedBookings.length === 0) throw new Error('no bookings: PUT /batched-purchase/bookings first');
+  // The service hashes a token once per process too (a bounded cache).
+  const token = (request.headers.authorization ?? '').replace(/^Bearer /, '');
+  let tokenHash = tokenHashes.get(token);
+  if (tokenHash === undefined) tokenHashes.set(token, (tokenHash = hashToken(token)));
+  const bookingId = batchedBookings[nextBatchedBooking++ % batchedBookings.length]!;
+  await batcher.purchase({ tokenHash, linkedId: Number(request.body.linked_id), bookingId, key: `batched-${++nextBatchedKey}` });
+  const { status, body } = payload('post-retained-purchase');
+  reply.code(status);
+  return body;
+});
+
 await app.listen({ host: '127.0.0.1', port });
 const stop = async () => {
   await app.close();
   await pool.end();
+  await processorPool.end();
   process.exit(0);
 };
 process.on('SIGTERM', () => void stop());

@@ -54,12 +54,15 @@ function readSettings(): Settings {
 }
 
 /** The ceilings' names, as results.json and the summary show them. */
-const ceilingNames = { pk: 'bare PK select', tx: 'bare 3-statement tx', purchase: 'bare two-phase purchase' } as const;
+const ceilingNames = { pk: 'bare PK select', tx: 'bare 3-statement tx', purchase: 'bare two-phase purchase', batched: 'bare batched purchase' } as const;
 
 /** The name of a ceiling measured in slices interleaved with its scenario's (Runs.runInterleaved). */
 function interleavedName(ceiling: string): string {
   return `${ceiling}, interleaved`;
 }
+
+/** Bookings the bare batched purchase pays in turn: far more than its requests in flight. */
+const batchedBookings = 2_000;
 
 /** Between two slices: the few requests autocannon left in flight answer within milliseconds. */
 const settleMs = 200;
@@ -136,6 +139,7 @@ export async function main(): Promise<number> {
       memory: workers && { idleWorkerRssBytes: workers.idleWorkerRssBytes, idlePrimaryRssBytes: workers.idlePrimaryRssBytes, idleSingleProcessRssBytes },
       startup,
       purchaseFloor: floorAgainst(runs.ceilings.find((ceiling) => ceiling.name === ceilingNames.purchase), runs.ceilings.find((ceiling) => ceiling.name === ceilingNames.tx)),
+      purchaseBatched: runs.batchedPurchase(ceilingNames.batched, ceilingNames.tx),
     };
     writeResults(path.join(root, 'bench/results.json'), results);
     process.stdout.write(`\n${summary(results)}\n`);
@@ -258,7 +262,23 @@ class Runs {
     // processor discipline can cost here, to read the purchase's ratio against (performance.md,
     // "The floor of a purchase").
     const purchase = await this.runCeiling({ name: ceilingNames.purchase, description: 'bare Fastify route: the purchase write set on minimal tables, attempt and settlement one statement and one commit each', method: 'POST', path: '/purchase', body: sampleBody, requestBytes: bytes(sampleBody), responseBytes: bytes(sample.text) });
-    this.retained = { path, vaultTransactionId, sampleBody, sampleAnswer: sample.text, ceilings: [tx, purchase, json], txScenario };
+    // Not a target's ceiling either: the purchase's write set on trustfare's own tables, with
+    // concurrent requests written in batches (performance.md, "Batching across requests"). Its
+    // bookings are paid in turn, so a few thousand serve a run of any length.
+    await callOk(this.ceiling.baseUrl, 'PUT', '/batched-purchase/bookings', { body: { ids: await this.freshBookings(batchedBookings) } });
+    const batched = await this.runCeiling({ name: ceilingNames.batched, description: "bare Fastify route: the purchase write set on trustfare's tables, concurrent requests written in batches (attempt, processor record and settlement one statement each per batch)", method: 'POST', path: '/batched-purchase', headers: this.tenant.headers, body: sampleBody, requestBytes: bytes(sampleBody), responseBytes: bytes(sample.text) });
+    const batches = (await callOk(this.ceiling.baseUrl, 'GET', '/batched-purchase/batches')).json as { batches: number; purchases: number };
+    this.meanBatchSize = batches.purchases / Math.max(1, batches.batches);
+    progress(`${batched.name}: ${this.meanBatchSize.toFixed(1)} requests per batch on average`);
+    this.retained = { path, vaultTransactionId, sampleBody, sampleAnswer: sample.text, ceilings: [tx, purchase, batched, json], txScenario };
+  }
+
+  private meanBatchSize = 0;
+
+  /** The bare batched purchase against `ceilingName`, when both ran. */
+  batchedPurchase(batchedName: string, ceilingName: string): Results['purchaseBatched'] {
+    const against = floorAgainst(this.ceilings.find((ceiling) => ceiling.name === batchedName), this.ceilings.find((ceiling) => ceiling.name === ceilingName));
+    return against && { ...against, meanBatchSize: this.meanBatchSize };
   }
 
   /** Every request pays a booking of its own (left by POST booking), so the whole write path runs each time. */

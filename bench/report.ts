@@ -40,6 +40,12 @@ export interface Results {
    * implementation here (not a target). Both measurements are in `ceilings`, by these names.
    */
   purchaseFloor: { floor: string; ceiling: string; ratio: number } | null;
+  /**
+   * The bare batched purchase (trustfare's tables, concurrent requests written in batches) against
+   * the same ceiling, with the mean batch size it ran with: what a service that batches its write
+   * path could reach here (not a target).
+   */
+  purchaseBatched: { floor: string; ceiling: string; ratio: number; meanBatchSize: number } | null;
 }
 
 /** `floor` read against `ceiling`, when both ran. */
@@ -151,6 +157,8 @@ export function summary(results: Results): string {
   }
   const floor = results.purchaseFloor;
   if (floor) lines.push(`floor: ${floor.floor} (the purchase's write set on minimal tables, not a target): ${fixed(floor.ratio, 2)} of ${floor.ceiling}`);
+  const batched = results.purchaseBatched;
+  if (batched) lines.push(`batched: ${batched.floor} (the purchase's write set on trustfare's tables, ${fixed(batched.meanBatchSize, 1)} requests per batch on average, not a target): ${fixed(batched.ratio, 2)} of ${batched.ceiling}`);
   if (results.workers) lines.push(`workers: GET booking ${fixed(results.workers.getBookingOneWorkerRps)} req/s with 1 worker, ${fixed(results.workers.getBookingTwoWorkersRps)} req/s with 2: speed-up ${fixed(results.workers.speedup, 2)}x`);
   if (results.memory) lines.push(`memory: idle worker ${mib(results.memory.idleWorkerRssBytes)} RSS (primary ${mib(results.memory.idlePrimaryRssBytes)}); idle single process (WORKERS=1) ${mib(results.memory.idleSingleProcessRssBytes)}`);
   if (results.startup) lines.push(`start-up: node dist/server.js to first /readyz 200 (existing data directory, database included): ${fixed(results.startup.oneWorkerMsToReady)} ms with WORKERS=1, ${fixed(results.startup.twoWorkersMsToReady)} ms with WORKERS=2`);

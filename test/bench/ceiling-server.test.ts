@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCeiling, type Ceiling, type Workspace } from '../../bench/stack.js';
+import { createChannel } from '../../src/domain/channels.js';
 import type { Db } from '../../src/storage/db.js';
 import { createTestDatabase } from '../support/context.js';
+import { createSite } from '../support/fixtures.js';
 import { tempDirForFile } from '../support/temp-dir.js';
 
 // The bench reads the service's purchases against these routes, so they must do the work their
@@ -53,4 +55,50 @@ describe('bench ceiling server', () => {
     const accounts = await db.query<{ balance: number; entries: number }>('SELECT a.balance, (SELECT count(*) FROM bench_ceiling.entries e WHERE e.account_id = a.id) AS entries FROM bench_ceiling.accounts a WHERE a.id = 1');
     expect(accounts).toEqual([{ balance: 125000, entries: 1 }]);
   });
+
+  it('bare batched purchase: concurrent requests go in batches; each settles a transaction of its own with balanced entries, pays its booking, requests a set-aside mail and stores its answer for its key', async () => {
+    const site = await createSite(db);
+    const channel = await createChannel(db, { siteId: site.siteId, name: 'Batched', currency: 'USD' });
+    const vault = await db.one<{ id: number }>(
+      `INSERT INTO transactions (site_id, channel_id, author_id, type, status, total, currency, token, last_four) VALUES ($1, $2, $3, 'vault', 'complete', 0, 'USD', 'tok-1', '1111') RETURNING id`,
+      [site.siteId, channel.id, site.userId],
+    );
+    const bookings = await db.query<{ id: number }>(
+      `INSERT INTO bookings (site_id, channel_id, author_id, firstname, surname, email, date_end, total, currency, country)
+       SELECT $1, $2, $3, 'Ada', 'Lovelace', 'ada@example.com', '2030-01-01', 1000 * n, 'USD', 'GB' FROM generate_series(1, 4) AS n RETURNING id`,
+      [site.siteId, channel.id, site.userId],
+    );
+    await fetch(`${ceiling.baseUrl}/batched-purchase/batches`);
+    const put = await fetch(`${ceiling.baseUrl}/batched-purchase/bookings`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ids: bookings.map((row) => row.id) }) });
+    expect(put.status).toBe(200);
+    const answers = await Promise.all(bookings.map(() => fetch(`${ceiling.baseUrl}/batched-purchase`, {
+      method: 'POST', headers: { 'content-type': 'application/json', ...site.headers }, body: JSON.stringify({ linked_id: vault.id }),
+    })));
+    for (const response of answers) {
+      expect(response.status).toBe(201);
+      expect(await response.json()).toEqual(answer);
+    }
+    // Four requests at once: the first starts a batch alone, the rest wait for a free slot or go
+    // together; never one statement per request once three batches are in flight.
+    const batches = await (await fetch(`${ceiling.baseUrl}/batched-purchase/batches`)).json() as { batches: number; purchases: number };
+    expect(batches.purchases).toBe(4);
+    expect(batches.batches).toBeGreaterThanOrEqual(1);
+    expect(batches.batches).toBeLessThanOrEqual(4);
+    const rows = await db.query<{ booking_id: number; status: string; total: number; linked_id: number; debits: number; credits: number; mails: number; set_aside: boolean; key_status: string; body: string; processor: number; paid: number; booking_status: string }>(`
+      SELECT tb.booking_id, t.status, t.total, t.linked_id,
+        (SELECT sum(amount) FROM ledger_entries e WHERE e.transaction_id = t.id AND e.direction = 'debit')::bigint AS debits,
+        (SELECT sum(amount) FROM ledger_entries e WHERE e.transaction_id = t.id AND e.direction = 'credit')::bigint AS credits,
+        (SELECT count(*) FROM mail_requests m WHERE m.transaction_id = t.id)::int AS mails,
+        (SELECT bool_and(m.last_error IS NOT NULL) FROM mail_requests m WHERE m.transaction_id = t.id) AS set_aside,
+        k.status AS key_status, k.response_body AS body,
+        (SELECT count(*) FROM sandbox_operations o WHERE o.reference = t.uuid::text)::int AS processor,
+        b.total_paid AS paid, b.status AS booking_status
+      FROM transactions t JOIN transaction_bookings tb ON tb.transaction_id = t.id JOIN bookings b ON b.id = tb.booking_id
+      JOIN idempotency_keys k ON k.transaction_id = t.id
+      WHERE t.site_id = $1 AND t.type = 'retained_purchase' ORDER BY tb.booking_id`, [site.siteId]);
+    expect(rows.map((row) => [row.booking_id, row.status, row.total, row.linked_id, row.debits, row.credits, row.mails, row.set_aside, row.key_status, JSON.parse(row.body), row.processor, row.paid, row.booking_status])).toEqual(
+      bookings.map((booking, index) => [booking.id, 'complete', 1000 * (index + 1), vault.id, 1000 * (index + 1), 1000 * (index + 1), 1, true, 'done', answer, 1, 1000 * (index + 1), 'paid']),
+    );
+  });
 });
+
