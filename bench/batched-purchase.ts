@@ -5,6 +5,7 @@
 // target's ceiling: it bounds what a service that batches its write path could reach here, where
 // `bench/pgbench/purchase-real-schema.sql` bounds one that writes each request on its own.
 import type pg from 'pg';
+import { Batcher } from '../src/batcher.js';
 
 /**
  * The attempt for a batch: the API token read, the linked (vault) transaction of the token's site
@@ -75,53 +76,28 @@ export interface BatchedPurchase {
 }
 
 /**
- * Queues purchases and writes them in batches: a request that finds a free slot starts a batch at
- * once (no timer, so a lone request waits for nothing); the ones arriving while `inFlightMax`
- * batches run wait and go together in the next, up to `batchMax`. Requests of one token and one
- * linked transaction only (the bench sends one of each).
+ * Purchases written in batches by src/batcher.ts, as the service writes its settlements: a
+ * request that finds a free slot starts a batch at once; those arriving while every slot is busy
+ * go together in the next. `onBatch` hears each batch's size. Requests of one token and one linked
+ * transaction only (the bench sends one of each).
  */
-export class PurchaseBatcher {
-  private readonly queue: { purchase: BatchedPurchase; resolve: () => void; reject: (error: unknown) => void }[] = [];
-  private inFlight = 0;
-  /** Sizes of the batches written, for the bench's report. */
-  readonly batchSizes: number[] = [];
+export function purchaseBatcher(
+  pool: pg.Pool, processorPool: pg.Pool, options: { batchMax: number; inFlightMax: number; answer: () => string; onBatch: (size: number) => void },
+): Batcher<BatchedPurchase, void> {
+  return new Batcher<BatchedPurchase, void>(async (batch) => {
+    options.onBatch(batch.length);
+    await writeBatch(pool, processorPool, batch, options.answer());
+    return batch.map(() => ({ status: 'fulfilled', value: undefined }));
+  }, { batchMax: options.batchMax, inFlightMax: options.inFlightMax });
+}
 
-  constructor(
-    private readonly pool: pg.Pool,
-    private readonly processorPool: pg.Pool,
-    private readonly options: { batchMax: number; inFlightMax: number; answer: () => string },
-  ) {}
-
-  purchase(purchase: BatchedPurchase): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ purchase, resolve, reject });
-      this.pump();
-    });
-  }
-
-  private pump(): void {
-    while (this.inFlight < this.options.inFlightMax && this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.options.batchMax);
-      this.inFlight += 1;
-      this.batchSizes.push(batch.length);
-      this.write(batch.map((item) => item.purchase)).then(
-        () => batch.forEach((item) => item.resolve()),
-        (error: unknown) => batch.forEach((item) => item.reject(error)),
-      ).finally(() => {
-        this.inFlight -= 1;
-        this.pump();
-      });
-    }
-  }
-
-  private async write(batch: BatchedPurchase[]): Promise<void> {
-    const [first] = batch;
-    const attempted = await this.pool.query<{ id: number; uuid: string; total: number; key: string }>({
-      ...attemptStatement, values: [first!.tokenHash, first!.linkedId, batch.map((item) => item.bookingId), batch.map((item) => item.key)],
-    });
-    if (attempted.rowCount !== batch.length) throw new Error(`the batched attempt wrote ${attempted.rowCount} of ${batch.length} rows`);
-    await this.processorPool.query({ ...processorStatement, values: [attempted.rows.map((row) => row.uuid), attempted.rows.map((row) => row.total)] });
-    const settled = await this.pool.query({ ...settleStatement, values: [attempted.rows.map((row) => row.id), attempted.rows.map((row) => row.key), this.options.answer()] });
-    if (settled.rowCount !== batch.length) throw new Error(`the batched settlement wrote ${settled.rowCount} of ${batch.length} rows`);
-  }
+async function writeBatch(pool: pg.Pool, processorPool: pg.Pool, batch: BatchedPurchase[], answer: string): Promise<void> {
+  const [first] = batch;
+  const attempted = await pool.query<{ id: number; uuid: string; total: number; key: string }>({
+    ...attemptStatement, values: [first!.tokenHash, first!.linkedId, batch.map((item) => item.bookingId), batch.map((item) => item.key)],
+  });
+  if (attempted.rowCount !== batch.length) throw new Error(`the batched attempt wrote ${attempted.rowCount} of ${batch.length} rows`);
+  await processorPool.query({ ...processorStatement, values: [attempted.rows.map((row) => row.uuid), attempted.rows.map((row) => row.total)] });
+  const settled = await pool.query({ ...settleStatement, values: [attempted.rows.map((row) => row.id), attempted.rows.map((row) => row.key), answer] });
+  if (settled.rowCount !== batch.length) throw new Error(`the batched settlement wrote ${settled.rowCount} of ${batch.length} rows`);
 }

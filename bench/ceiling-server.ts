@@ -21,7 +21,7 @@ import Fastify from 'fastify';
 import pg from 'pg';
 import { hashToken } from '../src/domain/credentials.js';
 import { limits } from '../src/limits.js';
-import { PurchaseBatcher } from './batched-purchase.js';
+import { purchaseBatcher } from './batched-purchase.js';
 
 const port = Number(process.env.PORT);
 const poolSize = Number(process.env.POOL_SIZE);
@@ -147,7 +147,10 @@ app.post('/purchase', async (_request, reply) => {
 
 // Up to 3 batches in flight (each holds one connection at a time), of at most 25 purchases: in
 // session 12's trials on this machine, batches of about 10 formed under 50 connections.
-const batcher = new PurchaseBatcher(pool, processorPool, { batchMax: 25, inFlightMax: 3, answer: () => JSON.stringify(payload('post-retained-purchase').body) });
+const batchSizes: number[] = [];
+const batcher = purchaseBatcher(pool, processorPool, {
+  batchMax: 25, inFlightMax: 3, answer: () => JSON.stringify(payload('post-retained-purchase').body), onBatch: (size) => batchSizes.push(size),
+});
 let batchedBookings: number[] = [];
 let nextBatchedBooking = 0;
 let nextBatchedKey = 0;
@@ -158,7 +161,7 @@ app.put<{ Body: { ids: number[] } }>('/batched-purchase/bookings', async (reques
   return { ok: true };
 });
 app.get('/batched-purchase/batches', async () => {
-  const sizes = batcher.batchSizes.splice(0);
+  const sizes = batchSizes.splice(0);
   return { batches: sizes.length, purchases: sizes.reduce((sum, size) => sum + size, 0) };
 });
 app.post<{ Body: { linked_id?: number } }>('/batched-purchase', async (request, reply) => {
@@ -168,7 +171,7 @@ app.post<{ Body: { linked_id?: number } }>('/batched-purchase', async (request, 
   let tokenHash = tokenHashes.get(token);
   if (tokenHash === undefined) tokenHashes.set(token, (tokenHash = hashToken(token)));
   const bookingId = batchedBookings[nextBatchedBooking++ % batchedBookings.length]!;
-  await batcher.purchase({ tokenHash, linkedId: Number(request.body.linked_id), bookingId, key: `batched-${++nextBatchedKey}` });
+  await batcher.add({ tokenHash, linkedId: Number(request.body.linked_id), bookingId, key: `batched-${++nextBatchedKey}` });
   const { status, body } = payload('post-retained-purchase');
   reply.code(status);
   return body;

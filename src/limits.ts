@@ -70,6 +70,13 @@ export const limits = {
    * whole duration counts against processorTimeoutMs (issue 7).
    */
   sandboxDbPoolSize: 3,
+  /**
+   * Settlements written together (docs/performance.md, "Batching across requests"): at most this
+   * many payments per batch, and at most this many batches at once per process, each holding one
+   * connection of the API's pool while it runs (the rest stay for attempts and reads).
+   */
+  settlementBatchMax: 25,
+  settlementBatchesInFlightMax: 4,
   dbStatementTimeoutMs: 10_000,
   shutdownGraceMs: 10_000,
   /** Replacements of crashed cluster workers per minute before the primary gives up and exits. */

@@ -163,12 +163,19 @@ describe('processor look-ups of a run', () => {
     const sandbox = t.context.connector;
     let inFlight = 0;
     let most = 0;
-    // A processor that takes a while to answer each look-up, as a real one over the network does.
+    // A processor that takes a while to answer each look-up, as a real one over the network does:
+    // long enough that the workers' own reads before their look-ups, slow on a loaded machine (the
+    // full suite runs two files at once), cannot keep the look-ups from overlapping (at 100 ms one
+    // full-suite run saw only 3 at once), and within a processor timeout longer than this file's
+    // 400 ms, so no look-up is abandoned while it still counts as in flight.
+    const config = t.context.config as { processorTimeoutMs: number };
+    const timeoutMs = config.processorTimeoutMs;
+    config.processorTimeoutMs = 5_000;
     t.context.connector = {
       ...sandbox,
       lookup: async (reference) => {
         most = Math.max(most, ++inFlight);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await new Promise((resolve) => setTimeout(resolve, 500));
         inFlight -= 1;
         return sandbox.lookup(reference);
       },
@@ -177,6 +184,7 @@ describe('processor look-ups of a run', () => {
       await reconcileIncompleteTransactions(t.context);
     } finally {
       t.context.connector = sandbox;
+      config.processorTimeoutMs = timeoutMs;
     }
     expect(most).toBe(limits.jobLookupConcurrency);
     for (const id of ids) expect((await get(t, shop, `/transactions/${id}`)).json().status).toBe('complete');

@@ -1,4 +1,6 @@
+import { Batcher } from '../../batcher.js';
 import type { AppContext } from '../../context.js';
+import { limits } from '../../limits.js';
 import type { Queryable } from '../../storage/db.js';
 import { isTestMode, openCard, resolvePaymentCard } from '../vault/index.js';
 import { receiptLabelOf } from '../channels.js';
@@ -6,7 +8,7 @@ import { insertAttempt } from './attempt.js';
 import { recordChargeback } from './chargebacks.js';
 import { preparePayment, type PaymentPlan } from './prepare.js';
 import { boundedCall, type CallResult } from './processor-call.js';
-import { failRow, lockRow, settleInTransaction } from './settle.js';
+import { failRow, lockRow, lockRows, settleLockedRow } from './settle.js';
 import { capturesAtOnce, isAdminType, isFollowUpType, type Actor, type AdminTransactionType, type TransactionInput, type TransactionRecord } from './types.js';
 import { loadTransactionViews, type TransactionJson } from './view.js';
 
@@ -32,19 +34,84 @@ export async function createTransaction(context: AppContext, actor: Actor, input
   }, { genericPlans: true });
   actor.idempotency?.onClaimed();
   const result = await callProcessor(context, plan, record);
-  // The outcome and the answer read back in one database transaction (one round trip of
-  // BEGIN/COMMIT less, and the view's plan is reused: issue 7).
+  const settlement: Settlement = {
+    record, result, siteId: actor.siteId, bookingIds: plan.shares.map((share) => share.bookingId), ...(actor.idempotency?.storeAnswer ? { storeAnswer: actor.idempotency.storeAnswer } : {}),
+  };
+  // Follow-ups lock their linked transaction and allocations other channels' rows while they
+  // settle, in the order of their own statements: in a batch, two batches could take such rows
+  // in opposite orders. They settle on their own; payments and vaults, which lock only their
+  // row and bookings (in one statement, in id order), settle in batches.
+  if (isFollowUpType(record.type) || plan.extras.allocations.length > 0) return (await settleTogether(context, [settlement]))[0]!;
+  return settlementsOf(context).add(settlement);
+}
+
+/** A processor outcome to record, and what the answer needs. */
+interface Settlement {
+  record: TransactionRecord;
+  result: CallResult;
+  siteId: number;
+  /** The bookings the row pays: two settlements naming one booking never share a batch. */
+  bookingIds: number[];
+  storeAnswer?: (tx: Queryable, answer: TransactionJson) => Promise<void>;
+}
+
+// One batcher per process (per context), made on first use.
+const settlementBatchers = new WeakMap<AppContext, Batcher<Settlement, TransactionJson>>();
+
+function settlementsOf(context: AppContext): Batcher<Settlement, TransactionJson> {
+  let batcher = settlementBatchers.get(context);
+  if (!batcher) {
+    batcher = new Batcher((settlements) => settleBatch(context, settlements), {
+      batchMax: limits.settlementBatchMax, inFlightMax: limits.settlementBatchesInFlightMax, conflictKeys: (settlement) => settlement.bookingIds,
+    });
+    settlementBatchers.set(context, batcher);
+  }
+  return batcher;
+}
+
+/**
+ * Settles a batch in one database transaction. If it fails, nothing of it was written: each
+ * settlement is then made again on its own, so a failure (a bug, a deadlock past its retries)
+ * reaches only the requests it belongs to.
+ */
+async function settleBatch(context: AppContext, settlements: Settlement[]): Promise<PromiseSettledResult<TransactionJson>[]> {
+  try {
+    return (await settleTogether(context, settlements)).map((value) => ({ status: 'fulfilled', value }));
+  } catch (error) {
+    if (settlements.length === 1) return [{ status: 'rejected', reason: error }];
+    return Promise.allSettled(settlements.map(async (settlement) => (await settleTogether(context, [settlement]))[0]!));
+  }
+}
+
+/**
+ * Records each outcome and reads the answers back in one database transaction: the rows (and
+ * their bookings) locked by one statement, each row moved through the status table, the answers'
+ * views read by one statement per site and stored for the requests' Idempotency-Keys (issue 7).
+ */
+async function settleTogether(context: AppContext, settlements: Settlement[]): Promise<TransactionJson[]> {
   return context.db.transaction(async (tx) => {
-    if (result.kind === 'unknown') {
-      // Say so on the row; the reconciliation job asks the processor later (docs/payments.md).
-      await tx.query(awaitingStatement, [record.id, `Awaiting the processor: ${result.reason}.`]);
-    } else {
-      await settleInTransaction(tx, record.id, result, context.now());
+    const at = context.now();
+    const rows = await lockRows(tx, settlements.map((settlement) => settlement.record.id));
+    for (const { record, result } of settlements) {
+      const row = rows.get(record.id);
+      if (!row) throw new Error(`transaction ${record.id} vanished`);
+      // No answer: say so on the row; the reconciliation job asks the processor later (docs/payments.md).
+      if (result.kind === 'unknown') await tx.query(awaitingStatement, [record.id, `Awaiting the processor: ${result.reason}.`]);
+      else await settleLockedRow(tx, row, result, at);
     }
-    const view = await loadView(tx, context, actor.siteId, record.id);
-    await actor.idempotency?.storeAnswer?.(tx, view);
-    return view;
+    const views = await viewsOf(tx, context, settlements);
+    for (const settlement of settlements) await settlement.storeAnswer?.(tx, views.get(settlement.record.id)!);
+    return settlements.map((settlement) => views.get(settlement.record.id)!);
   }, { genericPlans: true });
+}
+
+async function viewsOf(db: Queryable, context: AppContext, settlements: Settlement[]): Promise<Map<number, TransactionJson>> {
+  const idsBySite = new Map<number, number[]>();
+  for (const { siteId, record } of settlements) idsBySite.set(siteId, [...(idsBySite.get(siteId) ?? []), record.id]);
+  const views = new Map<number, TransactionJson>();
+  for (const [siteId, ids] of idsBySite) for (const view of await loadTransactionViews(db, context.config, siteId, ids)) views.set(view.id, view);
+  for (const { record } of settlements) if (!views.has(record.id)) throw new Error(`transaction ${record.id} vanished`);
+  return views;
 }
 
 const awaitingStatement = { name: 'transaction_awaiting_processor', text: `UPDATE transactions SET content = $2 WHERE id = $1 AND status = 'incomplete'` };

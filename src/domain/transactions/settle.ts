@@ -29,7 +29,11 @@ export async function settleWithOutcome(context: AppContext, id: number, outcome
  * the same one). Run it with `genericPlans`: its statements are the payment path's fixed ones.
  */
 export async function settleInTransaction(tx: Queryable, id: number, outcome: ProcessorOutcome, at: Date): Promise<TransactionStatus> {
-  const row = await lockRow(tx, id);
+  return settleLockedRow(tx, await lockRow(tx, id), outcome, at);
+}
+
+/** settleInTransaction for a row the caller locked (lockRows: a batch of settlements locks its rows in one statement). */
+export async function settleLockedRow(tx: Queryable, row: LockedRow, outcome: ProcessorOutcome, at: Date): Promise<TransactionStatus> {
   if (row.status !== 'incomplete' && row.status !== 'pending') return row.status;
   switch (outcome.kind) {
     case 'approved':
@@ -71,20 +75,24 @@ const factsColumns = `forex_quote_id, forex_rate::text AS forex_rate, channel_cu
   EXISTS (SELECT 1 FROM allocations a WHERE a.transaction_id = t.id) AS has_allocations`;
 
 /**
- * The row, locked, with its facts; for a payment without allocations still to settle, also its
- * bookings, locked after the row in id order (the lock order of docs/payments.md: such a
- * settlement locks nothing else), saving applyBookingDeltas its own locking round trip.
+ * The rows, locked in id order, with their facts; for a payment without allocations still to
+ * settle, also its bookings, locked after the rows in id order (the lock order of
+ * docs/payments.md: such a settlement locks nothing else), saving applyBookingDeltas its own
+ * locking round trip. One row for a settlement of its own, many for a batch (create.ts).
  */
-const lockRowStatement = {
+const lockRowsStatement = {
   name: 'transaction_lock_for_settlement',
-  text: `WITH locked_row AS (SELECT ${transactionColumns}, ${factsColumns} FROM transactions t WHERE id = $1 FOR NO KEY UPDATE),
+  text: `WITH locked_rows AS (SELECT ${transactionColumns}, ${factsColumns} FROM transactions t WHERE id = ANY ($1::bigint[]) ORDER BY id FOR NO KEY UPDATE),
+              payable AS (
+                SELECT tb.transaction_id, tb.booking_id FROM transaction_bookings tb JOIN locked_rows r ON tb.transaction_id = r.id
+                 WHERE r.type IN ('purchase', 'retained_purchase', 'authorize', 'retained_authorize') AND NOT r.has_allocations
+                   AND r.status IN ('incomplete', 'pending')),
               locked_bookings AS (
                 SELECT b.id, b.status, b.total, b.total_paid, b.total_authorized, b.locked_transactions, b.date_end FROM bookings b
-                 WHERE b.id IN (SELECT tb.booking_id FROM transaction_bookings tb JOIN locked_row r ON tb.transaction_id = r.id
-                                 WHERE r.type IN ('purchase', 'retained_purchase', 'authorize', 'retained_authorize') AND NOT r.has_allocations
-                                   AND r.status IN ('incomplete', 'pending'))
+                 WHERE b.id IN (SELECT booking_id FROM payable)
                  ORDER BY b.id FOR NO KEY UPDATE)
-         SELECT locked_row.*, (SELECT json_agg(locked_bookings ORDER BY locked_bookings.id) FROM locked_bookings) AS locked_booking_list FROM locked_row`,
+         SELECT r.*, (SELECT json_agg(lb ORDER BY lb.id) FROM locked_bookings lb JOIN payable p ON p.booking_id = lb.id WHERE p.transaction_id = r.id) AS locked_booking_list
+           FROM locked_rows r`,
 };
 const factsStatement = { name: 'transaction_settlement_facts', text: `SELECT ${factsColumns} FROM transactions t WHERE id = $1` };
 
@@ -111,10 +119,19 @@ function factsOf(row: FactsRow): SettlementFacts {
 }
 
 export async function lockRow(tx: Queryable, id: number): Promise<LockedRow> {
-  const row = await tx.maybeOne(lockRowStatement, [id]);
+  const row = (await lockRows(tx, [id])).get(id);
   if (!row) throw new Error(`transaction ${id} does not exist`);
-  const lockedBookings = (row as { locked_booking_list: LockedBooking[] | null }).locked_booking_list;
-  return { ...toRecord(row as never), facts: { ...factsOf(row as unknown as FactsRow), ...(lockedBookings ? { lockedBookings } : {}) } };
+  return row;
+}
+
+/** lockRow for many rows in one statement, by id; a missing id is missing from the map. */
+export async function lockRows(tx: Queryable, ids: number[]): Promise<Map<number, LockedRow>> {
+  const rows = await tx.query(lockRowsStatement, [ids]);
+  return new Map(rows.map((row) => {
+    const lockedBookings = (row as { locked_booking_list: LockedBooking[] | null }).locked_booking_list;
+    const locked: LockedRow = { ...toRecord(row as never), facts: { ...factsOf(row as unknown as FactsRow), ...(lockedBookings ? { lockedBookings } : {}) } };
+    return [locked.id, locked];
+  }));
 }
 
 async function settlementFactsOf(tx: Queryable, row: LockedRow): Promise<SettlementFacts> {
