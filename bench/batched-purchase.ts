@@ -68,6 +68,9 @@ const settleStatement = {
   SELECT id FROM updated`,
 };
 
+/** Bookings the bench gives the bare batched purchase to pay in turn: far more than its requests in flight. */
+export const batchedPurchaseBookings = 2_000;
+
 export interface BatchedPurchase {
   tokenHash: string;
   linkedId: number;

@@ -16,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { limits } from '../src/limits.js';
 import { createDb, type Db } from '../src/storage/db.js';
 import { bookingInput, callOk, createTenant, freshBookingIds, retainedPurchaseInput, samplePurchase, vaultTestCard, type Tenant } from './fixtures.js';
+import { batchedPurchaseBookings } from './batched-purchase.js';
 import { FreshPurchases, freshBookingsNeeded, inFlightBoundMs, mailDrainBoundMs } from './purchases.js';
 import { interleavedSideSeconds, measure, measureInterleaved, type LoadOptions, type Measurement, type Scenario } from './load.js';
 import { childPids, commandLine, residentBytes, type Child } from './processes.js';
@@ -60,9 +61,6 @@ const ceilingNames = { pk: 'bare PK select', tx: 'bare 3-statement tx', purchase
 function interleavedName(ceiling: string): string {
   return `${ceiling}, interleaved`;
 }
-
-/** Bookings the bare batched purchase pays in turn: far more than its requests in flight. */
-const batchedBookings = 2_000;
 
 /** Between two slices: the few requests autocannon left in flight answer within milliseconds. */
 const settleMs = 200;
@@ -265,7 +263,7 @@ class Runs {
     // Not a target's ceiling either: the purchase's write set on trustfare's own tables, with
     // concurrent requests written in batches (performance.md, "Batching across requests"). Its
     // bookings are paid in turn, so a few thousand serve a run of any length.
-    await callOk(this.ceiling.baseUrl, 'PUT', '/batched-purchase/bookings', { body: { ids: await this.freshBookings(batchedBookings) } });
+    await callOk(this.ceiling.baseUrl, 'PUT', '/batched-purchase/bookings', { body: { ids: await this.freshBookings(batchedPurchaseBookings) } });
     const batched = await this.runCeiling({ name: ceilingNames.batched, description: "bare Fastify route: the purchase write set on trustfare's tables, concurrent requests written in batches (attempt, processor record and settlement one statement each per batch)", method: 'POST', path: '/batched-purchase', headers: this.tenant.headers, body: sampleBody, requestBytes: bytes(sampleBody), responseBytes: bytes(sample.text) });
     const batches = (await callOk(this.ceiling.baseUrl, 'GET', '/batched-purchase/batches')).json as { batches: number; purchases: number };
     this.meanBatchSize = batches.purchases / Math.max(1, batches.batches);

@@ -70,5 +70,8 @@ REPLAY_BODY=${kit('retained-purchase.json')} ${wrk} -s ${script('post.lua')} ${i
 # and the bare two-phase purchase: the same write set on minimal tables, one statement and one
 # commit for the attempt, one for the settlement (not a target's ceiling; the least a purchase costs)
 REPLAY_BODY=${kit('retained-purchase.json')} ${wrk} -s ${script('post.lua')} ${input.ceilingUrl}/purchase
+# and the bare batched purchase: the write set on trustfare's own tables, concurrent requests
+# written in batches (not a target's ceiling; what a service that batches its write path could reach)
+REPLAY_BODY=${kit('retained-purchase.json')} ${wrk} ${auth} -s ${script('post.lua')} ${input.ceilingUrl}/batched-purchase
 `;
 }

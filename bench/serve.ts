@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createDb, type Db } from '../src/storage/db.js';
 import { bookingInput, callOk, createTenant, freshBookingIds, retainedPurchaseInput, samplePurchase, vaultTestCard } from './fixtures.js';
+import { batchedPurchaseBookings } from './batched-purchase.js';
 import { sendMany } from './load.js';
 import type { Child } from './processes.js';
 import { replayKit } from './replay-kit.js';
@@ -47,9 +48,12 @@ export async function main(): Promise<number> {
     await ceiling.setPayload('get-booking', 200, getAnswer.json);
 
     const vaultTransactionId = await vaultTestCard(service.baseUrl, tenant);
-    const bookingIds = await freshBookingIds(db, service.baseUrl, tenant, {
-      count: history + purchases + 1, excludedId: getBookingId, connections: 50, onCreate: (missing) => progress(`creating ${missing} bookings`),
+    const allBookingIds = await freshBookingIds(db, service.baseUrl, tenant, {
+      count: history + purchases + 1 + batchedPurchaseBookings, excludedId: getBookingId, connections: 50, onCreate: (missing) => progress(`creating ${missing} bookings`),
     });
+    // The bare batched purchase pays its own bookings in turn, as in `npm run bench`.
+    await callOk(ceiling.baseUrl, 'PUT', '/batched-purchase/bookings', { body: { ids: allBookingIds.slice(-batchedPurchaseBookings) } });
+    const bookingIds = allBookingIds.slice(0, -batchedPurchaseBookings);
     const bodies = bookingIds.map((bookingId) => JSON.stringify(retainedPurchaseInput(tenant, { bookingId, vaultTransactionId })));
     // One purchase now: its answer is what the ceiling's /tx sends back.
     const sample = await samplePurchase(service.baseUrl, tenant, { body: bodies[0]!, keyPrefix: 'replay-sample-' });

@@ -47,5 +47,7 @@ describe('bench: replay kit', () => {
     expect(firstLines).toEqual([1, 11]);
     expect(readme).toContain('one of the 30 fresh bookings');
     expect(readme).toContain("-H 'Authorization: Bearer tfat_example' -s /repo/bench/replay/retained.lua http://127.0.0.1:4000/bench/site-json/vendor/v2/transactions");
+    // The bare batched purchase authenticates with the tenant's token, as the service's requests do.
+    expect(readme).toMatch(/REPLAY_BODY=\S+retained-purchase\.json wrk .* -H 'Authorization: Bearer tfat_example' -s \S+post\.lua \S+\/batched-purchase\n/);
   });
 });
