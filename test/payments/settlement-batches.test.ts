@@ -136,8 +136,9 @@ async function holdEverySlot(prefix: string) {
     release,
     async queuedBehind(count: number) {
       await waitFor(async () => (await processorCalls()) === before + count);
-      // From the processor's answer to the batcher: a few microtasks, no database.
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // From the processor's answer to the batcher: its reply on the socket, then a few
+      // microtasks, no database; generous for a loaded CI machine.
+      await new Promise((resolve) => setTimeout(resolve, 500));
     },
   };
 }
