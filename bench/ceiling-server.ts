@@ -21,6 +21,7 @@ import Fastify from 'fastify';
 import pg from 'pg';
 import { hashToken } from '../src/domain/credentials.js';
 import { limits } from '../src/limits.js';
+import { withAsynchronousCommit } from '../src/processor/index.js';
 import { purchaseBatcher } from './batched-purchase.js';
 
 const port = Number(process.env.PORT);
@@ -28,9 +29,7 @@ const poolSize = Number(process.env.POOL_SIZE);
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: poolSize });
 pool.on('error', () => undefined);
 // As the service's sandbox processor: its own small pool, committing asynchronously.
-const processorUrl = new URL(process.env.DATABASE_URL!);
-processorUrl.searchParams.set('options', '-c synchronous_commit=off');
-const processorPool = new pg.Pool({ connectionString: processorUrl.toString(), max: limits.sandboxDbPoolSize });
+const processorPool = new pg.Pool({ connectionString: withAsynchronousCommit(process.env.DATABASE_URL!), max: limits.sandboxDbPoolSize });
 processorPool.on('error', () => undefined);
 
 const payloads = new Map<string, { status: number; body: unknown }>();

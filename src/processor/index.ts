@@ -33,7 +33,7 @@ export function createConnector(config: Config, db: Db): Connector & { close(): 
  * the sandbox no longer knows the call). The API's pool keeps synchronous commits for every
  * money table.
  */
-function withAsynchronousCommit(connectionString: string): string {
+export function withAsynchronousCommit(connectionString: string): string {
   let url: URL;
   try {
     url = new URL(connectionString);

@@ -35,7 +35,7 @@ export async function createTransaction(context: AppContext, actor: Actor, input
   actor.idempotency?.onClaimed();
   const result = await callProcessor(context, plan, record);
   const settlement: Settlement = {
-    record, result, siteId: actor.siteId, bookingIds: plan.shares.map((share) => share.bookingId), ...(actor.idempotency?.storeAnswer ? { storeAnswer: actor.idempotency.storeAnswer } : {}),
+    record, result, bookingIds: plan.shares.map((share) => share.bookingId), ...(actor.idempotency?.storeAnswer ? { storeAnswer: actor.idempotency.storeAnswer } : {}),
   };
   // Follow-ups lock their linked transaction and allocations other channels' rows while they
   // settle, in the order of their own statements: in a batch, two batches could take such rows
@@ -49,7 +49,6 @@ export async function createTransaction(context: AppContext, actor: Actor, input
 interface Settlement {
   record: TransactionRecord;
   result: CallResult;
-  siteId: number;
   /** The bookings the row pays: two settlements naming one booking never share a batch. */
   bookingIds: number[];
   storeAnswer?: (tx: Queryable, answer: TransactionJson) => Promise<void>;
@@ -107,7 +106,11 @@ async function settleTogether(context: AppContext, settlements: Settlement[]): P
 
 async function viewsOf(db: Queryable, context: AppContext, settlements: Settlement[]): Promise<Map<number, TransactionJson>> {
   const idsBySite = new Map<number, number[]>();
-  for (const { siteId, record } of settlements) idsBySite.set(siteId, [...(idsBySite.get(siteId) ?? []), record.id]);
+  for (const { record } of settlements) {
+    const ids = idsBySite.get(record.siteId);
+    if (ids) ids.push(record.id);
+    else idsBySite.set(record.siteId, [record.id]);
+  }
   const views = new Map<number, TransactionJson>();
   for (const [siteId, ids] of idsBySite) for (const view of await loadTransactionViews(db, context.config, siteId, ids)) views.set(view.id, view);
   for (const { record } of settlements) if (!views.has(record.id)) throw new Error(`transaction ${record.id} vanished`);
