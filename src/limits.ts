@@ -77,6 +77,13 @@ export const limits = {
    */
   settlementBatchMax: 25,
   settlementBatchesInFlightMax: 4,
+  /**
+   * Attempts (validation and the `incomplete` rows) written together, likewise: at most this many
+   * requests per batch and this many batches at once per process. With the settlement batches
+   * they leave the pool's last connections to reads.
+   */
+  attemptBatchMax: 25,
+  attemptBatchesInFlightMax: 3,
   dbStatementTimeoutMs: 10_000,
   shutdownGraceMs: 10_000,
   /** Replacements of crashed cluster workers per minute before the primary gives up and exits. */

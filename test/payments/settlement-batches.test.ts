@@ -4,7 +4,7 @@ import { verifyLedger } from '../../src/domain/ledger/verify.js';
 import { limits } from '../../src/limits.js';
 import type { TestContext } from '../support/context.js';
 import { statementsDuring } from '../support/statements.js';
-import { bookingRow, createBooking, createShop, entriesOf, paymentsContext, post, type Shop } from './support.js';
+import { bookingRow, createBooking, entriesOf, post, vaultedShopContext, type Shop } from './support.js';
 
 // Settlements of concurrent payments are written in batches (create.ts, src/batcher.ts): one
 // database transaction for many outcomes. What a payer or a merchant would notice if that went
@@ -13,11 +13,7 @@ import { bookingRow, createBooking, createShop, entriesOf, paymentsContext, post
 let t: TestContext;
 let shop: Shop;
 let vaultId: number;
-beforeAll(async () => {
-  t = await paymentsContext({ poolSize: 20, env: { PROCESSOR_TIMEOUT_MS: '20000' } });
-  shop = await createShop(t);
-  vaultId = (await post(t, shop, { transaction_types: 'vault', channels: shop.channelId, currencies: 'USD', total: 0, token: 'tok_visa' })).json().id;
-});
+beforeAll(async () => void ({ t, shop, vaultId } = await vaultedShopContext()));
 afterAll(async () => t.close());
 
 const retained = (booking: number, total: number) => ({

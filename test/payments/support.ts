@@ -69,3 +69,14 @@ export async function bookingRow(t: TestContext, id: number) {
 export async function entriesOf(t: TestContext, transactionId: number) {
   return t.db.query<{ account: string; direction: string; amount: number }>('SELECT account, direction, amount FROM ledger_entries WHERE transaction_id = $1 ORDER BY id', [transactionId]);
 }
+
+/**
+ * For the batch tests: a context whose pool holds every batch slot with room to spare and whose
+ * processor timeout outlasts a held batch, a shop, and a vaulted test card to charge again.
+ */
+export async function vaultedShopContext(): Promise<{ t: TestContext; shop: Shop; vaultId: number }> {
+  const t = await paymentsContext({ poolSize: 20, env: { PROCESSOR_TIMEOUT_MS: '20000' } });
+  const shop = await createShop(t);
+  const vaultId = (await post(t, shop, { transaction_types: 'vault', channels: shop.channelId, currencies: 'USD', total: 0, token: 'tok_visa' })).json().id as number;
+  return { t, shop, vaultId };
+}

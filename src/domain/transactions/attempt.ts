@@ -1,26 +1,47 @@
 import type { AppContext } from '../../context.js';
 import { invalidParam } from '../../http/errors.js';
 import type { Queryable } from '../../storage/db.js';
-import { fundingTypes, recordAttempt } from './bookings.js';
+import { fundingTypes, recordAttempts, type BookingAttempt } from './bookings.js';
 import { assertForexPart, recordForexAndAllocations } from './forex-allocations.js';
 import type { PaymentPlan } from './prepare.js';
-import { adjustRemaining, adjustShares, bookingShares, findTransaction, insertTransaction, type BookingShare } from './repository.js';
+import { adjustRemaining, adjustShares, bookingShares, findTransaction, insertTransactions, type BookingShare, type NewTransaction, type NewTransactionRow } from './repository.js';
 import { statementDate, type StatementPeriod } from '../statements/dates.js';
 import { isRetainedType, type Actor, type TransactionRecord } from './types.js';
 
 /**
- * Step one of every processor-backed transaction, in the caller's short database transaction
- * (create.ts, which also prepared the plan in it): lock the linked transaction (if any), reserve
- * the amount this one will consume from its `total_remaining`, and insert the new row as
- * `incomplete`. It commits before the processor is called, so a crash afterwards leaves a row
- * reconciliation can finish, and concurrent captures, voids and refunds of one transaction are
- * serialised by the lock on it.
+ * Step one of every processor-backed transaction, for one request or a batch of them, in the
+ * caller's short database transaction (attempts.ts, which also prepared the plans in it): lock
+ * the linked transaction (if any), reserve the amount this one will consume from its
+ * `total_remaining`, and insert the new rows as `incomplete` (one statement for the batch, with
+ * the Idempotency-Keys and the bookings' locks), then list them on their bookings (one statement).
+ * It commits before the processor is called, so a crash afterwards leaves rows reconciliation can
+ * finish, and concurrent captures, voids and refunds of one transaction are serialised by the
+ * lock on it. A result is undefined when the request's Idempotency-Key is another request's: of
+ * that request nothing is written. Any refusal found under locks throws.
  */
-export async function insertAttempt(context: AppContext, tx: Queryable, actor: Actor, plan: PaymentPlan): Promise<TransactionRecord> {
+export async function insertAttempts(context: AppContext, tx: Queryable, members: readonly { actor: Actor; plan: PaymentPlan }[]): Promise<(TransactionRecord | undefined)[]> {
   const at = context.now();
-  const reserved = plan.linked && !isRetainedType(plan.input.type) ? await reserveOnParent(tx, plan, at) : 0;
+  const rows: NewTransaction[] = [];
+  for (const { actor, plan } of members) {
+    // Only a follow-up has a linked row to reserve from, and follow-ups are attempted alone.
+    const reserved = plan.linked && !isRetainedType(plan.input.type) ? await reserveOnParent(tx, plan, at) : 0;
+    rows.push({ row: newRow(actor, plan, { reserved, at }), ...(actor.idempotency ? { idempotency: { key: actor.idempotency.key, requestHash: actor.idempotency.requestHash } } : {}) });
+  }
+  const { records, lockedBookings } = await insertTransactions(tx, rows, { lockBookings: members.flatMap(({ plan }) => plan.shares.map((share) => share.bookingId)) });
+  const attempts: BookingAttempt[] = [];
+  for (const [index, record] of records.entries()) {
+    if (!record) continue;
+    const { plan } = members[index]!;
+    await recordForexAndAllocations(tx, { record, channel: plan.channel, plan: plan.extras });
+    attempts.push({ bookingIds: plan.shares.map((share) => share.bookingId), transactionId: record.id, refuseOverfunding: fundingTypes.includes(plan.input.type) });
+  }
+  await recordAttempts(tx, attempts, { at, locked: lockedBookings });
+  return records;
+}
+
+function newRow(actor: Actor, plan: PaymentPlan, options: { reserved: number; at: Date }): NewTransactionRow {
   const { input, card } = plan;
-  const record = await insertTransaction(tx, {
+  return {
     siteId: actor.siteId,
     channelId: plan.channel.id,
     authorId: actor.userId,
@@ -30,7 +51,7 @@ export async function insertAttempt(context: AppContext, tx: Queryable, actor: A
     total: plan.total,
     currency: plan.currency,
     totalRemaining: 0,
-    reservedTotal: reserved,
+    reservedTotal: options.reserved,
     linkedId: plan.linked?.id ?? null,
     cardId: card?.id ?? null,
     token: card?.token ?? null,
@@ -43,25 +64,16 @@ export async function insertAttempt(context: AppContext, tx: Queryable, actor: A
     country: input.country ?? null,
     ipAddress: input.ipAddress ?? null,
     language: plan.language,
-    statementDate: statementDate(at, plan.channel.statementPeriod as StatementPeriod),
+    statementDate: statementDate(options.at, plan.channel.statementPeriod as StatementPeriod),
     cardBrand: card?.brand ?? null,
     binNumber: card?.bin ?? null,
     lastFour: card?.lastFour ?? null,
     issuerCountry: card?.issuerCountry ?? null,
     attempt3ds: input.attempt3ds ?? false,
     redirectUrl: input.redirectUrl ?? null,
-    createdAt: at,
+    createdAt: options.at,
     shares: plan.shares.map((share) => ({ ...share, totalRemaining: 0 })),
-  }, {
-    ...(actor.idempotency ? { idempotency: { key: actor.idempotency.key, requestHash: actor.idempotency.requestHash } } : {}),
-    lockBookings: plan.shares.map((share) => share.bookingId),
-  });
-  await recordForexAndAllocations(tx, { record, channel: plan.channel, plan: plan.extras });
-  await recordAttempt(tx, {
-    bookingIds: plan.shares.map((share) => share.bookingId), transactionId: record.id, at, refuseOverfunding: fundingTypes.includes(input.type), locked: record.lockedBookings,
-  });
-  const { lockedBookings: _locked, ...inserted } = record;
-  return inserted;
+  };
 }
 
 /**

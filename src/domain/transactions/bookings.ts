@@ -50,9 +50,17 @@ function derive(booking: LockedBooking, options: { today: string; isDraft: boole
 /** Types whose money adds to what a booking holds (a capture only converts an authorisation). */
 export const fundingTypes: readonly string[] = ['purchase', 'authorize', 'retained_purchase', 'retained_authorize'];
 
+/** One attempt's bookings (recordAttempts). */
+export interface BookingAttempt {
+  bookingIds: number[];
+  transactionId: number;
+  refuseOverfunding: boolean;
+}
+
 /**
- * A payment was attempted: each booking (locked in id order) lists the transaction and stops
- * being a modal draft, in one multi-row UPDATE.
+ * Payments were attempted: each booking (locked in id order) lists its transaction and stops
+ * being a modal draft, in one multi-row UPDATE for every attempt of a batch. No booking may
+ * appear in two attempts (the attempt batcher keeps such requests apart).
  *
  * With `refuseOverfunding`, refuses an attempt that would put more money on a booking than its
  * total: the spec keeps a booking's total at or above its linked transactions. Counts settled
@@ -60,23 +68,31 @@ export const fundingTypes: readonly string[] = ['purchase', 'authorize', 'retain
  * new one included), so two concurrent payments cannot both pass. The count is in the UPDATE's
  * RETURNING, not in the locking SELECT: the UPDATE starts after the locks are held, so its
  * snapshot sees an attempt committed by whoever held a booking's lock before us (a subquery of
- * the locking statement would read the snapshot taken before waiting).
+ * the locking statement would read the snapshot taken before waiting). A refusal throws: the
+ * caller's database transaction is rolled back (attempts.ts retries a batch's members alone).
  */
-export async function recordAttempt(
-  tx: Queryable, options: { bookingIds: number[]; transactionId: number; at: Date; refuseOverfunding: boolean; locked?: LockedBooking[] },
-): Promise<void> {
-  // Locked already by the statement that inserted the transaction (a separate, earlier statement
+export async function recordAttempts(tx: Queryable, attempts: readonly BookingAttempt[], options: { at: Date; locked?: LockedBooking[] }): Promise<void> {
+  const attemptOf = new Map<number, BookingAttempt>();
+  for (const attempt of attempts) {
+    for (const id of attempt.bookingIds) {
+      if (attemptOf.has(id)) throw new Error(`booking ${id} appears in two attempts of one batch`);
+      attemptOf.set(id, attempt);
+    }
+  }
+  if (attemptOf.size === 0) return;
+  // Locked already by the statement that inserted the transactions (a separate, earlier statement
   // all the same: the UPDATE below still starts after the locks are held).
-  const covered = options.locked !== undefined && options.bookingIds.every((id) => options.locked!.some((booking) => booking.id === id));
-  const bookings = covered ? options.locked! : await lockBookings(tx, options.bookingIds);
+  const { locked } = options;
+  const covered = locked !== undefined && [...attemptOf.keys()].every((id) => locked.some((booking) => booking.id === id));
+  const bookings = covered ? locked.filter((booking) => attemptOf.has(booking.id)) : await lockBookings(tx, [...attemptOf.keys()]);
   if (bookings.length === 0) return;
   const today = gmtDate(options.at);
   const rows = await tx.query<{ id: number; total: number; held: number | null }>(recordAttemptStatement, [
     bookings.map((booking) => booking.id),
     bookings.map((booking) => derive(booking, { today, isDraft: false })),
-    options.transactionId,
+    bookings.map((booking) => attemptOf.get(booking.id)!.transactionId),
     options.at,
-    options.refuseOverfunding,
+    bookings.map((booking) => attemptOf.get(booking.id)!.refuseOverfunding),
     fundingTypes,
   ]);
   const over = rows.find((row) => row.held !== null && Number(row.held) > Number(row.total));
@@ -87,11 +103,11 @@ export async function recordAttempt(
 
 const recordAttemptStatement = {
   name: 'bookings_record_attempt',
-  text: `UPDATE bookings b SET transaction_ids = array_append(b.transaction_ids, $3::bigint), status = d.status, modified_at = $4
-           FROM unnest($1::bigint[], $2::text[]) AS d(id, status)
+  text: `UPDATE bookings b SET transaction_ids = array_append(b.transaction_ids, d.transaction_id), status = d.status, modified_at = $4
+           FROM unnest($1::bigint[], $2::text[], $3::bigint[], $5::boolean[]) AS d(id, status, transaction_id, refuse_overfunding)
           WHERE b.id = d.id
       RETURNING b.id, b.total,
-                CASE WHEN $5::boolean THEN (b.total_paid + b.total_authorized + coalesce((
+                CASE WHEN d.refuse_overfunding THEN (b.total_paid + b.total_authorized + coalesce((
                   SELECT sum(tb.total) FROM transaction_bookings tb JOIN transactions t ON t.id = tb.transaction_id
                    WHERE tb.booking_id = b.id AND t.status IN ('incomplete', 'pending') AND t.type = ANY($6::text[])), 0))::bigint END AS held`,
 };

@@ -4,9 +4,9 @@ import { limits } from '../../limits.js';
 import type { Queryable } from '../../storage/db.js';
 import { isTestMode, openCard, resolvePaymentCard } from '../vault/index.js';
 import { receiptLabelOf } from '../channels.js';
-import { insertAttempt } from './attempt.js';
+import { attemptPayment } from './attempts.js';
 import { recordChargeback } from './chargebacks.js';
-import { preparePayment, type PaymentPlan } from './prepare.js';
+import type { PaymentPlan } from './prepare.js';
 import { boundedCall, type CallResult } from './processor-call.js';
 import { failRow, lockRow, lockRows, settleLockedRow } from './settle.js';
 import { capturesAtOnce, isAdminType, isFollowUpType, type Actor, type AdminTransactionType, type TransactionInput, type TransactionRecord } from './types.js';
@@ -27,11 +27,9 @@ export async function createTransaction(context: AppContext, actor: Actor, input
     const id = await recordChargeback(context, actor, input as TransactionInput & { type: AdminTransactionType });
     return loadView(context.db, context, actor.siteId, id);
   }
-  // Validation and the attempt in one short database transaction, committed before the call.
-  const { plan, record } = await context.db.transaction(async (tx) => {
-    const plan = await preparePayment(context, tx, actor, input);
-    return { plan, record: await insertAttempt(context, tx, actor, plan) };
-  }, { genericPlans: true });
+  // Validation and the attempt in one short database transaction (with concurrent requests'),
+  // committed before the call.
+  const { plan, record } = await attemptPayment(context, { actor, input });
   actor.idempotency?.onClaimed();
   const result = await callProcessor(context, plan, record);
   const settlement: Settlement = {

@@ -66,43 +66,63 @@ function assertAmount(input: TransactionInput): void {
 }
 
 /**
- * What a create request names, read in one statement (issue 7): the channel (none when it is not
- * the site's), the named bookings of the site, the linked transaction of the site and, for a
- * retained charge, its card with the sealed PAN. No locks: every check made on them is made
- * again under locks where it matters (attempt.ts).
+ * What a create request names, read with every other request of its batch in one statement
+ * (issue 7): the channel (none when it is not the site's), the named bookings of the site, the
+ * linked transaction of the site and, for a retained charge, its card with the sealed PAN. No
+ * locks: every check made on them is made again under locks where it matters (attempt.ts).
  */
-interface Lookup {
+export interface Lookup {
   channel: ChannelRecord | undefined;
   bookings: BookingRow[];
   linked: TransactionRecord | undefined;
   linkedCard: ChargeableCard | null;
 }
 
+/**
+ * One row per request whose channel is the site's (`m` is the request: $1-$4 its channel, site,
+ * linked transaction and whether it is a retained charge; $5-$6 the bookings it names, by the
+ * request's ordinal).
+ */
 const lookupStatement = {
   name: 'transaction_create_lookup',
-  text: `SELECT ${channelSelect},
+  text: `SELECT m.ordinality, ${channelSelect},
                 coalesce((SELECT json_agg(json_build_object('id', b.id, 'channel_id', b.channel_id, 'currency', b.currency, 'language', b.language))
-                            FROM bookings b WHERE b.id = ANY($3::bigint[]) AND b.site_id = $2 AND b.deleted_at IS NULL), '[]'::json) AS booking_list,
-                (SELECT row_to_json(l) FROM (SELECT ${transactionColumns} FROM transactions WHERE id = $4 AND site_id = $2) l) AS linked_row,
+                            FROM unnest($5::bigint[], $6::bigint[]) AS n(ordinality, id) JOIN bookings b ON b.id = n.id
+                           WHERE n.ordinality = m.ordinality AND b.site_id = m.site_id AND b.deleted_at IS NULL), '[]'::json) AS booking_list,
+                (SELECT row_to_json(l) FROM (SELECT ${transactionColumns} FROM transactions WHERE id = m.linked_id AND site_id = m.site_id) l) AS linked_row,
                 ${chargeableCardColumns('k')}
-           FROM ${channelFrom}
-           ${chargeableCardJoin('k', '(SELECT card_id FROM transactions WHERE id = $4 AND site_id = $2 AND $5::boolean)', '$2')}
-          WHERE c.id = $1 AND c.site_id = $2 AND c.deleted_at IS NULL`,
+           FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::boolean[]) WITH ORDINALITY AS m(channel_id, site_id, linked_id, retained, ordinality)
+           JOIN ${channelFrom} ON c.id = m.channel_id AND c.site_id = m.site_id AND c.deleted_at IS NULL
+           ${chargeableCardJoin('k', '(SELECT card_id FROM transactions WHERE id = m.linked_id AND site_id = m.site_id AND m.retained)', 'm.site_id')}`,
 };
 
-async function lookUp(db: Queryable, actor: Actor, input: TransactionInput): Promise<Lookup> {
-  const channelId = Number.isSafeInteger(input.channelId) ? input.channelId : null;
-  const linkedId = input.linkedId !== undefined && Number.isSafeInteger(input.linkedId) ? input.linkedId : null;
-  // More than the limit is refused by resolveShares; nothing to read for it.
-  const items = input.bookings ?? [];
-  const bookingIds = items.length > limits.bookingsPerTransactionMax ? [] : items.map((item) => item.id).filter((id) => Number.isSafeInteger(id));
-  const row = await db.maybeOne<ChannelRow & ChargeableCardColumns & { booking_list: BookingRow[]; linked_row: (Record<string, unknown> & { created_at: string; modified_at: string }) | null }>(
-    lookupStatement,
-    [channelId, actor.siteId, bookingIds, linkedId, isRetainedType(input.type)],
-  );
-  if (!row) return { channel: undefined, bookings: [], linked: undefined, linkedCard: null };
-  const linked = row.linked_row ? toRecord({ ...row.linked_row, created_at: new Date(row.linked_row.created_at), modified_at: new Date(row.linked_row.modified_at) } as never) : undefined;
-  return { channel: channelFromRow(row), bookings: row.booking_list, linked, linkedCard: chargeableCardOf(row) };
+type LookupRow = ChannelRow & ChargeableCardColumns & {
+  ordinality: string;
+  booking_list: BookingRow[];
+  linked_row: (Record<string, unknown> & { created_at: string; modified_at: string }) | null;
+};
+
+/** What each request names (Lookup), in the order of `requests`. */
+export async function lookUp(db: Queryable, requests: readonly { actor: Actor; input: TransactionInput }[]): Promise<Lookup[]> {
+  const members = requests.map(({ actor, input }) => ({
+    channelId: Number.isSafeInteger(input.channelId) ? input.channelId! : null,
+    siteId: actor.siteId,
+    linkedId: input.linkedId !== undefined && Number.isSafeInteger(input.linkedId) ? input.linkedId : null,
+    retained: isRetainedType(input.type),
+    // More than the limit is refused by resolveShares; nothing to read for it.
+    bookingIds: (input.bookings ?? []).length > limits.bookingsPerTransactionMax ? [] : (input.bookings ?? []).map((item) => item.id).filter((id) => Number.isSafeInteger(id)),
+  }));
+  const named = members.flatMap((member, index) => member.bookingIds.map((id) => ({ ordinal: index + 1, id })));
+  const rows = await db.query<LookupRow>(lookupStatement, [
+    members.map((member) => member.channelId), members.map((member) => member.siteId), members.map((member) => member.linkedId),
+    members.map((member) => member.retained), named.map((item) => item.ordinal), named.map((item) => item.id),
+  ]);
+  const found: Lookup[] = members.map(() => ({ channel: undefined, bookings: [], linked: undefined, linkedCard: null }));
+  for (const row of rows) {
+    const linked = row.linked_row ? toRecord({ ...row.linked_row, created_at: new Date(row.linked_row.created_at), modified_at: new Date(row.linked_row.modified_at) } as never) : undefined;
+    found[Number(row.ordinality) - 1] = { channel: channelFromRow(row), bookings: row.booking_list, linked, linkedCard: chargeableCardOf(row) };
+  }
+  return found;
 }
 
 function resolveChannel(input: TransactionInput, channel: ChannelRecord | undefined): ChannelRecord {
@@ -234,14 +254,14 @@ async function retainedCard(
 }
 
 /**
- * Reads through `db`: create.ts passes the attempt's database transaction, so these fixed
- * statements share its generic plans (their array parameters would otherwise be re-planned on
- * every call). Every read is a plain read; the locks are taken by the attempt's own statements.
+ * `found` is what `lookUp` read for the request. Reads the rest through `db`: attempts.ts passes
+ * the attempt's database transaction, so these fixed statements share its generic plans (their
+ * array parameters would otherwise be re-planned on every call). Every read is a plain read; the
+ * locks are taken by the attempt's own statements.
  */
-export async function preparePayment(context: AppContext, db: Queryable, actor: Actor, input: TransactionInput): Promise<PaymentPlan> {
+export async function preparePayment(context: AppContext, db: Queryable, actor: Actor, input: TransactionInput, found: Lookup): Promise<PaymentPlan> {
   assertRequired(input);
   assertAmount(input);
-  const found = await lookUp(db, actor, input);
   const channel = resolveChannel(input, found.channel);
   const { shares, firstBookingLanguage } = resolveShares(input, channel, found.bookings);
   const linked = resolveLinked(input, channel, found.linked);

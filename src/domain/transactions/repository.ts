@@ -143,51 +143,96 @@ export interface NewTransactionRow
   shares: { bookingId: number; total: number; totalRemaining: number }[];
 }
 
+/** The columns a new row is written with, as `NewTransactionRow` names them (modified_at is created_at). */
+const insertedColumns: [column: string, value: (row: NewTransactionRow) => unknown][] = [
+  ['site_id', (row) => row.siteId], ['channel_id', (row) => row.channelId], ['author_id', (row) => row.authorId], ['source', (row) => row.source],
+  ['type', (row) => row.type], ['status', (row) => row.status], ['total', (row) => row.total], ['currency', (row) => row.currency],
+  ['total_remaining', (row) => row.totalRemaining], ['reserved_total', (row) => row.reservedTotal], ['linked_id', (row) => row.linkedId],
+  ['card_id', (row) => row.cardId], ['token', (row) => row.token], ['content', (row) => row.content], ['psp', (row) => row.psp],
+  ['payment_method', (row) => row.paymentMethod], ['payee_name', (row) => row.payeeName], ['payee_surname', (row) => row.payeeSurname],
+  ['payee_email', (row) => row.payeeEmail], ['country', (row) => row.country], ['ip_address', (row) => row.ipAddress], ['language', (row) => row.language],
+  ['statement_date', (row) => row.statementDate], ['card_brand', (row) => row.cardBrand], ['bin_number', (row) => row.binNumber],
+  ['last_four', (row) => row.lastFour], ['issuer_country', (row) => row.issuerCountry], ['attempt_3ds', (row) => row.attempt3ds],
+  ['redirect_url', (row) => row.redirectUrl], ['created_at', (row) => row.createdAt],
+];
+const insertedColumnList = insertedColumns.map(([column]) => column).join(', ');
+
 /**
- * Inserts the row and its booking shares and claims the request's Idempotency-Key for it, in one
- * statement (issue 7: one round trip instead of four); returns the stored record.
+ * Inserts new rows with their booking shares, claiming each row's Idempotency-Key, in one
+ * statement whatever the number of rows (issue 7: the attempts of concurrent requests are written
+ * together, docs/performance.md "Batching across requests"):
+ *  - `input` gives each row (a JSON array typed by the table's own row type) its id up front,
+ *    so a key can be claimed before its row exists;
+ *  - `claim` claims the keys; a key another request holds is skipped (ON CONFLICT DO NOTHING);
+ *  - only the rows whose key was claimed (or that have none) are inserted, with their shares: a
+ *    refused row leaves its batch-mates standing, and nothing of its own is written;
+ *  - `locked` locks the named bookings in id order (`FOR NO KEY UPDATE`, as
+ *    `bookings_lock_for_payment`), so the attempt's booking update needs no round trip of its own.
+ * Parameters: $1 rows; $2-$4 claims (row ordinal, key, request hash); $5-$9 shares (row ordinal,
+ * booking, total, remaining, position); $10 bookings to lock.
  */
 const insertStatement = {
   name: 'transaction_insert',
-  text: `WITH inserted AS (
-           INSERT INTO transactions (site_id, channel_id, author_id, source, type, status, total, currency, total_remaining, reserved_total, linked_id,
-                                     card_id, token, content, psp, payment_method, payee_name, payee_surname, payee_email, country, ip_address,
-                                     language, statement_date, card_brand, bin_number, last_four, issuer_country, attempt_3ds, redirect_url,
-                                     created_at, modified_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $30)
+  text: `WITH input AS MATERIALIZED (
+           SELECT nextval('transactions_id_seq') AS id, r.ordinality, ${insertedColumns.map(([column]) => `r.${column}`).join(', ')}
+             FROM json_populate_recordset(null::transactions, $1::json) WITH ORDINALITY AS r
+         ), claim AS (
+           INSERT INTO idempotency_keys (site_id, key, request_hash, status, transaction_id, created_at)
+           SELECT i.site_id, k.key, k.request_hash, 'in_flight', i.id, i.created_at
+             FROM unnest($2::bigint[], $3::text[], $4::text[]) AS k(ordinality, key, request_hash) JOIN input i USING (ordinality)
+           ON CONFLICT (site_id, key) DO NOTHING RETURNING transaction_id
+         ), accepted AS (
+           SELECT * FROM input i WHERE i.ordinality <> ALL ($2::bigint[]) OR i.id IN (SELECT transaction_id FROM claim)
+         ), inserted AS (
+           INSERT INTO transactions (id, ${insertedColumnList}, modified_at)
+           SELECT id, ${insertedColumnList}, created_at FROM accepted
            RETURNING ${transactionColumns}
          ), shares AS (
            INSERT INTO transaction_bookings (transaction_id, booking_id, total, total_remaining, position)
-           SELECT inserted.id, s.booking_id, s.total, s.remaining, s.ordinality
-             FROM inserted, unnest($31::bigint[], $32::bigint[], $33::bigint[]) WITH ORDINALITY AS s(booking_id, total, remaining, ordinality)
-         ), claim AS (
-           INSERT INTO idempotency_keys (site_id, key, request_hash, status, transaction_id, created_at)
-           SELECT $1, $34, $35, 'in_flight', inserted.id, $30 FROM inserted WHERE $34::text IS NOT NULL
-           ON CONFLICT (site_id, key) DO NOTHING RETURNING key
-         ), locked AS (${lockBookingsSql('$36')})
-         SELECT inserted.*, EXISTS (SELECT 1 FROM claim) AS claimed, (SELECT json_agg(locked ORDER BY locked.id) FROM locked) AS locked_bookings FROM inserted`,
+           SELECT a.id, s.booking_id, s.total, s.remaining, s.position
+             FROM unnest($5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::integer[]) AS s(ordinality, booking_id, total, remaining, position)
+             JOIN accepted a USING (ordinality)
+         ), locked AS (${lockBookingsSql('$10')})
+         SELECT a.ordinality, inserted.*, (SELECT json_agg(locked ORDER BY locked.id) FROM locked) AS locked_bookings
+           FROM inserted JOIN accepted a USING (id)`,
 };
 
+/** A row to insert, with the Idempotency-Key to claim for it. */
+export interface NewTransaction {
+  row: NewTransactionRow;
+  idempotency?: { key: string; requestHash: string };
+}
+
 /**
- * With `idempotency`, the key is claimed for the new row in the same statement; a key someone
- * else holds throws IdempotencyKeyTakenError (the caller's database transaction then rolls the
- * row back). With `lockBookings`, those bookings are locked in id order by the same statement
- * (`FOR NO KEY UPDATE`, as `bookings_lock_for_payment`) and returned in `lockedBookings`: the
- * attempt's booking update then needs no locking round trip of its own (issue 7).
+ * Inserts the rows (insertStatement). Each result is the stored record, or undefined when the
+ * row's Idempotency-Key is held by another request (nothing of that row was written). With
+ * `lockBookings`, those bookings are locked in id order by the same statement and returned in
+ * `lockedBookings`.
  */
+export async function insertTransactions(
+  tx: Queryable, rows: readonly NewTransaction[], options: { lockBookings?: number[] } = {},
+): Promise<{ records: (TransactionRecord | undefined)[]; lockedBookings: LockedBooking[] }> {
+  const claims = rows.flatMap((item, index) => (item.idempotency ? [{ ordinal: index + 1, ...item.idempotency }] : []));
+  const shares = rows.flatMap((item, index) => item.row.shares.map((share, position) => ({ ordinal: index + 1, position: position + 1, ...share })));
+  const inserted = await tx.query<TransactionRow & { ordinality: string; locked_bookings: LockedBooking[] | null } & Record<string, unknown>>(insertStatement, [
+    JSON.stringify(rows.map(({ row }) => Object.fromEntries(insertedColumns.map(([column, value]) => [column, value(row)])))),
+    claims.map((claim) => claim.ordinal), claims.map((claim) => claim.key), claims.map((claim) => claim.requestHash),
+    shares.map((share) => share.ordinal), shares.map((share) => share.bookingId), shares.map((share) => share.total), shares.map((share) => share.totalRemaining),
+    shares.map((share) => share.position),
+    [...new Set(options.lockBookings ?? [])],
+  ]);
+  const records: (TransactionRecord | undefined)[] = rows.map(() => undefined);
+  for (const row of inserted) records[Number(row.ordinality) - 1] = toRecord(row);
+  return { records, lockedBookings: inserted[0]?.locked_bookings ?? [] };
+}
+
+/** One row (insertTransactions); a key someone else holds throws IdempotencyKeyTakenError. */
 export async function insertTransaction(
   tx: Queryable, row: NewTransactionRow, options: { idempotency?: { key: string; requestHash: string }; lockBookings?: number[] } = {},
 ): Promise<TransactionRecord & { lockedBookings: LockedBooking[] }> {
-  const inserted = await tx.one<TransactionRow & { claimed: boolean; locked_bookings: LockedBooking[] | null } & Record<string, unknown>>(insertStatement, [
-    row.siteId, row.channelId, row.authorId, row.source, row.type, row.status, row.total, row.currency, row.totalRemaining, row.reservedTotal,
-    row.linkedId, row.cardId, row.token, row.content, row.psp, row.paymentMethod, row.payeeName, row.payeeSurname, row.payeeEmail, row.country,
-    row.ipAddress, row.language, row.statementDate, row.cardBrand, row.binNumber, row.lastFour, row.issuerCountry, row.attempt3ds, row.redirectUrl,
-    row.createdAt,
-    row.shares.map((share) => share.bookingId), row.shares.map((share) => share.total), row.shares.map((share) => share.totalRemaining),
-    options.idempotency?.key ?? null, options.idempotency?.requestHash ?? null, [...new Set(options.lockBookings ?? [])],
-  ]);
-  if (options.idempotency && !inserted.claimed) throw new IdempotencyKeyTakenError();
-  return { ...toRecord(inserted), lockedBookings: inserted.locked_bookings ?? [] };
+  const { records, lockedBookings } = await insertTransactions(tx, [{ row, ...(options.idempotency ? { idempotency: options.idempotency } : {}) }], options);
+  if (!records[0]) throw new IdempotencyKeyTakenError();
+  return { ...records[0], lockedBookings };
 }
 
 export interface SettlementUpdate {
