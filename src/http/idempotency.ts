@@ -126,16 +126,26 @@ function deferClaim(request: FastifyRequest): void {
   request.idempotencyDeferred = { siteId: principal.siteId, key, requestHash: requestFingerprint(request.method, request.url, request.body) };
 }
 
+/** An answer to store for its key (storeAnswers). */
+export interface StoredAnswer {
+  siteId: number;
+  key: string;
+  status: number;
+  headers: Record<string, string>;
+  body: string | null;
+}
+
 /**
- * Stores the answer about to be sent (status and headers already set on `reply`) inside the
- * route's own last database transaction, saving the separate write and commit of onSend (issue
- * 7: POST transactions stores it with the settlement). Call `markStored` once that transaction
- * committed; until then onSend still stores whatever is sent, e.g. an error after a failed commit.
+ * The answer about to be sent (status and headers already set on `reply`, `body` serialised), to
+ * be stored by the route's own last database transaction (storeAnswers), saving the separate
+ * write and commit of onSend (issue 7: POST transactions stores it with the settlement). Call
+ * `markStored` once that transaction committed; until then onSend still stores whatever is sent,
+ * e.g. an error after a failed commit.
  */
-export async function storeAnswer(tx: Queryable, request: FastifyRequest, reply: FastifyReply, body: string): Promise<void> {
+export function answerToStore(request: FastifyRequest, reply: FastifyReply, body: string): StoredAnswer {
   const deferred = request.idempotencyDeferred;
-  if (!deferred) throw new Error('storeAnswer: the request claimed no Idempotency-Key');
-  await storeResponse(tx, deferred, reply, body);
+  if (!deferred) throw new Error('answerToStore: the request claimed no Idempotency-Key');
+  return storedAnswerOf(deferred, reply, body);
 }
 
 export function markStored(request: FastifyRequest): void {
@@ -201,10 +211,12 @@ const findStatement = {
   name: 'idempotency_find',
   text: 'SELECT request_hash, status, response_status, response_headers, response_body, transaction_id, created_at FROM idempotency_keys WHERE site_id = $1 AND key = $2',
 };
+/** Any number of answers, each for its key still in flight (a batch of settlements stores its answers together). */
 const storeStatement = {
   name: 'idempotency_store',
-  text: `UPDATE idempotency_keys SET status = 'done', response_status = $3, response_headers = $4, response_body = $5, completed_at = now()
-          WHERE site_id = $1 AND key = $2 AND status = 'in_flight'`,
+  text: `UPDATE idempotency_keys k SET status = 'done', response_status = a.status, response_headers = a.headers, response_body = a.body, completed_at = now()
+           FROM json_to_recordset($1::json) AS a(site_id bigint, key text, status integer, headers jsonb, body text)
+          WHERE k.site_id = a.site_id AND k.key = a.key AND k.status = 'in_flight'`,
 };
 
 function inFlight(row: KeyRow): ApiError {
@@ -224,12 +236,22 @@ function replay(reply: FastifyReply, row: KeyRow): void {
 
 async function storeResponse(db: Queryable, claim: IdempotencyClaim, reply: FastifyReply, payload: unknown): Promise<void> {
   const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
+  await storeAnswers(db, [storedAnswerOf(claim, reply, body)]);
+}
+
+function storedAnswerOf(claim: IdempotencyClaim, reply: FastifyReply, body: string | null): StoredAnswer {
   const headers: Record<string, string> = {};
   for (const name of replayedHeaders) {
     const value = reply.getHeader(name);
     if (value !== undefined) headers[name] = String(value);
   }
-  await db.query(storeStatement, [claim.siteId, claim.key, reply.statusCode, JSON.stringify(headers), body]);
+  return { siteId: claim.siteId, key: claim.key, status: reply.statusCode, headers, body };
+}
+
+/** Stores each answer for its key, in one statement. */
+export async function storeAnswers(db: Queryable, answers: readonly StoredAnswer[]): Promise<void> {
+  if (answers.length === 0) return;
+  await db.query(storeStatement, [JSON.stringify(answers.map((answer) => ({ site_id: answer.siteId, key: answer.key, status: answer.status, headers: answer.headers, body: answer.body })))]);
 }
 
 /** Deletes keys older than the retention, a bounded batch at a time (the purge job). */

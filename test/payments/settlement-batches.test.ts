@@ -38,6 +38,8 @@ describe('settlements in batches', () => {
     const settlementLocks = statements.filter((statement) => statement.startsWith('[transaction_lock_for_settlement]')).length;
     expect(settlementLocks).toBeGreaterThan(0);
     expect(settlementLocks).toBeLessThan(40);
+    // Each batch writes its rows' changes, and stores its answers, in one statement.
+    for (const name of ['transactions_settle', 'idempotency_store']) expect(statements.filter((statement) => statement.startsWith(`[${name}]`))).toHaveLength(settlementLocks);
   });
 
   it("fails only the settlement that fails: its batch-mates' payments are recorded, each once", async () => {
@@ -101,13 +103,14 @@ function pay(key: string, options: { gate?: Promise<void>; onHeld?: () => void; 
       ...actor(),
       idempotency: {
         key, requestHash: key, onClaimed: () => undefined,
-        storeAnswer: async () => {
+        answer: async (transaction) => {
           stored.set(key, (stored.get(key) ?? 0) + 1);
           if (options.gate) {
             options.onHeld?.();
             await options.gate;
           }
           if (options.fail) throw new Error(`storing the answer for ${key} failed`);
+          return { siteId: shop.site.siteId, key, status: 201, headers: {}, body: JSON.stringify(transaction) };
         },
       },
     }, input);

@@ -69,53 +69,76 @@ export function assertBalanced(postings: readonly Posting[]): void {
   }
 }
 
+/** The entries of one transaction: its postings, written at `at`. */
+export interface TransactionEntries {
+  siteId: number;
+  transactionId: number;
+  at: Date;
+  postings: readonly Posting[];
+}
+
 /**
- * The INSERT of one transaction's entries over ten numbered parameters starting at `$first`
- * (site, transaction, time, then the seven posting arrays of `entryParameters`), returning what
- * the read-back check needs. `appendEntries` runs it alone; settlement runs it inside its status
- * update (one round trip, issue 7).
+ * The INSERT of the entries of any number of transactions over ten numbered array parameters
+ * starting at `$first` (per posting: site, transaction, time, then the posting's seven columns;
+ * `entryParameters`), returning what the read-back check needs. `appendEntries` runs it alone;
+ * settlements run it inside their status update (one round trip for a batch, issue 7).
  */
 export function entriesInsertSql(first: number): string {
   const p = (offset: number) => `$${first + offset}`;
-  return `INSERT INTO ledger_entries (site_id, transaction_id, channel_id, currency, account, direction, amount, created_at, paid_currency, paid_amount)
-     SELECT ${p(0)}::bigint, ${p(1)}::bigint, channel_id, currency, account, direction, amount, ${p(2)}::timestamptz, paid_currency, paid_amount
-       FROM unnest(${p(3)}::bigint[], ${p(4)}::text[], ${p(5)}::text[], ${p(6)}::text[], ${p(7)}::bigint[], ${p(8)}::text[], ${p(9)}::bigint[])
-         AS p(channel_id, currency, account, direction, amount, paid_currency, paid_amount)
-     RETURNING id, channel_id, currency, direction, amount`;
+  return `INSERT INTO ledger_entries (site_id, transaction_id, created_at, channel_id, currency, account, direction, amount, paid_currency, paid_amount)
+     SELECT * FROM unnest(${p(0)}::bigint[], ${p(1)}::bigint[], ${p(2)}::timestamptz[], ${p(3)}::bigint[], ${p(4)}::text[], ${p(5)}::text[], ${p(6)}::text[],
+                          ${p(7)}::bigint[], ${p(8)}::text[], ${p(9)}::bigint[])
+     RETURNING id, transaction_id, channel_id, currency, direction, amount`;
 }
 
-/** The parameters of `entriesInsertSql`, once the postings are proven balanced. */
-export function entryParameters(options: { siteId: number; transactionId: number; at: Date }, postings: readonly Posting[]): unknown[] {
-  assertBalanced(postings);
+/** The parameters of `entriesInsertSql`, once each transaction's postings are proven balanced. */
+export function entryParameters(entries: readonly TransactionEntries[]): unknown[] {
+  for (const item of entries) assertBalanced(item.postings);
+  const each = <T>(value: (item: TransactionEntries, posting: Posting) => T): T[] => entries.flatMap((item) => item.postings.map((posting) => value(item, posting)));
   return [
-    options.siteId,
-    options.transactionId,
-    options.at,
-    postings.map((p) => p.channelId),
-    postings.map((p) => p.currency),
-    postings.map((p) => p.account),
-    postings.map((p) => p.direction),
-    postings.map((p) => p.amount),
-    postings.map((p) => p.paidCurrency ?? null),
-    postings.map((p) => p.paidAmount ?? null),
+    each((item) => item.siteId),
+    each((item) => item.transactionId),
+    each((item) => item.at),
+    each((_, p) => p.channelId),
+    each((_, p) => p.currency),
+    each((_, p) => p.account),
+    each((_, p) => p.direction),
+    each((_, p) => p.amount),
+    each((_, p) => p.paidCurrency ?? null),
+    each((_, p) => p.paidAmount ?? null),
   ];
 }
 
 export interface EntryReadBack {
   id: number;
+  transaction_id: number;
   channel_id: number;
   currency: string;
   direction: Direction;
   amount: number;
 }
 
-/** The entries as the database stored them must balance too; returns their ids, ascending. */
-export function checkEntriesReadBack(rows: readonly EntryReadBack[]): number[] {
-  const readBack = rows.map((row) => ({ channelId: row.channel_id, currency: row.currency.trim(), direction: row.direction, amount: row.amount }));
-  for (const [key, difference] of imbalances(readBack)) {
-    if (difference !== 0) throw new UnbalancedPostingsError(`entries read back do not balance for ${key}`);
+/**
+ * The entries as the database stored them must balance too, each transaction's on its own;
+ * returns the ids of each transaction's entries, ascending.
+ */
+export function checkEntriesReadBack(rows: readonly EntryReadBack[]): Map<number, number[]> {
+  const byTransaction = new Map<number, EntryReadBack[]>();
+  for (const row of rows) {
+    const id = Number(row.transaction_id);
+    const list = byTransaction.get(id);
+    if (list) list.push(row);
+    else byTransaction.set(id, [row]);
   }
-  return rows.map((row) => row.id).sort((a, b) => a - b);
+  const ids = new Map<number, number[]>();
+  for (const [transactionId, list] of byTransaction) {
+    const readBack = list.map((row) => ({ channelId: row.channel_id, currency: row.currency.trim(), direction: row.direction, amount: row.amount }));
+    for (const [key, difference] of imbalances(readBack)) {
+      if (difference !== 0) throw new UnbalancedPostingsError(`entries of transaction ${transactionId} read back do not balance for ${key}`);
+    }
+    ids.set(transactionId, list.map((row) => row.id).sort((a, b) => a - b));
+  }
+  return ids;
 }
 
 const appendStatement = { name: 'ledger_append', text: entriesInsertSql(1) };
@@ -127,8 +150,8 @@ const appendStatement = { name: 'ledger_append', text: entriesInsertSql(1) };
  */
 export async function appendEntries(tx: Queryable, options: { siteId: number; transactionId: number; at: Date }, postings: readonly Posting[]): Promise<number[]> {
   if (postings.length === 0) return [];
-  const rows = await tx.query<EntryReadBack & Record<string, unknown>>(appendStatement, entryParameters(options, postings));
-  return checkEntriesReadBack(rows);
+  const rows = await tx.query<EntryReadBack & Record<string, unknown>>(appendStatement, entryParameters([{ ...options, postings }]));
+  return checkEntriesReadBack(rows).get(options.transactionId) ?? [];
 }
 
 /** Balance (debits minus credits) of one account of a channel in a currency. */

@@ -1,5 +1,6 @@
 import { Batcher } from '../../batcher.js';
 import type { AppContext } from '../../context.js';
+import { storeAnswers, type StoredAnswer } from '../../http/idempotency.js';
 import { limits } from '../../limits.js';
 import type { Queryable } from '../../storage/db.js';
 import { isTestMode, openCard, resolvePaymentCard } from '../vault/index.js';
@@ -8,7 +9,8 @@ import { attemptPayment } from './attempts.js';
 import { recordChargeback } from './chargebacks.js';
 import type { PaymentPlan } from './prepare.js';
 import { boundedCall, type CallResult } from './processor-call.js';
-import { failRow, lockRow, lockRows, settleLockedRow } from './settle.js';
+import { failRow, lockRow, lockRows, planSettlement } from './settle.js';
+import { writeSettlements, type SettlementWrite } from './repository.js';
 import { capturesAtOnce, isAdminType, isFollowUpType, type Actor, type AdminTransactionType, type TransactionInput, type TransactionRecord } from './types.js';
 import { loadTransactionViews, type TransactionJson } from './view.js';
 
@@ -33,7 +35,7 @@ export async function createTransaction(context: AppContext, actor: Actor, input
   actor.idempotency?.onClaimed();
   const result = await callProcessor(context, plan, record);
   const settlement: Settlement = {
-    record, result, bookingIds: plan.shares.map((share) => share.bookingId), ...(actor.idempotency?.storeAnswer ? { storeAnswer: actor.idempotency.storeAnswer } : {}),
+    record, result, bookingIds: plan.shares.map((share) => share.bookingId), ...(actor.idempotency?.answer ? { answer: actor.idempotency.answer } : {}),
   };
   // Follow-ups lock their linked transaction and allocations other channels' rows while they
   // settle, in the order of their own statements: in a batch, two batches could take such rows
@@ -49,7 +51,7 @@ interface Settlement {
   result: CallResult;
   /** The bookings the row pays: two settlements naming one booking never share a batch. */
   bookingIds: number[];
-  storeAnswer?: (tx: Queryable, answer: TransactionJson) => Promise<void>;
+  answer?: (transaction: TransactionJson) => StoredAnswer | Promise<StoredAnswer>;
 }
 
 // One batcher per process (per context), made on first use.
@@ -81,23 +83,32 @@ async function settleBatch(context: AppContext, settlements: Settlement[]): Prom
 }
 
 /**
- * Records each outcome and reads the answers back in one database transaction: the rows (and
- * their bookings) locked by one statement, each row moved through the status table, the answers'
- * views read by one statement per site and stored for the requests' Idempotency-Keys (issue 7).
+ * Records each outcome and reads the answers back in one database transaction, a statement for
+ * each step whatever the number of settlements (issue 7): the rows (and their bookings) locked,
+ * each row moved through the status table in JavaScript and all of them written together, the
+ * answers' views read (one statement per site) and stored for the requests' Idempotency-Keys.
  */
 async function settleTogether(context: AppContext, settlements: Settlement[]): Promise<TransactionJson[]> {
   return context.db.transaction(async (tx) => {
     const at = context.now();
     const rows = await lockRows(tx, settlements.map((settlement) => settlement.record.id));
+    const writes: SettlementWrite[] = [];
     for (const { record, result } of settlements) {
       const row = rows.get(record.id);
       if (!row) throw new Error(`transaction ${record.id} vanished`);
-      // No answer: say so on the row; the reconciliation job asks the processor later (docs/payments.md).
-      if (result.kind === 'unknown') await tx.query(awaitingStatement, [record.id, `Awaiting the processor: ${result.reason}.`]);
-      else await settleLockedRow(tx, row, result, at);
+      if (result.kind === 'unknown') {
+        // No answer: say so on the row; the reconciliation job asks the processor later (docs/payments.md).
+        if (row.status === 'incomplete') writes.push({ id: row.id, update: { status: row.status, content: `Awaiting the processor: ${result.reason}.`, at } });
+        continue;
+      }
+      const { write } = await planSettlement(tx, row, result, at);
+      if (write) writes.push(write);
     }
+    await writeSettlements(tx, writes);
     const views = await viewsOf(tx, context, settlements);
-    for (const settlement of settlements) await settlement.storeAnswer?.(tx, views.get(settlement.record.id)!);
+    const answers: StoredAnswer[] = [];
+    for (const settlement of settlements) if (settlement.answer) answers.push(await settlement.answer(views.get(settlement.record.id)!));
+    await storeAnswers(tx, answers);
     return settlements.map((settlement) => views.get(settlement.record.id)!);
   }, { genericPlans: true });
 }
@@ -114,8 +125,6 @@ async function viewsOf(db: Queryable, context: AppContext, settlements: Settleme
   for (const { record } of settlements) if (!views.has(record.id)) throw new Error(`transaction ${record.id} vanished`);
   return views;
 }
-
-const awaitingStatement = { name: 'transaction_awaiting_processor', text: `UPDATE transactions SET content = $2 WHERE id = $1 AND status = 'incomplete'` };
 
 async function loadView(db: Queryable, context: AppContext, siteId: number, id: number): Promise<TransactionJson> {
   const [view] = await loadTransactionViews(db, context.config, siteId, [id]);

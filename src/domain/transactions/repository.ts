@@ -1,7 +1,7 @@
 import type { Queryable } from '../../storage/db.js';
 import { checkEntriesReadBack, entriesInsertSql, entryParameters, type EntryReadBack, type Posting } from '../ledger/postings.js';
 import { mailRequestSql } from '../emails/outbox.js';
-import { applyDeltasStatement, bookingMoneyParameters, bookingMoneySql, lockBookingsSql, type BookingMoneyUpdate, type LockedBooking } from './bookings.js';
+import { bookingMoneyParameters, bookingMoneySql, lockBookingsSql, type BookingMoneyUpdate, type LockedBooking } from './bookings.js';
 import type { TransactionStatus } from './states.js';
 import { IdempotencyKeyTakenError, type TransactionRecord, type TransactionSource, type TransactionType } from './types.js';
 
@@ -253,35 +253,70 @@ export interface SettlementUpdate {
   at: Date;
 }
 
-const updateSql = `UPDATE transactions SET status = $2,
-         total_remaining = coalesce($3, total_remaining), reserved_total = coalesce($4, reserved_total),
-         processor_reference = coalesce($5, processor_reference), auth_code = coalesce($6, auth_code), content = coalesce($7, content),
-         decline_code = coalesce($8, decline_code), three_ds_status = coalesce($9, three_ds_status), challenge_url = coalesce($10, challenge_url),
-         settled_at = coalesce($11, settled_at), modified_at = $12
-   WHERE id = $1`;
-const restoreSql = 'UPDATE transaction_bookings SET total_remaining = total WHERE transaction_id = $1 AND $13::boolean';
-// The status update, its share restore and its mail request (parameters 1 to 14), as CTEs.
-const updateCtes = `restored AS (${restoreSql}), updated AS (${updateSql} RETURNING id, site_id, status), mails AS (${mailRequestSql('updated', '$14::boolean')})`;
-
-const updateStatement = { name: 'transaction_update_status', text: `WITH ${updateCtes} SELECT id FROM updated` };
+/** A row's status change with what goes with it (writeSettlements). */
+export interface SettlementWrite {
+  id: number;
+  update: SettlementUpdate;
+  /** The balanced ledger entries of the change, written at `update.at`. */
+  postings?: { siteId: number; postings: readonly Posting[] };
+  /** The bookings' new money (locked and checked by the caller). */
+  bookings?: BookingMoneyUpdate;
+}
 
 /**
- * The status update with the transaction's ledger entries (parameters 15 to 24) and its bookings'
- * new money (25 to 29, empty arrays for none; the bookings are locked and checked by the caller),
- * returning the entries.
+ * Status changes (already checked against the state table by the caller) of any number of rows,
+ * in one statement (issue 7: a batch of settlements writes them together): with each row, its
+ * booking shares restored (`restoreShares`), its mails requested (`requestMails`), its ledger
+ * entries and its bookings' money. Parameters: $1 the updates (JSON), $2-$11 the entries
+ * (entriesInsertSql), $12-$17 the bookings' money (bookingMoneySql, with their time).
  */
-const updateWithEntriesStatement = {
-  name: 'transaction_update_status_with_entries',
-  text: `WITH ${updateCtes}, entries AS (${entriesInsertSql(15)}), booking_money AS (${bookingMoneySql(25, 12)})
-         SELECT * FROM entries`,
+const writeStatement = {
+  name: 'transactions_settle',
+  text: `WITH u AS MATERIALIZED (
+           SELECT * FROM json_to_recordset($1::json) AS u(id bigint, status text, total_remaining bigint, reserved_total bigint, processor_reference text,
+                    auth_code text, content text, decline_code text, three_ds_status text, challenge_url text, settled_at timestamptz, modified_at timestamptz,
+                    restore_shares boolean, request_mails boolean)
+         ), restored AS (
+           UPDATE transaction_bookings tb SET total_remaining = tb.total FROM u WHERE tb.transaction_id = u.id AND u.restore_shares
+         ), updated AS (
+           UPDATE transactions t SET status = u.status,
+                  total_remaining = coalesce(u.total_remaining, t.total_remaining), reserved_total = coalesce(u.reserved_total, t.reserved_total),
+                  processor_reference = coalesce(u.processor_reference, t.processor_reference), auth_code = coalesce(u.auth_code, t.auth_code),
+                  content = coalesce(u.content, t.content), decline_code = coalesce(u.decline_code, t.decline_code),
+                  three_ds_status = coalesce(u.three_ds_status, t.three_ds_status), challenge_url = coalesce(u.challenge_url, t.challenge_url),
+                  settled_at = coalesce(u.settled_at, t.settled_at), modified_at = u.modified_at
+             FROM u WHERE t.id = u.id
+           RETURNING t.id, t.site_id, t.status, u.request_mails
+         ), mails AS (${mailRequestSql('updated', 'request_mails')}),
+         entries AS (${entriesInsertSql(2)}),
+         booking_money AS (${bookingMoneySql(12, 17)})
+         SELECT (SELECT count(*) FROM updated)::int AS updated, (SELECT json_agg(entries) FROM entries) AS entries`,
 };
 
-function updateParameters(id: number, update: SettlementUpdate): unknown[] {
-  return [
-    id, update.status, update.totalRemaining ?? null, update.reservedTotal ?? null, update.processorReference ?? null, update.authCode ?? null,
-    update.content ?? null, update.declineCode ?? null, update.threeDsStatus ?? null, update.challengeUrl ?? null, update.settledAt ?? null, update.at,
-    update.restoreShares ?? false, update.requestMails ?? false,
-  ];
+/**
+ * Writes the status changes (writeStatement). The entries are checked before writing and on what
+ * was read back, each row's on its own. A booking may appear in one write only.
+ */
+export async function writeSettlements(tx: Queryable, writes: readonly SettlementWrite[]): Promise<void> {
+  if (writes.length === 0) return;
+  const bookings: BookingMoneyUpdate = { ids: [], totalPaid: [], totalAuthorized: [], lockedTransactions: [], statuses: [] };
+  for (const write of writes) {
+    if (!write.bookings) continue;
+    for (const key of Object.keys(bookings) as (keyof BookingMoneyUpdate)[]) (bookings[key] as unknown[]).push(...write.bookings[key]);
+  }
+  if (new Set(bookings.ids).size !== bookings.ids.length) throw new Error('a booking appears in two settlements of one batch');
+  const updates = writes.map(({ id, update }) => ({
+    id, status: update.status, total_remaining: update.totalRemaining ?? null, reserved_total: update.reservedTotal ?? null,
+    processor_reference: update.processorReference ?? null, auth_code: update.authCode ?? null, content: update.content ?? null,
+    decline_code: update.declineCode ?? null, three_ds_status: update.threeDsStatus ?? null, challenge_url: update.challengeUrl ?? null,
+    settled_at: update.settledAt ?? null, modified_at: update.at, restore_shares: update.restoreShares ?? false, request_mails: update.requestMails ?? false,
+  }));
+  const entries = writes.flatMap(({ id, update, postings }) => (postings && postings.postings.length > 0 ? [{ siteId: postings.siteId, transactionId: id, at: update.at, postings: postings.postings }] : []));
+  const [result] = await tx.query<{ updated: number; entries: EntryReadBack[] | null }>(writeStatement, [
+    JSON.stringify(updates), ...entryParameters(entries), ...bookingMoneyParameters(bookings), writes[0]!.update.at,
+  ]);
+  if (result!.updated !== writes.length) throw new Error(`settled ${result!.updated} of ${writes.length} transactions: a row vanished`);
+  checkEntriesReadBack(result!.entries ?? []);
 }
 
 /**
@@ -290,27 +325,7 @@ function updateParameters(id: number, update: SettlementUpdate): unknown[] {
  * `requestMails`, requests the mails of the new status, in the same statement.
  */
 export async function updateTransaction(tx: Queryable, id: number, update: SettlementUpdate): Promise<void> {
-  await tx.query(updateStatement, updateParameters(id, update));
-}
-
-/**
- * `updateTransaction` and `appendEntries` in one statement (issue 7): the entries are checked
- * before writing and on what was read back, exactly as appendEntries does. Returns their ids.
- */
-export async function updateTransactionWithEntries(
-  tx: Queryable, id: number, update: SettlementUpdate, entries: { siteId: number; postings: readonly Posting[] }, bookings?: BookingMoneyUpdate,
-): Promise<number[]> {
-  if (entries.postings.length === 0) {
-    if (bookings && bookings.ids.length > 0) await tx.query(applyDeltasStatement, [...bookingMoneyParameters(bookings), update.at]);
-    await updateTransaction(tx, id, update);
-    return [];
-  }
-  const parameters = [
-    ...updateParameters(id, update),
-    ...entryParameters({ siteId: entries.siteId, transactionId: id, at: update.at }, entries.postings),
-    ...bookingMoneyParameters(bookings ?? { ids: [], totalPaid: [], totalAuthorized: [], lockedTransactions: [], statuses: [] }),
-  ];
-  return checkEntriesReadBack(await tx.query<EntryReadBack & Record<string, unknown>>(updateWithEntriesStatement, parameters));
+  await writeSettlements(tx, [{ id, update }]);
 }
 
 /** Moves `delta` into (positive) or out of (negative) a transaction's remaining amount. */

@@ -4,7 +4,10 @@ import type { ProcessorOutcome, ThreeDsResult } from '../../processor/connector.
 import { applyBookingDeltas, planBookingDeltas, type LockedBooking } from './bookings.js';
 import { completionBookingDeltas, keepsRemaining } from './effects.js';
 import { completionPostingsWithAllocations } from './forex-allocations.js';
-import { adjustRemaining, adjustShares, bookingShares, findTransaction, toRecord, transactionColumns, updateTransaction, updateTransactionWithEntries, type BookingShare } from './repository.js';
+import {
+  adjustRemaining, adjustShares, bookingShares, findTransaction, toRecord, transactionColumns, updateTransaction, writeSettlements, type BookingShare, type SettlementUpdate,
+  type SettlementWrite,
+} from './repository.js';
 import type { StoredForex } from '../forex/payments.js';
 import { formatDecimal, parseDecimal } from '../money.js';
 import { nextStatus, type TransactionStatus } from './states.js';
@@ -32,17 +35,37 @@ export async function settleInTransaction(tx: Queryable, id: number, outcome: Pr
   return settleLockedRow(tx, await lockRow(tx, id), outcome, at);
 }
 
-/** settleInTransaction for a row the caller locked (lockRows: a batch of settlements locks its rows in one statement). */
+/** settleInTransaction for a row the caller locked (lockRows). */
 export async function settleLockedRow(tx: Queryable, row: LockedRow, outcome: ProcessorOutcome, at: Date): Promise<TransactionStatus> {
-  if (row.status !== 'incomplete' && row.status !== 'pending') return row.status;
+  return written(tx, await planSettlement(tx, row, outcome, at));
+}
+
+/** A row's settlement: its new status and its own write (none when the row does not change). */
+export interface SettledRow {
+  status: TransactionStatus;
+  write?: SettlementWrite;
+}
+
+/**
+ * settleLockedRow without writing the row itself: its write is returned for the caller, so a
+ * batch of settlements writes all its rows in one statement (create.ts). Anything the settlement
+ * changes on other rows (a declined follow-up's reservation given back) is written at once.
+ */
+export async function planSettlement(tx: Queryable, row: LockedRow, outcome: ProcessorOutcome, at: Date): Promise<SettledRow> {
+  if (row.status !== 'incomplete' && row.status !== 'pending') return { status: row.status };
   switch (outcome.kind) {
     case 'approved':
-      return completeRow(tx, row, { processorReference: outcome.processorReference, authCode: outcome.authCode, message: outcome.message, threeDs: outcome.threeDs }, at);
+      return planCompletion(tx, row, { processorReference: outcome.processorReference, authCode: outcome.authCode, message: outcome.message, threeDs: outcome.threeDs }, at);
     case 'declined':
-      return failRow(tx, row, { code: outcome.code, message: outcome.message, processorReference: outcome.processorReference, threeDs: outcome.threeDs }, at);
+      return planFailure(tx, row, { code: outcome.code, message: outcome.message, processorReference: outcome.processorReference, threeDs: outcome.threeDs }, at);
     case 'challenge':
-      return challengeRow(tx, row, outcome, at);
+      return planChallenge(row, outcome, at);
   }
+}
+
+async function written(tx: Queryable, settled: SettledRow): Promise<TransactionStatus> {
+  if (settled.write) await writeSettlements(tx, [settled.write]);
+  return settled.status;
 }
 
 /** Pending for too long: expired (the expiry job, after the processor had no answer either). */
@@ -138,21 +161,25 @@ async function settlementFactsOf(tx: Queryable, row: LockedRow): Promise<Settlem
   return row.facts ?? factsOf(await tx.one<FactsRow & Record<string, unknown>>(factsStatement, [row.id]));
 }
 
-async function challengeRow(tx: Queryable, row: TransactionRecord, outcome: Extract<ProcessorOutcome, { kind: 'challenge' }>, at: Date): Promise<TransactionStatus> {
-  if (row.status === 'pending') return row.status;
+function planChallenge(row: TransactionRecord, outcome: Extract<ProcessorOutcome, { kind: 'challenge' }>, at: Date): SettledRow {
+  if (row.status === 'pending') return { status: row.status };
   const status = nextStatus(row.status, 'challenge');
-  await updateTransaction(tx, row.id, {
+  return {
     status,
-    processorReference: outcome.processorReference,
-    challengeUrl: outcome.challengeUrl,
-    threeDsStatus: 'challenge',
-    content: outcome.message,
-    at,
-  });
-  return status;
+    write: {
+      id: row.id,
+      update: { status, processorReference: outcome.processorReference, challengeUrl: outcome.challengeUrl, threeDsStatus: 'challenge', content: outcome.message, at },
+    },
+  };
 }
 
-export async function completeRow(tx: Queryable, row: LockedRow, answer: { processorReference: string | null; authCode: string | null; message: string; threeDs?: ThreeDsResult }, at: Date): Promise<TransactionStatus> {
+type Approval = { processorReference: string | null; authCode: string | null; message: string; threeDs?: ThreeDsResult };
+
+export async function completeRow(tx: Queryable, row: LockedRow, answer: Approval, at: Date): Promise<TransactionStatus> {
+  return written(tx, await planCompletion(tx, row, answer, at));
+}
+
+async function planCompletion(tx: Queryable, row: LockedRow, answer: Approval, at: Date): Promise<SettledRow> {
   const status = nextStatus(row.status, 'approved');
   const facts = await settlementFactsOf(tx, row);
   const releasesAuthorization = row.type === 'capture' || row.type === 'void';
@@ -163,8 +190,8 @@ export async function completeRow(tx: Queryable, row: LockedRow, answer: { proce
   // Computed and checked now, written by the status update's statement (issue 7).
   const bookingMoney = await planBookingDeltas(tx, completionBookingDeltas({ type: row.type, shares: facts.shares, authorizationShares }), at, facts.lockedBookings);
   const remaining = keepsRemaining(row.type) ? row.total : 0;
-  // The status change and the balanced entries, in one statement (issue 7).
-  await updateTransactionWithEntries(tx, row.id, {
+  // The status change, the balanced entries and the bookings' money, in one statement (issue 7).
+  const update: SettlementUpdate = {
     status,
     totalRemaining: remaining,
     // What is left of the transaction is left of each of its booking shares.
@@ -176,14 +203,18 @@ export async function completeRow(tx: Queryable, row: LockedRow, answer: { proce
     settledAt: at,
     requestMails: true,
     at,
-  }, { siteId: row.siteId, postings }, bookingMoney);
-  return status;
+  };
+  return { status, write: { id: row.id, update, postings: { siteId: row.siteId, postings }, bookings: bookingMoney } };
 }
 
 export async function failRow(tx: Queryable, row: LockedRow, decline: Decline, at: Date): Promise<TransactionStatus> {
+  return written(tx, await planFailure(tx, row, decline, at));
+}
+
+async function planFailure(tx: Queryable, row: LockedRow, decline: Decline, at: Date): Promise<SettledRow> {
   const status = nextStatus(row.status, 'declined');
   await releaseReservation(tx, row, at);
-  await updateTransaction(tx, row.id, {
+  const update: SettlementUpdate = {
     status,
     reservedTotal: 0,
     processorReference: decline.processorReference ?? null,
@@ -193,8 +224,8 @@ export async function failRow(tx: Queryable, row: LockedRow, decline: Decline, a
     settledAt: at,
     requestMails: true,
     at,
-  });
-  return status;
+  };
+  return { status, write: { id: row.id, update } };
 }
 
 /** A declined capture, void or refund gives its reserved amount back to the linked transaction. */

@@ -1,5 +1,5 @@
 import type { TransactionStatus } from './states.js';
-import type { Queryable } from '../../storage/db.js';
+import type { StoredAnswer } from '../../http/idempotency.js';
 import type { TransactionJson } from './view.js';
 
 export const transactionTypes = [
@@ -68,10 +68,11 @@ export interface Actor {
     requestHash: string;
     onClaimed: () => void;
     /**
-     * Stores the answer in the settlement's database transaction, so the key is done when the
-     * payment's outcome commits (one write and commit less; the caller knows the wire form).
+     * The answer to store for the key, stored by the settlement's database transaction, so the key
+     * is done when the payment's outcome commits (one write and commit less; the caller knows the
+     * wire form). Called inside that transaction; a failure fails the settlement.
      */
-    storeAnswer?: (tx: Queryable, answer: TransactionJson) => Promise<void>;
+    answer?: (transaction: TransactionJson) => StoredAnswer | Promise<StoredAnswer>;
   };
 }
 

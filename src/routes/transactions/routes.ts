@@ -7,7 +7,7 @@ import {
   type TransactionType,
 } from '../../domain/transactions/index.js';
 import type { Queryable } from '../../storage/db.js';
-import { finishDeferred, markClaimed, markStored, storeAnswer } from '../../http/idempotency.js';
+import { answerToStore, finishDeferred, markClaimed, markStored } from '../../http/idempotency.js';
 import { principalOf, requireAccess } from '../../http/auth.js';
 import { invalidId } from '../../http/errors.js';
 import {
@@ -62,20 +62,19 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
       const replayed = await finishDeferred(context, request, reply);
       if (replayed) return replayed;
     }
-    // The answer, serialised by the route's schema and stored with the settlement (storeAnswer).
+    // The answer, serialised by the route's schema and stored with the settlement (answerToStore).
     let storedBody: string | undefined;
-    const answer = async (tx: Queryable, transaction: TransactionJson) => {
+    const answer = (transaction: TransactionJson) => {
       answerWith(reply, transaction);
-      const body = reply.serialize(transaction) as string;
-      await storeAnswer(tx, request, reply, body);
-      storedBody = body;
+      storedBody = reply.serialize(transaction) as string;
+      return answerToStore(request, reply, storedBody);
     };
     const actor: Actor = {
       siteId: principal.siteId,
       userId: principal.userId,
       source: 'api',
       isPlatformAdmin: principal.isPlatformAdmin,
-      ...(deferred && !request.idempotency ? { idempotency: { key: deferred.key, requestHash: deferred.requestHash, onClaimed: () => markClaimed(request), storeAnswer: answer } } : {}),
+      ...(deferred && !request.idempotency ? { idempotency: { key: deferred.key, requestHash: deferred.requestHash, onClaimed: () => markClaimed(request), answer } } : {}),
     };
     let transaction;
     try {
