@@ -71,6 +71,12 @@ export const limits = {
    */
   sandboxDbPoolSize: 3,
   /**
+   * Authorisations the sandbox records together: at most this many per statement, and this many
+   * statements at once, leaving the sandbox pool's last connection to follow-ups and look-ups.
+   */
+  sandboxBatchMax: 25,
+  sandboxBatchesInFlightMax: 2,
+  /**
    * Settlements written together (docs/performance.md, "Batching across requests"): at most this
    * many payments per batch, and at most this many batches at once per process, each holding one
    * connection of the API's pool while it runs (the rest stay for attempts and reads).

@@ -7,6 +7,7 @@ import { completeChallenge } from '../../src/processor/sandbox/challenges.js';
 import { declineReason } from '../../src/i18n/catalogue.js';
 import { loadConfig } from '../../src/config.js';
 import { boundedCall } from '../../src/domain/transactions/processor-call.js';
+import { statementsDuring } from '../support/statements.js';
 
 let t: TestContext;
 let sandbox: Connector;
@@ -83,6 +84,20 @@ describe('sandbox authorisations', () => {
     await expect(sandbox.authorise({ ...first, amount: 1 })).rejects.toThrow(/already used/);
     expect(await sandbox.lookup(first.reference)).toEqual(a);
     expect(await sandbox.lookup(randomUUID())).toEqual({ kind: 'unknown' });
+  });
+
+  it('records 30 concurrent calls, each once with its own outcome, in fewer statements than calls', async () => {
+    const calls = Array.from({ length: 30 }, (_, index) => request({ token: index % 3 === 0 ? 'tok_visa_declined' : 'tok_visa', amount: 1_000 + index * 100 }));
+    // One call sent twice at once: the second waits for another batch and gets the same answer.
+    const { result: outcomes, statements } = await statementsDuring(() => Promise.all([...calls, calls[4]!].map((call) => sandbox.authorise(call))));
+    expect(outcomes.map((outcome) => outcome.kind)).toEqual([...calls.map((_, index) => (index % 3 === 0 ? 'declined' : 'approved')), 'approved']);
+    expect(outcomes[30]).toEqual(outcomes[4]);
+    const rows = await t.db.query<{ reference: string; amount: number }>('SELECT reference, amount FROM sandbox_operations WHERE reference = ANY($1::text[])', [calls.map((call) => call.reference)]);
+    expect(rows.map((row) => [row.reference, Number(row.amount)]).sort()).toEqual(calls.map((call) => [call.reference, call.amount]).sort());
+    for (const [index, call] of calls.entries()) expect(await sandbox.lookup(call.reference)).toEqual(outcomes[index]);
+    const inserts = statements.filter((statement) => statement.startsWith('[sandbox_insert_operations]')).length;
+    expect(inserts).toBeGreaterThan(1);
+    expect(inserts).toBeLessThan(30);
   });
 });
 

@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Batcher } from '../../batcher.js';
 import type { Db } from '../../storage/db.js';
 import { limits } from '../../limits.js';
 import { ProcessorTimeoutError, type AuthoriseRequest, type Connector, type FollowUpRequest, type LookupOutcome, type ProcessorOutcome } from '../connector.js';
 import { decideAuthorisation } from './decide.js';
 import { judgeFollowUp, type FollowUpKind } from './follow-ups.js';
-import { findOperation, insertOperation, outcomeOf, type OperationRow } from './store.js';
+import { findOperation, insertOperation, insertOperations, outcomeOf, type NewOperation, type OperationRow } from './store.js';
 import { testCardByPan } from './test-cards.js';
 
 export interface SandboxOptions {
@@ -24,11 +25,20 @@ export interface SandboxOptions {
  */
 export class SandboxConnector implements Connector {
   readonly name = 'sandbox';
+  /**
+   * Concurrent authorisations are recorded together, one statement per batch (as the service
+   * writes its payments; docs/performance.md). Two calls with one reference never share a batch.
+   */
+  private readonly authorisations: Batcher<NewOperation, OperationRow>;
 
   constructor(
     private readonly db: Db,
     private readonly options: SandboxOptions,
-  ) {}
+  ) {
+    this.authorisations = new Batcher(async (operations) => (await insertOperations(this.db, operations)).map((value) => ({ status: 'fulfilled', value })), {
+      batchMax: limits.sandboxBatchMax, inFlightMax: limits.sandboxBatchesInFlightMax, conflictKeys: (operation) => [operation.reference],
+    });
+  }
 
   async authorise(request: AuthoriseRequest): Promise<ProcessorOutcome> {
     assertCall(request.reference, request.amount, request.currency);
@@ -65,7 +75,7 @@ export class SandboxConnector implements Connector {
   private async recordAuthorisation(request: AuthoriseRequest): Promise<OperationRow> {
     const decision = decideAuthorisation(request);
     const pan = request.card.pan;
-    return insertOperation(this.db, {
+    return this.authorisations.add({
       reference: request.reference,
       kind: 'authorise',
       mode: request.mode,

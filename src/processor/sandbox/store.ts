@@ -45,32 +45,58 @@ export async function findOperation(db: Queryable, reference: string): Promise<O
   return db.maybeOne<OperationRow & Record<string, unknown>>(findStatement, [reference]);
 }
 
+const operationColumns = `reference, processor_reference, kind, parent_reference, mode, amount, currency, capture, status, auth_code, code, message, card_brand,
+  card_last_four, no_answer, three_ds, challenge_id, return_url, merchant_name, after_challenge`;
+
+/**
+ * Records operations, any number in one statement (the sandbox writes concurrent calls together,
+ * as the service writes its payments: docs/performance.md), once per reference: a reference
+ * recorded before keeps its row, which the statement returns instead when its snapshot sees it.
+ */
 const insertStatement = {
-  name: 'sandbox_insert_operation',
-  text: `INSERT INTO sandbox_operations (reference, processor_reference, kind, parent_reference, mode, amount, currency, capture, status,
-                                         auth_code, code, message, card_brand, card_last_four, no_answer, three_ds, challenge_id,
-                                         return_url, merchant_name, after_challenge)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
-         ON CONFLICT (reference) DO NOTHING RETURNING *`,
+  name: 'sandbox_insert_operations',
+  text: `WITH input AS (SELECT ${operationColumns} FROM json_populate_recordset(null::sandbox_operations, $1::json)),
+              inserted AS (INSERT INTO sandbox_operations (${operationColumns}) SELECT * FROM input ON CONFLICT (reference) DO NOTHING RETURNING *)
+         SELECT * FROM inserted
+         UNION ALL
+         SELECT o.* FROM sandbox_operations o JOIN input i USING (reference) WHERE NOT EXISTS (SELECT 1 FROM inserted WHERE inserted.reference = i.reference)`,
 };
 
 /**
- * Records an operation once per reference: when another process recorded the same reference
- * first, its row is returned instead (idempotency under concurrency).
+ * Records each operation once per reference, in order: when another call recorded the same
+ * reference first (another process, say), its row is returned instead (idempotency under
+ * concurrency). References must differ within one call.
  */
+export async function insertOperations(db: Queryable, operations: readonly NewOperation[]): Promise<OperationRow[]> {
+  const rows = operations.map((operation) => ({
+    reference: operation.reference,
+    processor_reference: `sbx_${randomUUID()}`,
+    kind: operation.kind,
+    parent_reference: operation.parent_reference ?? null,
+    mode: operation.mode,
+    amount: operation.amount,
+    currency: operation.currency,
+    capture: operation.capture,
+    status: operation.status,
+    auth_code: operation.status === 'approved' ? newAuthCode() : null,
+    code: operation.code,
+    message: operation.message,
+    card_brand: operation.card_brand ?? null,
+    card_last_four: operation.card_last_four ?? null,
+    no_answer: operation.no_answer ?? false,
+    three_ds: operation.three_ds ?? null,
+    challenge_id: operation.status === 'challenge' ? randomBytes(24).toString('base64url') : null,
+    return_url: operation.return_url ?? null,
+    merchant_name: operation.merchant_name ?? null,
+    after_challenge: operation.after_challenge ?? null,
+  }));
+  const found = new Map((await db.query<OperationRow & Record<string, unknown>>(insertStatement, [JSON.stringify(rows)])).map((row) => [row.reference, row]));
+  // A row committed by another call while this statement ran is outside its snapshot: read it now.
+  return Promise.all(operations.map(async (operation) => found.get(operation.reference) ?? (await findOperation(db, operation.reference))!));
+}
+
 export async function insertOperation(db: Queryable, operation: NewOperation): Promise<OperationRow> {
-  const challengeId = operation.status === 'challenge' ? randomBytes(24).toString('base64url') : null;
-  const inserted = await db.maybeOne<OperationRow & Record<string, unknown>>(
-    insertStatement,
-    [
-      operation.reference, `sbx_${randomUUID()}`, operation.kind, operation.parent_reference ?? null, operation.mode, operation.amount,
-      operation.currency, operation.capture, operation.status, operation.status === 'approved' ? newAuthCode() : null, operation.code,
-      operation.message, operation.card_brand ?? null, operation.card_last_four ?? null, operation.no_answer ?? false,
-      operation.three_ds ?? null, challengeId, operation.return_url ?? null, operation.merchant_name ?? null,
-      operation.after_challenge ? JSON.stringify(operation.after_challenge) : null,
-    ],
-  );
-  return inserted ?? (await findOperation(db, operation.reference))!;
+  return (await insertOperations(db, [operation]))[0]!;
 }
 
 export function challengeUrl(baseUrl: string, challengeId: string): string {
