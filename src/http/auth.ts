@@ -1,8 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Row, Statement } from '../storage/db.js';
 import { apiTokenPrefix, hashToken, issuedBeforePasswordChange, looksLikeJwt, verifyJwt, type JwtClaims } from '../domain/credentials.js';
+import { Batcher } from '../batcher.js';
 import { makeRoomForOne } from '../bounded.js';
-import { PrincipalMemory } from './principals.js';
+import { PrincipalMemory, type RememberedPrincipal } from './principals.js';
 import { limits } from '../limits.js';
 import { forbidden, invalidId, invalidToken, notLoggedIn } from './errors.js';
 
@@ -102,9 +103,10 @@ type Statements = Record<Credential, Statement>;
 
 // The principal comes as one JSON column, `auth` (PrincipalRow): pg builds a parser and a
 // property per column of every result, which cost more than one JSON.parse (issue 7).
+// With the credential epoch read in the same snapshot, so the principal can be remembered.
 const principalStatements: Statements = {
-  api_token: { name: 'auth_api_token', text: `WITH auth AS (${principalSql.api_token}) SELECT to_json(auth) AS auth FROM auth` },
-  jwt: { name: 'auth_membership', text: `WITH auth AS (${principalSql.jwt}) SELECT to_json(auth) AS auth FROM auth` },
+  api_token: { name: 'auth_api_token', text: `WITH auth AS (${principalSql.api_token}) SELECT to_json(auth) AS auth, (SELECT e.epoch FROM credential_epoch e) AS auth_epoch FROM auth` },
+  jwt: { name: 'auth_membership', text: `WITH auth AS (${principalSql.jwt}) SELECT to_json(auth) AS auth, (SELECT e.epoch FROM credential_epoch e) AS auth_epoch FROM auth` },
 };
 
 interface JoinedStatements extends Statements {
@@ -146,8 +148,40 @@ export interface AuthOptions {
  * A missing token is 401; a valid token of a user without membership in that site is 404,
  * so the existence of other sites' data is never confirmed.
  */
-export async function authenticate(request: FastifyRequest, options: AuthOptions): Promise<Principal> {
-  return principalFromRow((await authenticatedRow(request, options, principalStatements, [])).auth);
+export async function authenticate(request: FastifyRequest, options: AuthOptions, memory?: Memory): Promise<Principal> {
+  return principalFromRow((await authenticatedRow(request, options, principalStatements, [], memory)).auth);
+}
+
+/**
+ * The credential epoch (migration 016) as of a read that started after the caller asked: one
+ * statement serves every request that asks while none is running, and those asking while one
+ * runs share the next (issue 7: a remembered principal's check, one round trip per batch of
+ * requests instead of one each). A change committed before a request arrived is in the epoch it
+ * gets, exactly as if it had read the epoch itself.
+ */
+function currentEpoch(db: Db): Promise<string> {
+  let reader = epochReaders.get(db);
+  if (!reader) {
+    reader = new Batcher(async (requests) => {
+      const { epoch } = await db.one<{ epoch: string }>(epochStatement, []);
+      return requests.map(() => ({ status: 'fulfilled', value: epoch }));
+    }, { batchMax: Number.MAX_SAFE_INTEGER, inFlightMax: 1 });
+    epochReaders.set(db, reader);
+  }
+  return reader.add(undefined);
+}
+
+const epochReaders = new WeakMap<Db, Batcher<undefined, string>>();
+const epochStatement: Statement = { name: 'auth_credential_epoch', text: 'SELECT epoch::text AS epoch FROM credential_epoch' };
+
+/** A memory for requireAccess: a remembered principal is checked against the current epoch. */
+function principalsMemory(): Memory {
+  return {
+    principals: new PrincipalMemory(limits.principalsRememberedMax),
+    async check(db, remembered) {
+      return (await currentEpoch(db)) === remembered.epoch ? {} : undefined;
+    },
+  };
 }
 
 /** The row of an authenticating statement: the principal, and the read's columns (all null when it found nothing). */
@@ -163,10 +197,14 @@ async function presentedJwt(token: string, options: AuthOptions): Promise<Presen
   return { credential: 'jwt', lookup: claims.userId, claims };
 }
 
-/** Where a remembered principal is kept, for the statements that can check it (JoinedStatements). */
+/** Where a remembered principal is kept, and how it is checked. */
 interface Memory {
   principals: PrincipalMemory<PrincipalRow>;
-  statements: JoinedStatements;
+  /**
+   * The route's row (its read's columns) for a principal remembered at `remembered.epoch`, or
+   * undefined when a credential changed since.
+   */
+  check(db: Db, remembered: RememberedPrincipal<PrincipalRow>, values: unknown[]): Promise<Row | undefined>;
 }
 
 /** One statement for authentication and the route's read. */
@@ -192,10 +230,10 @@ async function authenticatedRow(request: FastifyRequest, options: AuthOptions, s
   // A password change ends the sessions opened before it (to the second), not only their refresh tokens.
   if (presented.credential === 'jwt' && issuedBeforePasswordChange(presented.claims, row.auth.auth_password_changed_epoch)) throw invalidToken();
   if (row.auth.auth_last_used_stale) touchApiToken(options.db, row.auth.auth_token_id!);
-  const epoch = row.auth_epoch as string | null | undefined;
+  const epoch = row.auth_epoch as string | number | null | undefined;
   if (memory && epoch != null) {
     const liveUntil = row.auth.auth_live_until;
-    memory.principals.remember(key, { principal: row.auth, epoch, liveUntilMs: liveUntil ? Date.parse(liveUntil) : null, touchedAtMs: Date.now() });
+    memory.principals.remember(key, { principal: row.auth, epoch: String(epoch), liveUntilMs: liveUntil ? Date.parse(liveUntil) : null, touchedAtMs: Date.now() });
   }
   return row;
 }
@@ -214,8 +252,8 @@ async function rememberedRow(db: Db, memory: Memory, key: string, presented: Pre
   // A session older than the remembered password change: let the full statement judge it with
   // the current one (an operator may have moved it), as it judges every first request.
   if (presented.credential === 'jwt' && issuedBeforePasswordChange(presented.claims, principal.auth_password_changed_epoch)) return undefined;
-  const row = await db.one<Row & { auth_current: boolean | null }>(memory.statements.remembered, [principal.auth_site_id, remembered.epoch, ...values]);
-  if (row.auth_current !== true) {
+  const row = await memory.check(db, remembered, values);
+  if (!row) {
     memory.principals.forget(key);
     return undefined;
   }
@@ -300,8 +338,9 @@ function admit(request: FastifyRequest, principal: Principal, rule: AccessRule):
 
 /** Builds the onRequest hook of a site-scoped route: authenticates, then applies the role rules. */
 export function requireAccess(options: AuthOptions, rule: AccessRule = {}) {
+  const memory = principalsMemory();
   return async function accessHook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-    const principal = await authenticate(request, options);
+    const principal = await authenticate(request, options, memory);
     request.principal = principal;
     admit(request, principal, rule);
   };
@@ -315,7 +354,13 @@ export function requireAccess(options: AuthOptions, rule: AccessRule = {}) {
  */
 export function requireAccessWithRead<T extends Row>(options: AuthOptions, read: AuthenticatedRead & { values(request: FastifyRequest): unknown[]; found(row: Row): boolean }, rule: AccessRule = {}) {
   const statements = joinedStatements(read);
-  const memory: Memory = { principals: new PrincipalMemory(limits.principalsRememberedMax), statements };
+  const memory: Memory = {
+    principals: new PrincipalMemory(limits.principalsRememberedMax),
+    async check(db, remembered, values) {
+      const row = await db.one<Row & { auth_current: boolean | null }>(statements.remembered, [remembered.principal.auth_site_id, remembered.epoch, ...values]);
+      return row.auth_current === true ? row : undefined;
+    },
+  };
   const rows = new WeakMap<FastifyRequest, T>();
   return {
     async hook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {

@@ -1,7 +1,9 @@
-// GET booking remembers the principal it authenticated and, on the next request, checks it against
-// credential_epoch in the statement that reads the booking (src/http/principals.ts, migration 016).
-// Every change to a credential made anywhere (here: straight SQL, as another process or an operator
-// would) must show on the very next request, exactly as when each request looked the token up.
+// Routes remember the principals they authenticated and, on the next request, check them against
+// credential_epoch (src/http/principals.ts, migration 016): GET booking in the statement that reads
+// the booking, every other route (requireAccess, here GET transactions) by a read of the epoch that
+// concurrent requests share. Every change to a credential made anywhere (here: straight SQL, as
+// another process or an operator would) must show on the very next request, exactly as when each
+// request looked the token up.
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { signJwt } from '../../src/domain/credentials.js';
@@ -41,71 +43,87 @@ async function newShop(): Promise<Shop> {
 
 const getBooking = (shop: Shop, headers = shop.site.headers, path = shop.site.path, id = shop.bookingId) => api(t, { path, headers }, 'GET', `bookings/${id}`);
 
-/** The statements one GET booking sent, by name. */
+/** A route under test: how to call it, and the statements that authenticate it once the principal is remembered. */
+interface Route {
+  send(shop: Shop, headers?: SiteFixture['headers'], path?: string): ReturnType<typeof getBooking>;
+  /** Of the statements one request sent, those about authentication. */
+  authStatements(names: string[]): string[];
+  remembered: string[];
+}
+
+const routes: [string, Route][] = [
+  ['GET booking (joined read)', {
+    send: (shop, headers, path) => getBooking(shop, headers, path),
+    authStatements: (names) => names.filter((name) => name.includes('booking_json_by_id')),
+    remembered: ['auth_remembered_booking_json_by_id'],
+  }],
+  ['GET transactions (requireAccess)', {
+    send: (shop, headers = shop.site.headers, path = shop.site.path) => api(t, { path, headers }, 'GET', 'transactions'),
+    authStatements: (names) => names.filter((name) => name.startsWith('auth_')),
+    remembered: ['auth_credential_epoch'],
+  }],
+];
+
+/** The statements one request sent, by name. */
 async function statementsOf(request: () => Promise<unknown>): Promise<string[]> {
   statementNames.length = 0;
   await request();
-  return statementNames.filter((name) => name.includes('booking_json_by_id'));
+  return [...statementNames];
 }
 
 const epoch = async () => (await t.db.one<{ epoch: string }>('SELECT epoch FROM credential_epoch')).epoch;
 
-describe('remembered principals (GET booking)', () => {
+describe.each(routes)('remembered principals: %s', (_name, route) => {
   let shop: Shop;
+  const send = (headers?: SiteFixture['headers'], path?: string) => route.send(shop, headers, path);
+  const authStatementsOf = async (request: () => Promise<unknown>) => route.authStatements(await statementsOf(request));
   beforeEach(async () => {
     shop = await newShop();
     // The first request authenticates and remembers; the second uses the remembered principal.
-    expectStatus(await getBooking(shop), 200);
-    expectStatus(await getBooking(shop), 200);
+    expectStatus(await send(), 200);
+    expectStatus(await send(), 200);
   });
 
-  it('reads the booking without looking the credential up once it is remembered', async () => {
-    expect(await statementsOf(() => getBooking(shop))).toEqual(['auth_remembered_booking_json_by_id']);
-    expect(await statementsOf(() => getBooking(shop))).toEqual(['auth_remembered_booking_json_by_id']);
+  it('answers without looking the credential up once it is remembered', async () => {
+    expect(await authStatementsOf(() => send())).toEqual(route.remembered);
+    expect(await authStatementsOf(() => send())).toEqual(route.remembered);
   });
 
   it('a deleted token is refused on the next request', async () => {
     await t.db.query('DELETE FROM api_tokens WHERE user_id = $1', [shop.site.userId]);
-    expectError(await getBooking(shop), 401);
+    expectError(await send(), 401);
   });
 
   it('an expiry moved into the past is refused on the next request', async () => {
     await t.db.query("UPDATE api_tokens SET expires_at = (now() AT TIME ZONE 'UTC')::date - 1 WHERE user_id = $1", [shop.site.userId]);
-    expectError(await getBooking(shop), 401);
+    expectError(await send(), 401);
   });
 
   it('a token that expires later today stays usable, and is remembered', async () => {
     await t.db.query("UPDATE api_tokens SET expires_at = (now() AT TIME ZONE 'UTC')::date WHERE user_id = $1", [shop.site.userId]);
-    expectStatus(await getBooking(shop), 200);
-    expect(await statementsOf(() => getBooking(shop))).toEqual(['auth_remembered_booking_json_by_id']);
+    expectStatus(await send(), 200);
+    expect(await authStatementsOf(() => send())).toEqual(route.remembered);
   });
 
   it('a removed membership answers 404 on the next request, as for another site', async () => {
     await t.db.query('DELETE FROM memberships WHERE site_id = $1 AND user_id = $2', [shop.site.siteId, shop.site.userId]);
-    expectError(await getBooking(shop), 404);
+    expectError(await send(), 404);
   });
 
   it('a renamed site answers under its new path only', async () => {
     const newPath = `${shop.site.path}-moved`;
     await t.db.query('UPDATE sites SET path = $2 WHERE id = $1', [shop.site.siteId, newPath]);
-    expectError(await getBooking(shop), 404);
-    expectStatus(await getBooking(shop, shop.site.headers, newPath), 200);
+    expectError(await send(), 404);
+    expectStatus(await send(shop.site.headers, newPath), 200);
   });
 
   it('a deleted user is refused on the next request', async () => {
     // Another member of the site: the booking's author cannot be deleted.
     const member = await addUser(t.db, shop.site.siteId, { role: 'member' });
-    expectStatus(await getBooking(shop, member.headers), 200);
-    expectStatus(await getBooking(shop, member.headers), 200);
+    expectStatus(await send(member.headers), 200);
+    expectStatus(await send(member.headers), 200);
     await t.db.query('DELETE FROM users WHERE id = $1', [member.userId]);
-    expectError(await getBooking(shop, member.headers), 401);
-  });
-
-  it('keeps to its own site: another site\'s booking and a missing one are 404', async () => {
-    const other = await newShop();
-    expectError(await getBooking(shop, shop.site.headers, shop.site.path, other.bookingId), 404);
-    expectError(await getBooking(shop, shop.site.headers, shop.site.path, other.bookingId + 1_000_000), 404);
-    expect(await statementsOf(() => getBooking(shop, shop.site.headers, shop.site.path, other.bookingId))).toEqual(['auth_remembered_booking_json_by_id']);
+    expectError(await send(member.headers), 401);
   });
 
   describe('user tokens (JWT)', () => {
@@ -117,20 +135,48 @@ describe('remembered principals (GET booking)', () => {
 
     it('a password change ends the sessions opened before it on the next request', async () => {
       const earlier = await bearer(new Date(Date.now() - 60_000));
-      expectStatus(await getBooking(shop, earlier), 200);
-      expect(await statementsOf(() => getBooking(shop, earlier))).toEqual(['auth_remembered_booking_json_by_id']);
+      expectStatus(await send(earlier), 200);
+      expect(await authStatementsOf(() => send(earlier))).toEqual(route.remembered);
       await setPassword(t.db, shop.site.userId, 'a-completely-new-password');
-      expectError(await getBooking(shop, earlier), 401);
-      expectStatus(await getBooking(shop, await bearer(new Date(Date.now() + 2_000))), 200);
+      expectError(await send(earlier), 401);
+      expectStatus(await send(await bearer(new Date(Date.now() + 2_000))), 200);
     });
 
     it('a removed membership answers 404 on the next request', async () => {
       const session = await bearer(new Date(Date.now() - 60_000));
-      expectStatus(await getBooking(shop, session), 200);
-      expectStatus(await getBooking(shop, session), 200);
+      expectStatus(await send(session), 200);
+      expectStatus(await send(session), 200);
       await t.db.query('DELETE FROM memberships WHERE site_id = $1 AND user_id = $2', [shop.site.siteId, shop.site.userId]);
-      expectError(await getBooking(shop, session), 404);
+      expectError(await send(session), 404);
     });
+  });
+});
+
+describe('remembered principals keep to their site (GET booking)', () => {
+  it("another site's booking and a missing one are 404", async () => {
+    const shop = await newShop();
+    const other = await newShop();
+    expectStatus(await getBooking(shop), 200);
+    expectError(await getBooking(shop, shop.site.headers, shop.site.path, other.bookingId), 404);
+    expectError(await getBooking(shop, shop.site.headers, shop.site.path, other.bookingId + 1_000_000), 404);
+    const names = await statementsOf(() => getBooking(shop, shop.site.headers, shop.site.path, other.bookingId));
+    expect(names.filter((name) => name.includes('booking_json_by_id'))).toEqual(['auth_remembered_booking_json_by_id']);
+  });
+});
+
+describe('the epoch read shared by concurrent requests (requireAccess)', () => {
+  it('serves 20 concurrent requests of a remembered principal with fewer reads than requests, and none misses a revocation made before it', async () => {
+    const shop = await newShop();
+    const list = () => api(t, { path: shop.site.path, headers: shop.site.headers }, 'GET', 'transactions');
+    expectStatus(await list(), 200);
+    const names = await statementsOf(() => Promise.all(Array.from({ length: 20 }, list)));
+    const reads = names.filter((name) => name === 'auth_credential_epoch').length;
+    expect(names.filter((name) => name === 'auth_api_token')).toEqual([]);
+    expect(reads).toBeGreaterThan(0);
+    expect(reads).toBeLessThan(20);
+    await t.db.query('DELETE FROM api_tokens WHERE user_id = $1', [shop.site.userId]);
+    const after = await Promise.all(Array.from({ length: 20 }, list));
+    expect(after.map((response) => response.statusCode)).toEqual(after.map(() => 401));
   });
 });
 
