@@ -5,7 +5,7 @@
 // target's ceiling: it bounds what a service that batches its write path could reach here, where
 // `bench/pgbench/purchase-real-schema.sql` bounds one that writes each request on its own.
 import type pg from 'pg';
-import { Batcher } from '../src/batcher.js';
+import { allFulfilled, Batcher } from '../src/batcher.js';
 
 /**
  * The attempt for a batch: the API token read, the linked (vault) transaction of the token's site
@@ -90,7 +90,7 @@ export function purchaseBatcher(
   return new Batcher<BatchedPurchase, void>(async (batch) => {
     options.onBatch(batch.length);
     await writeBatch(pool, processorPool, batch, options.answer());
-    return batch.map(() => ({ status: 'fulfilled', value: undefined }));
+    return allFulfilled(batch.map(() => undefined));
   }, { batchMax: options.batchMax, inFlightMax: options.inFlightMax });
 }
 

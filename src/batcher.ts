@@ -85,3 +85,25 @@ export class Batcher<Item, Result> {
     }
   }
 }
+
+/**
+ * A batch's `write` for items that can also be written one at a time: `together` writes the batch
+ * in one database transaction (each item its own result); if it throws, that transaction wrote
+ * nothing, and each item is written `alone`, so a failure (a bug, a deadlock past its retries, a
+ * refusal that concerns one item) reaches only the items it belongs to.
+ */
+export async function retriedAlone<Item, Result>(
+  items: Item[], together: (items: Item[]) => Promise<PromiseSettledResult<Result>[]>, alone: (item: Item) => Promise<Result>,
+): Promise<PromiseSettledResult<Result>[]> {
+  try {
+    return await together(items);
+  } catch (error) {
+    if (items.length === 1) return [{ status: 'rejected', reason: error }];
+    return Promise.allSettled(items.map(alone));
+  }
+}
+
+/** Every item of a batch written, with these values. */
+export function allFulfilled<Result>(values: Result[]): PromiseSettledResult<Result>[] {
+  return values.map((value) => ({ status: 'fulfilled', value }));
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Batcher } from '../src/batcher.js';
+import { Batcher, retriedAlone } from '../src/batcher.js';
 
 /** A write whose batches stay open until the test lets them go. */
 function heldWrites() {
@@ -63,5 +63,36 @@ describe('Batcher', () => {
     const failing = new Batcher<number, string>(async () => { throw new Error('database gone'); }, { batchMax: 5, inFlightMax: 1 });
     const outcomes = await Promise.allSettled([failing.add(1), failing.add(2)]);
     expect(outcomes.map((outcome) => outcome.status === 'rejected' && (outcome.reason as Error).message)).toEqual(['database gone', 'database gone']);
+  });
+});
+
+describe('retriedAlone', () => {
+  const together = async (items: number[]) => {
+    if (items.length > 1 && items.includes(-1)) throw new Error('the batch failed');
+    return items.map((item): PromiseSettledResult<string> => ({ status: 'fulfilled', value: `together ${item}` }));
+  };
+  const alone = async (item: number) => {
+    if (item === -1) throw new Error(`item ${item} failed`);
+    return `alone ${item}`;
+  };
+
+  it('keeps the batch when it is written together', async () => {
+    expect(await retriedAlone([1, 2], together, alone)).toEqual([{ status: 'fulfilled', value: 'together 1' }, { status: 'fulfilled', value: 'together 2' }]);
+  });
+
+  it('writes each item alone when the batch fails, so the failure reaches only its own item', async () => {
+    const results = await retriedAlone([1, -1, 2], together, alone);
+    expect(results.map((result) => (result.status === 'fulfilled' ? result.value : (result.reason as Error).message))).toEqual(['alone 1', 'item -1 failed', 'alone 2']);
+  });
+
+  it('answers a lone item with the failure of its batch, without a second try', async () => {
+    let calls = 0;
+    const failing = async () => {
+      calls += 1;
+      throw new Error('the batch of one failed');
+    };
+    const results = await retriedAlone([7], failing, alone);
+    expect(results).toEqual([{ status: 'rejected', reason: new Error('the batch of one failed') }]);
+    expect(calls).toBe(1);
   });
 });

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Row, Statement } from '../storage/db.js';
 import { apiTokenPrefix, hashToken, issuedBeforePasswordChange, looksLikeJwt, verifyJwt, type JwtClaims } from '../domain/credentials.js';
-import { Batcher } from '../batcher.js';
+import { allFulfilled, Batcher } from '../batcher.js';
 import { makeRoomForOne } from '../bounded.js';
 import { PrincipalMemory, type RememberedPrincipal } from './principals.js';
 import { limits } from '../limits.js';
@@ -101,12 +101,14 @@ export interface AuthenticatedRead {
 
 type Statements = Record<Credential, Statement>;
 
+const credentialEpochSql = '(SELECT e.epoch FROM credential_epoch e)';
+
 // The principal comes as one JSON column, `auth` (PrincipalRow): pg builds a parser and a
 // property per column of every result, which cost more than one JSON.parse (issue 7).
 // With the credential epoch read in the same snapshot, so the principal can be remembered.
 const principalStatements: Statements = {
-  api_token: { name: 'auth_api_token', text: `WITH auth AS (${principalSql.api_token}) SELECT to_json(auth) AS auth, (SELECT e.epoch FROM credential_epoch e) AS auth_epoch FROM auth` },
-  jwt: { name: 'auth_membership', text: `WITH auth AS (${principalSql.jwt}) SELECT to_json(auth) AS auth, (SELECT e.epoch FROM credential_epoch e) AS auth_epoch FROM auth` },
+  api_token: { name: 'auth_api_token', text: `WITH auth AS (${principalSql.api_token}) SELECT to_json(auth) AS auth, ${credentialEpochSql} AS auth_epoch FROM auth` },
+  jwt: { name: 'auth_membership', text: `WITH auth AS (${principalSql.jwt}) SELECT to_json(auth) AS auth, ${credentialEpochSql} AS auth_epoch FROM auth` },
 };
 
 interface JoinedStatements extends Statements {
@@ -118,7 +120,6 @@ interface JoinedStatements extends Statements {
   remembered: Statement;
 }
 
-const credentialEpochSql = '(SELECT e.epoch FROM credential_epoch e)';
 
 function joinedStatements(read: AuthenticatedRead): JoinedStatements {
   const joined = (credential: Credential): Statement => ({
@@ -164,7 +165,7 @@ function currentEpoch(db: Db): Promise<string> {
   if (!reader) {
     reader = new Batcher(async (requests) => {
       const { epoch } = await db.one<{ epoch: string }>(epochStatement, []);
-      return requests.map(() => ({ status: 'fulfilled', value: epoch }));
+      return allFulfilled(requests.map(() => epoch));
     }, { batchMax: Number.MAX_SAFE_INTEGER, inFlightMax: 1 });
     epochReaders.set(db, reader);
   }

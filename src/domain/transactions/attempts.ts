@@ -1,4 +1,4 @@
-import { Batcher } from '../../batcher.js';
+import { Batcher, retriedAlone } from '../../batcher.js';
 import type { AppContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
 import { limits } from '../../limits.js';
@@ -62,13 +62,8 @@ function conflictKeys({ actor, input }: AttemptRequest): (string | number)[] {
   return keys;
 }
 
-async function attemptBatch(context: AppContext, requests: AttemptRequest[]): Promise<PromiseSettledResult<Attempt>[]> {
-  try {
-    return await attemptTogether(context, requests);
-  } catch (error) {
-    if (requests.length === 1) return [{ status: 'rejected', reason: error }];
-    return Promise.allSettled(requests.map((request) => attemptAlone(context, request)));
-  }
+function attemptBatch(context: AppContext, requests: AttemptRequest[]): Promise<PromiseSettledResult<Attempt>[]> {
+  return retriedAlone(requests, (batch) => attemptTogether(context, batch), (request) => attemptAlone(context, request));
 }
 
 async function attemptAlone(context: AppContext, request: AttemptRequest): Promise<Attempt> {

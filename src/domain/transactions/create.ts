@@ -1,4 +1,4 @@
-import { Batcher } from '../../batcher.js';
+import { allFulfilled, Batcher, retriedAlone } from '../../batcher.js';
 import type { AppContext } from '../../context.js';
 import { storeAnswers, type StoredAnswer } from '../../http/idempotency.js';
 import { limits } from '../../limits.js';
@@ -68,18 +68,9 @@ function settlementsOf(context: AppContext): Batcher<Settlement, TransactionJson
   return batcher;
 }
 
-/**
- * Settles a batch in one database transaction. If it fails, nothing of it was written: each
- * settlement is then made again on its own, so a failure (a bug, a deadlock past its retries)
- * reaches only the requests it belongs to.
- */
-async function settleBatch(context: AppContext, settlements: Settlement[]): Promise<PromiseSettledResult<TransactionJson>[]> {
-  try {
-    return (await settleTogether(context, settlements)).map((value) => ({ status: 'fulfilled', value }));
-  } catch (error) {
-    if (settlements.length === 1) return [{ status: 'rejected', reason: error }];
-    return Promise.allSettled(settlements.map(async (settlement) => (await settleTogether(context, [settlement]))[0]!));
-  }
+/** Settles a batch in one database transaction, or each settlement alone if that fails (retriedAlone). */
+function settleBatch(context: AppContext, settlements: Settlement[]): Promise<PromiseSettledResult<TransactionJson>[]> {
+  return retriedAlone(settlements, async (batch) => allFulfilled(await settleTogether(context, batch)), async (settlement) => (await settleTogether(context, [settlement]))[0]!);
 }
 
 /**

@@ -193,7 +193,8 @@ const insertStatement = {
              FROM unnest($5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::integer[]) AS s(ordinality, booking_id, total, remaining, position)
              JOIN accepted a USING (ordinality)
          ), locked AS (${lockBookingsSql('$10')})
-         SELECT a.ordinality, inserted.*, (SELECT json_agg(locked ORDER BY locked.id) FROM locked) AS locked_bookings
+         -- The locked bookings once (on the first row), not parsed again for every row of the batch.
+         SELECT a.ordinality, inserted.*, CASE WHEN row_number() OVER () = 1 THEN (SELECT json_agg(locked ORDER BY locked.id) FROM locked) END AS locked_bookings
            FROM inserted JOIN accepted a USING (id)`,
 };
 
@@ -223,7 +224,7 @@ export async function insertTransactions(
   ]);
   const records: (TransactionRecord | undefined)[] = rows.map(() => undefined);
   for (const row of inserted) records[Number(row.ordinality) - 1] = toRecord(row);
-  return { records, lockedBookings: inserted[0]?.locked_bookings ?? [] };
+  return { records, lockedBookings: inserted.find((row) => row.locked_bookings !== null)?.locked_bookings ?? [] };
 }
 
 /** One row (insertTransactions); a key someone else holds throws IdempotencyKeyTakenError. */

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Batcher } from '../../batcher.js';
+import { allFulfilled, Batcher } from '../../batcher.js';
 import type { Db } from '../../storage/db.js';
 import { limits } from '../../limits.js';
 import { ProcessorTimeoutError, type AuthoriseRequest, type Connector, type FollowUpRequest, type LookupOutcome, type ProcessorOutcome } from '../connector.js';
@@ -35,7 +35,7 @@ export class SandboxConnector implements Connector {
     private readonly db: Db,
     private readonly options: SandboxOptions,
   ) {
-    this.authorisations = new Batcher(async (operations) => (await insertOperations(this.db, operations)).map((value) => ({ status: 'fulfilled', value })), {
+    this.authorisations = new Batcher(async (operations) => allFulfilled(await insertOperations(this.db, operations)), {
       batchMax: limits.sandboxBatchMax, inFlightMax: limits.sandboxBatchesInFlightMax, conflictKeys: (operation) => [operation.reference],
     });
   }

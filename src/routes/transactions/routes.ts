@@ -6,7 +6,6 @@ import {
   completeThreeDsReturn, createTransaction, isAdminType, listTransactionIds, loadTransactionViews, type Actor, type TransactionInput, type TransactionJson,
   type TransactionType,
 } from '../../domain/transactions/index.js';
-import type { Queryable } from '../../storage/db.js';
 import { answerToStore, finishDeferred, markClaimed, markStored } from '../../http/idempotency.js';
 import { principalOf, requireAccess } from '../../http/auth.js';
 import { invalidId } from '../../http/errors.js';
