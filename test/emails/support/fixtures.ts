@@ -94,3 +94,12 @@ export async function paidWithMailsRequested(db: Db, site: SiteFixture, options:
 }
 
 export { createSite };
+
+/** `count` paid bookings of 10.00 on a new site's channel, referenced `<prefix>0`, `<prefix>1`, ..., with their receipts requested; returns the transaction ids. */
+export async function receiptsRequested(db: Db, count: number, prefix: string): Promise<number[]> {
+  const site = await createSite(db);
+  const channelId = await insertChannel(db, site);
+  const ids: number[] = [];
+  for (let index = 0; index < count; index++) ids.push(await paidWithMailsRequested(db, site, { channelId, reference: `${prefix}${index}`, total: 1_000 }));
+  return ids;
+}
