@@ -5,7 +5,8 @@
 // Settings (environment): DATABASE_URL (as `npm run bench`), WORKERS (default 1),
 // BENCH_REPLAY_PURCHASES fresh bookings for POST retained_purchase (default 20000),
 // BENCH_REPLAY_HISTORY purchases made before ANALYZE (default 2000; see below),
-// BENCH_REPLAY_DIR (default $TMPDIR/trustfare-replay), BENCH_KEEP=1, BENCH_LOG_LEVEL.
+// BENCH_REPLAY_DIR (default $TMPDIR/trustfare-replay), BENCH_KEEP=1, BENCH_LOG_LEVEL,
+// BENCH_PG_STATS=1 (the embedded server loads pg_stat_statements; the kit says how to read it).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -23,7 +24,8 @@ const purchasesMax = 1_000_000;
 const readWarmupRequests = 20_000;
 
 export async function main(): Promise<number> {
-  const settings: StackSettings = { externalUrl: process.env.DATABASE_URL || undefined, keep: process.env.BENCH_KEEP === '1', nodeEnv: 'production', logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn' };
+  const settings: StackSettings = { externalUrl: process.env.DATABASE_URL || undefined, keep: process.env.BENCH_KEEP === '1', nodeEnv: 'production', logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn', statementStats: process.env.BENCH_PG_STATS === '1' };
+  if (settings.statementStats && settings.externalUrl) throw new Error('BENCH_PG_STATS=1 needs the embedded server: load pg_stat_statements into your own server instead');
   const purchases = Number(process.env.BENCH_REPLAY_PURCHASES ?? 20_000);
   if (!Number.isSafeInteger(purchases) || purchases < 1 || purchases > purchasesMax) throw new Error(`BENCH_REPLAY_PURCHASES must be an integer from 1 to ${purchasesMax}`);
   const history = Number(process.env.BENCH_REPLAY_HISTORY ?? 2_000);
@@ -90,6 +92,7 @@ export async function main(): Promise<number> {
     mkdirSync(directory, { recursive: true });
     for (const [name, content] of Object.entries(files)) writeFileSync(path.join(directory, name), content);
     process.stdout.write(`${files['README.txt']}\nReplay kit: ${directory}\n`);
+    if (settings.statementStats) process.stdout.write(`${statementStatsHelp(workspace.databaseUrl)}\n`);
     await stopped(children);
     return 0;
   } finally {
@@ -113,4 +116,13 @@ function stopped(children: Child[]): Promise<void> {
     process.once('SIGTERM', () => done('SIGTERM'));
     for (const child of children) void child.exited.then((code) => done(`${child.logFile}: exited with ${code}`));
   });
+}
+
+/** How to read what the database did during a replay (BENCH_PG_STATS=1). */
+function statementStatsHelp(databaseUrl: string): string {
+  return [
+    'pg_stat_statements is loaded. Reset it after the warm-up, replay, then read it:',
+    `  psql '${databaseUrl}' -c 'SELECT pg_stat_statements_reset()'`,
+    `  psql '${databaseUrl}' -c "SELECT calls, round(total_exec_time) AS ms, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 100) AS query FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25"`,
+  ].join('\n');
 }

