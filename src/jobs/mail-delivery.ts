@@ -76,21 +76,26 @@ async function sendAll(context: AppContext, rows: readonly OutboxRow[], run: Del
     { batchMax: limits.mailBatchSizeMax, inFlightMax: 1 },
   );
   const writes: Promise<void>[] = [];
-  let writeFailure: { error: unknown } | null = null;
-  await forEachConcurrently(rows, limits.mailSendConcurrency, async (row) => {
-    if (writeFailure) throw writeFailure.error;
-    if (context.now().getTime() > startByMs) {
-      unsent.push(row);
-      return;
-    }
-    const outcome = await deliverOne(context, row);
-    run[outcome.status === 'sent' ? 'sent' : outcome.status === 'failed' ? 'failed' : 'retrying'] += 1;
-    writes.push(outcomes.add(outcome).catch((error: unknown) => {
-      writeFailure ??= { error };
-    }));
-  });
-  await Promise.all(writes);
-  if (writeFailure) throw (writeFailure as { error: unknown }).error;
+  const written: { failure: { error: unknown } | null } = { failure: null };
+  try {
+    await forEachConcurrently(rows, limits.mailSendConcurrency, async (row) => {
+      if (written.failure) throw written.failure.error;
+      if (context.now().getTime() > startByMs) {
+        unsent.push(row);
+        return;
+      }
+      const outcome = await deliverOne(context, row);
+      run[outcome.status === 'sent' ? 'sent' : outcome.status === 'failed' ? 'failed' : 'retrying'] += 1;
+      writes.push(outcomes.add(outcome).catch((error: unknown) => {
+        written.failure ??= { error };
+      }));
+    });
+  } finally {
+    // The run ends only once its outcomes are written, or their write failed, even when a send
+    // threw: a job's run never ends while its work goes on.
+    await Promise.all(writes);
+  }
+  if (written.failure) throw written.failure.error;
   if (unsent.length === 0) return;
   run.released = await releaseClaims(context, unsent);
   run.backlog = true;

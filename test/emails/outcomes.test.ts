@@ -72,6 +72,32 @@ describe('the outcomes of a delivery run', () => {
     expect(await deliverPendingMails(t.context, { batchSizeMax: limits.mailBatchSizeMax })).toMatchObject({ claimed: 0 });
   });
 
+  it('stop the run when their write fails: no send starts after it, and the mails not sent stay claimed', async () => {
+    const ids = await receiptsRequested(t.db, 12, 'REF-');
+    // The database refuses every outcome (a status change), as a full disk or a lost server would.
+    await t.db.query(`CREATE FUNCTION test_refuse_outcome() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.status <> OLD.status THEN RAISE EXCEPTION 'cannot record this outcome'; END IF; RETURN NEW; END $$`);
+    await t.db.query('CREATE TRIGGER test_refuse_outcome BEFORE UPDATE ON email_outbox FOR EACH ROW EXECUTE FUNCTION test_refuse_outcome()');
+    // Sends that take a while, so the failed write is known before the later ones would start.
+    const quickSend = instantMailer.send;
+    instantMailer.send = async (mail) => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return quickSend(mail);
+    };
+    try {
+      await expect(deliverPendingMails(t.context, { batchSizeMax: limits.mailBatchSizeMax })).rejects.toThrow('cannot record this outcome');
+    } finally {
+      instantMailer.send = quickSend;
+      await t.db.query('DROP TRIGGER test_refuse_outcome ON email_outbox');
+      await t.db.query('DROP FUNCTION test_refuse_outcome()');
+    }
+    expect(sent.length).toBeGreaterThanOrEqual(limits.mailSendConcurrency);
+    expect(sent.length).toBeLessThan(12);
+    // Nothing recorded: every row still pending under this run's claim, sent again once the lease ends.
+    const rows = await t.db.query<{ status: string; attempts: number }>('SELECT status, attempts FROM email_outbox WHERE transaction_id = ANY($1)', [ids]);
+    expect(rows).toEqual(Array.from({ length: 12 }, () => ({ status: 'pending', attempts: 1 })));
+  });
+
   it('are not written over a newer claim of the same row', async () => {
     const [id] = await receiptsRequested(t.db, 1, 'REF-');
     // The send outlasts the lease: another run claims the row again (one more attempt) meanwhile.
