@@ -175,15 +175,27 @@ function currentEpoch(db: Db): Promise<string> {
 const epochReaders = new WeakMap<Db, Batcher<undefined, string>>();
 const epochStatement: Statement = { name: 'auth_credential_epoch', text: 'SELECT epoch::text AS epoch FROM credential_epoch' };
 
-/** A memory for requireAccess: a remembered principal is checked against the current epoch. */
-function principalsMemory(): Memory {
-  return {
-    principals: new PrincipalMemory(limits.principalsRememberedMax),
-    async check(db, remembered) {
-      return (await currentEpoch(db)) === remembered.epoch ? {} : undefined;
-    },
-  };
+/**
+ * The memory of every requireAccess hook on `db`: a remembered principal is checked against the
+ * current epoch. One per database, not one per hook: the principal of a credential and site is the
+ * same whatever the route (each hook applies its own rules after), so a token used on bookings and
+ * transactions is authenticated once and remembered once.
+ */
+function principalsMemory(db: Db): Memory {
+  let memory = principalsMemories.get(db);
+  if (!memory) {
+    memory = {
+      principals: new PrincipalMemory(limits.principalsRememberedMax),
+      async check(checkDb, remembered) {
+        return (await currentEpoch(checkDb)) === remembered.epoch ? {} : undefined;
+      },
+    };
+    principalsMemories.set(db, memory);
+  }
+  return memory;
 }
+
+const principalsMemories = new WeakMap<Db, Memory>();
 
 /** The row of an authenticating statement: the principal, and the read's columns (all null when it found nothing). */
 type AuthenticatedRow = Row & { auth: PrincipalRow };
@@ -339,7 +351,7 @@ function admit(request: FastifyRequest, principal: Principal, rule: AccessRule):
 
 /** Builds the onRequest hook of a site-scoped route: authenticates, then applies the role rules. */
 export function requireAccess(options: AuthOptions, rule: AccessRule = {}) {
-  const memory = principalsMemory();
+  const memory = principalsMemory(options.db);
   return async function accessHook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const principal = await authenticate(request, options, memory);
     request.principal = principal;

@@ -180,6 +180,20 @@ describe('the epoch read shared by concurrent requests (requireAccess)', () => {
   });
 });
 
+describe('the memory of requireAccess', () => {
+  it('is shared by every route: a principal authenticated on one is remembered on the others, each applying its own role rules', async () => {
+    const site = await createSite(t.db, { role: 'member' });
+    const call = (method: 'GET' | 'POST', path: string, payload?: object) => api(t, { path: site.path, headers: site.headers }, method, path, payload);
+    expect(await statementsOf(async () => expectStatus(await call('GET', 'transactions'), 200))).toContain('auth_api_token');
+    // Remembered from GET transactions: neither the channel list nor the admin-only channel create
+    // looks the token up again.
+    const list = await statementsOf(async () => expectStatus(await call('GET', 'channels'), 200));
+    expect(list.filter((name) => name.startsWith('auth_'))).toEqual(['auth_credential_epoch']);
+    const create = await statementsOf(async () => expectError(await call('POST', 'channels', { name: 'Not mine to make' }), 403));
+    expect(create.filter((name) => name.startsWith('auth_'))).toEqual(['auth_credential_epoch']);
+  });
+});
+
 describe('credential_epoch', () => {
   let site: SiteFixture;
   let before: string;
