@@ -219,5 +219,6 @@ function outgoingMail(context: AppContext, row: OutboxRow): OutgoingMail {
     html: row.html_body,
     messageId: `<${row.kind}.${row.transaction_id}.${row.id}@${domain}>`,
     locale: localeOf(normaliseLanguage(row.language)),
+    date: context.now(),
   };
 }

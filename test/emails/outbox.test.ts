@@ -420,7 +420,7 @@ describe('retention', () => {
 describe('SMTP connections', () => {
   const mail = (subject: string): OutgoingMail => ({
     from: { name: 'Shop', address: 'payments@trustfare.test' }, to: ['payer@example.com'], bcc: [], replyTo: null,
-    subject, text: subject, html: `<p>${subject}</p>`, messageId: `<${subject}@trustfare.test>`, locale: 'en-GB',
+    subject, text: subject, html: `<p>${subject}</p>`, messageId: `<${subject.replaceAll(' ', '-')}@trustfare.test>`, locale: 'en-GB', date: new Date(),
   });
 
   it('are kept open between mails, and a mail after the relay closed an idle one still goes at the first attempt', async () => {

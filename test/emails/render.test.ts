@@ -46,7 +46,7 @@ describe('file transport (the default without SMTP_URL)', () => {
     const rendered = renderMail(sampleMailData('receipt', 'lvLV'));
     const receipt = await mailer.send({
       from: { name: 'Sunny Tours', address: 'payments@trustfare.test' }, to: ['anna@example.com'], bcc: ['ops@tours.example'], replyTo: null,
-      ...rendered, messageId: '<receipt.1.1@trustfare.test>', locale: 'lv-LV',
+      ...rendered, messageId: '<receipt.1.1@trustfare.test>', locale: 'lv-LV', date: new Date(),
     });
     expect(readdirSync(path.join(dataDir, 'mail'))).toEqual(['receipt.1.1_trustfare.test.eml']);
     expect(receipt.deliveryId).toBe(path.join(dataDir, 'mail', 'receipt.1.1_trustfare.test.eml'));
@@ -62,7 +62,7 @@ describe('file transport (the default without SMTP_URL)', () => {
     const mailer = createMailer({ dataDir, smtpUrl: undefined });
     const mail = (id: number) => ({
       from: { name: 'Sunny Tours', address: 'payments@trustfare.test' }, to: ['anna@example.com'], bcc: [], replyTo: null,
-      ...renderMail(sampleMailData('receipt', 'enGB')), messageId: `<receipt.${id}.1@trustfare.test>`, locale: 'en-GB',
+      ...renderMail(sampleMailData('receipt', 'enGB')), messageId: `<receipt.${id}.1@trustfare.test>`, locale: 'en-GB', date: new Date(),
     });
     await mailer.send(mail(1));
     rmSync(path.join(dataDir, 'mail'), { recursive: true });

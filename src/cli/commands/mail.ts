@@ -57,6 +57,7 @@ async function fileContent(file: string, data: MailData, rendered: RenderedMail,
     ...rendered,
     messageId: `<render.${data.kind}.${data.language}@${mailFrom.split('@')[1] ?? 'localhost'}>`,
     locale: localeOf(data.language),
+    date: new Date(),
   });
 }
 

@@ -1,23 +1,12 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
-import type { SendMailOptions } from 'nodemailer/lib/mailer';
 import type { Config } from '../../config.js';
 import { limits } from '../../limits.js';
+import { composeMessage, envelopeRecipients, type MimeMail } from './mime.js';
 
-export interface OutgoingMail {
-  from: { name: string; address: string };
-  to: string[];
-  bcc: string[];
-  replyTo: string | null;
-  subject: string;
-  text: string;
-  html: string;
-  /** Stable per outbox row, so a repeated delivery is recognisable as the same message. */
-  messageId: string;
-  /** BCP 47 locale, sent as Content-Language. */
-  locale: string;
-}
+/** One mail to send: what composeMessage writes (Message-ID stable per outbox row, so a repeated delivery is recognisable). */
+export type OutgoingMail = MimeMail;
 
 export interface DeliveryReceipt {
   /** The SMTP server's answer or the path of the .eml file. */
@@ -45,18 +34,16 @@ export function createMailer(config: Pick<Config, 'smtpUrl' | 'dataDir'>): Maile
   return config.smtpUrl ? smtpMailer(config.smtpUrl) : fileMailer(path.join(config.dataDir, 'mail'));
 }
 
-function messageOptions(mail: OutgoingMail): SendMailOptions {
-  return {
-    from: mail.from,
-    to: mail.to,
-    bcc: mail.bcc,
-    ...(mail.replyTo ? { replyTo: mail.replyTo } : {}),
-    subject: mail.subject,
-    text: mail.text,
-    html: mail.html,
-    messageId: mail.messageId,
-    headers: { 'Content-Language': mail.locale, 'Auto-Submitted': 'auto-generated' },
-  };
+/**
+ * The message, or a permanent failure: a header that cannot be written (an address outside what
+ * the API accepts) would fail the same way at every retry.
+ */
+function composed(mail: OutgoingMail, options: { bccHeader: boolean }): Buffer {
+  try {
+    return composeMessage(mail, options);
+  } catch (error) {
+    throw new MailDeliveryError((error as Error).message, true);
+  }
 }
 
 export function smtpMailer(url: string): Mailer {
@@ -72,8 +59,10 @@ export function smtpMailer(url: string): Mailer {
   return {
     kind: 'smtp',
     async send(mail) {
+      // nodemailer sends the message as composed (raw) to the envelope's recipients: Bcc only there.
+      const message = composed(mail, { bccHeader: false });
       try {
-        const info = await transport.sendMail(messageOptions(mail));
+        const info = await transport.sendMail({ envelope: { from: mail.from.address, to: envelopeRecipients(mail) }, raw: message });
         return { deliveryId: String(info.response ?? info.messageId), rejected: info.rejected.map(String) };
       } catch (error) {
         throw classifySmtpError(error);
@@ -93,8 +82,8 @@ function classifySmtpError(error: unknown): MailDeliveryError {
 }
 
 /**
- * Writes each mail as `<message id>.eml` (RFC 5322; the stream transport keeps the Bcc header, so
- * reviewers see every recipient).
+ * Writes each mail as `<message id>.eml` (RFC 5322, with the Bcc header, so reviewers see every
+ * recipient).
  * Written to a temporary name and renamed, so a reader never sees half a file and a repeated
  * delivery replaces the same file.
  */
@@ -109,7 +98,7 @@ export function fileMailer(directory: string): Mailer {
   return {
     kind: 'file',
     async send(mail) {
-      const message = await buildRawMessage(mail);
+      const message = buildRawMessage(mail);
       const file = path.join(directory, `${mail.messageId.replace(/[<>]/g, '').replace(/[^A-Za-z0-9._-]/g, '_')}.eml`);
       try {
         await madeDirectory();
@@ -126,10 +115,7 @@ export function fileMailer(directory: string): Mailer {
   };
 }
 
-const messageBuilder = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
-
 /** The complete RFC 5322 message (both parts, Bcc header kept), as a .eml file holds it. */
-export async function buildRawMessage(mail: OutgoingMail): Promise<Buffer> {
-  const info = await messageBuilder.sendMail(messageOptions(mail));
-  return info.message as Buffer;
+export function buildRawMessage(mail: OutgoingMail): Buffer {
+  return composed(mail, { bccHeader: true });
 }
