@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'n
 import path from 'node:path';
 import os from 'node:os';
 import { limits } from './limits.js';
+import { sendableAddress } from './domain/emails/mime.js';
 
 /** Every setting of the service, read once from the environment. */
 export interface Config {
@@ -159,10 +160,14 @@ function processorSettings(env: Env): Pick<Config, 'processorTimeoutMs' | 'sandb
   };
 }
 
-/** MAIL_FROM is a bare address; by default no-reply@ the host of BASE_URL. */
+/**
+ * MAIL_FROM is a bare address that mail headers can carry as it is (sendableAddress); by
+ * default no-reply@ the host of BASE_URL, or @localhost when that host is an IPv6 address.
+ */
 function mailFromSetting(value: string | undefined, baseUrl: string): string {
-  const address = value?.trim() || `no-reply@${new URL(baseUrl).hostname.replace(/^\[|\]$/g, '') || 'localhost'}`;
-  if (!/^[^\s@<>",]+@[^\s@<>",]+$/.test(address)) throw new ConfigError('MAIL_FROM must be a bare email address such as payments@example.com');
+  const fallback = `no-reply@${new URL(baseUrl).hostname}`;
+  const address = value?.trim() || (sendableAddress(fallback) === fallback ? fallback : 'no-reply@localhost');
+  if (sendableAddress(address) !== address) throw new ConfigError('MAIL_FROM must be a bare email address such as payments@example.com (ASCII letters, digits and . _ + - and the like; a domain in its ASCII form)');
   return address;
 }
 

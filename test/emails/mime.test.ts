@@ -1,11 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { composeMessage, quotedPrintable, type MimeMail } from '../../src/domain/emails/mime.js';
+import { composeMessage, envelopeRecipients, quotedPrintable, type MimeMail } from '../../src/domain/emails/mime.js';
 import { renderMail } from '../../src/domain/emails/templates.js';
 import { sampleMailData } from '../../src/domain/emails/sample.js';
 import { languageCodes, localeOf } from '../../src/i18n/catalogue.js';
 import { createMailer } from '../../src/domain/emails/transport.js';
 import { tempDirForTest } from '../support/temp-dir.js';
+import { loadConfig } from '../../src/config.js';
+import { testEnv } from '../support/context.js';
 import { parseMail } from './support/mime.js';
 
 const base: MimeMail = {
@@ -83,12 +85,22 @@ describe('composeMessage', () => {
     expect(mail.subject).toBe('Receipt\r\nBcc: thief@example.com');
   });
 
+  it('writes an internationalised domain in its ASCII form, in the headers and the envelope', () => {
+    const mail = { ...base, to: ['anna@bücher.de'], bcc: ['ops@Straße.example'] };
+    const read = parseMail(composeMessage(mail, { bccHeader: true }).toString('utf8'));
+    expect(read.headers.get('to')).toBe('anna@xn--bcher-kva.de');
+    expect(read.headers.get('bcc')).toBe('ops@xn--strae-oqa.example');
+    expect(envelopeRecipients(mail)).toEqual(['anna@xn--bcher-kva.de', 'ops@xn--strae-oqa.example']);
+  });
+
   it('refuses an address that is not one, whatever the field', () => {
     for (const mail of [
       { ...base, to: ['anna@example.com\r\nBcc: thief@example.com'] },
       { ...base, bcc: ['Ops <ops@tours.example>'] },
       { ...base, replyTo: 'desk' },
       { ...base, from: { name: 'Shop', address: 'payments@trustfare.test>' } },
+      // A local part beyond atext would need quoting or SMTPUTF8.
+      { ...base, to: ['müller@example.de'] },
     ]) {
       expect(() => composeMessage(mail, { bccHeader: true })).toThrow(/not a mail address/);
     }
@@ -114,5 +126,16 @@ describe('mailers', () => {
     const dataDir = tempDirForTest('mail');
     const mailer = createMailer({ dataDir, smtpUrl: undefined });
     await expect(mailer.send({ ...base, to: ['not an address'] })).rejects.toMatchObject({ permanent: true, message: expect.stringMatching(/not a mail address/) });
+  });
+});
+
+describe('MAIL_FROM', () => {
+  it('is refused at start-up unless headers can carry it; by default it is no-reply@ the host of BASE_URL', () => {
+    for (const value of ['Shop <shop@example.com>', 'shop@exämple.com', 'a(b)@example.com', 'shop@example.com;x@y.z']) {
+      expect(() => loadConfig({ ...testEnv, MAIL_FROM: value })).toThrow(/MAIL_FROM/);
+    }
+    expect(loadConfig({ ...testEnv, MAIL_FROM: ' pay+ments@example.com ' }).mailFrom).toBe('pay+ments@example.com');
+    expect(loadConfig({ ...testEnv, MAIL_FROM: '', BASE_URL: 'https://pay.example.com' }).mailFrom).toBe('no-reply@pay.example.com');
+    expect(loadConfig({ ...testEnv, MAIL_FROM: '', BASE_URL: 'http://[::1]:3000' }).mailFrom).toBe('no-reply@localhost');
   });
 });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { domainToASCII } from 'node:url';
 
 /**
  * The RFC 5322 message of one mail: headers, then a multipart/alternative body with the text and
@@ -59,12 +60,30 @@ export function envelopeRecipients(mail: Pick<MimeMail, 'to' | 'bcc'>): string[]
 /** Anything else in a header is a programming error or an attack on the headers: refused. */
 export class MimeHeaderError extends Error {}
 
-// An addr-spec as the API accepts them (ASCII, no spaces, quotes, brackets or separators).
-const addressPattern = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9.-]+$/;
+// An addr-spec a header carries as it is: RFC 5322 atext and dots before the "@", an ASCII
+// domain after it.
+const localPartPattern = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+$/;
+const domainPattern = /^[A-Za-z0-9.-]+$/;
+
+/**
+ * The address as a header carries it: an internationalised domain in its ASCII (punycode) form,
+ * as nodemailer wrote it; undefined when a header cannot carry it (a local part outside atext
+ * would need quoting or SMTPUTF8, which the service does not send).
+ */
+export function sendableAddress(value: string): string | undefined {
+  const at = value.lastIndexOf('@');
+  const local = value.slice(0, at);
+  const domain = value.slice(at + 1);
+  if (at <= 0 || !localPartPattern.test(local)) return undefined;
+  if (domainPattern.test(domain)) return value;
+  const ascii = domainToASCII(domain);
+  return ascii !== '' && domainPattern.test(ascii) ? `${local}@${ascii}` : undefined;
+}
 
 function address(value: string): string {
-  if (!addressPattern.test(value)) throw new MimeHeaderError(`not a mail address that can be sent: ${JSON.stringify(value)}`);
-  return value;
+  const sendable = sendableAddress(value);
+  if (sendable === undefined) throw new MimeHeaderError(`not a mail address that can be sent: ${JSON.stringify(value)}`);
+  return sendable;
 }
 
 function addressList(values: readonly string[]): string {
