@@ -2,15 +2,14 @@
 // database (the embedded one, or DATABASE_URL's server), it requests the receipts of
 // BENCH_MAIL_COUNT paid bookings, then renders and delivers them (the .eml file transport) a batch
 // at a time, as the mail-delivery job does, for each batch size of BENCH_MAIL_BATCHES. It prints the
-// time per mail of the two halves and the rate one process reaches with the job runner's pause
-// between backlogged runs.
+// time and this process's CPU per mail (rendering, composing, writing the files and the statements'
+// client side) and the rate one process reaches with the job runner's pause between backlogged runs.
 import { randomBytes } from 'node:crypto';
 import { createDb, type Db } from '../src/storage/db.js';
 import { migrate } from '../src/storage/migrate.js';
 import { createAppContext, type AppContext } from '../src/context.js';
 import { loadConfig } from '../src/config.js';
 import { limits } from '../src/limits.js';
-import { renderRequestedMails } from '../src/domain/emails/outbox.js';
 import { deliverPendingMails } from '../src/jobs/mail-delivery.js';
 import { openWorkspace, progress, secrets } from './stack.js';
 
@@ -58,8 +57,10 @@ export interface MailFigures {
   batchSize: number;
   sent: number;
   runs: number;
-  renderMsPerMail: number;
-  deliverMsPerMail: number;
+  /** A run's time per mail sent: rendering and sending together (a run sends what it renders). */
+  msPerMail: number;
+  /** This process's CPU per mail (the database's is not counted). */
+  cpuMicrosPerMail: number;
   /** One process running batches back to back. */
   mailsPerSecond: number;
   /** The same with the job runner's pause (limits.jobBacklogPauseMs) after each backlogged run. */
@@ -73,30 +74,28 @@ export interface MailFigures {
 export async function measureMailPipeline(context: AppContext, shop: Shop, options: { count: number; batchSize: number }): Promise<MailFigures> {
   await requestReceipts(context.db, shop, options.count);
   await context.db.query('ANALYZE mail_requests, email_outbox, transactions, transaction_bookings, bookings');
-  let renderMs = 0;
-  let deliverMs = 0;
+  let workMs = 0;
   let runs = 0;
   let sent = 0;
+  const cpuBefore = process.cpuUsage();
   for (;;) {
     const started = performance.now();
-    const rendered = await renderRequestedMails(context.db, options.batchSize);
-    const renderedAt = performance.now();
     const delivered = await deliverPendingMails(context, { batchSizeMax: options.batchSize });
-    if (rendered.requests === 0 && delivered.claimed === 0) break;
-    if (rendered.errors.length > 0 || delivered.sent !== delivered.claimed) throw new Error(`batch ${options.batchSize}: not every mail was sent (${JSON.stringify(delivered)})`);
-    renderMs += renderedAt - started;
-    deliverMs += performance.now() - renderedAt;
+    if (delivered.requests === 0 && delivered.claimed === 0) break;
+    if (delivered.errors.length > 0 || delivered.sent !== delivered.claimed) throw new Error(`batch ${options.batchSize}: not every mail was sent (${JSON.stringify(delivered)})`);
+    workMs += performance.now() - started;
     runs += 1;
     sent += delivered.sent;
   }
+  const cpu = process.cpuUsage(cpuBefore);
   if (sent !== options.count) throw new Error(`batch ${options.batchSize}: ${sent} mails sent for ${options.count} receipts`);
-  const workSeconds = (renderMs + deliverMs) / 1000;
+  const workSeconds = workMs / 1000;
   return {
     batchSize: options.batchSize,
     sent,
     runs,
-    renderMsPerMail: renderMs / sent,
-    deliverMsPerMail: deliverMs / sent,
+    msPerMail: workMs / sent,
+    cpuMicrosPerMail: (cpu.user + cpu.system) / sent,
     mailsPerSecond: sent / workSeconds,
     mailsPerSecondPaused: sent / (workSeconds + (runs * limits.jobBacklogPauseMs) / 1000),
   };
@@ -113,8 +112,8 @@ export async function main(): Promise<number> {
     for (const batchSize of batchSizes) {
       const figures = await measureMailPipeline(context, shop, { count, batchSize });
       console.log(
-        `batch ${String(batchSize).padStart(3)}: ${figures.sent} mails in ${figures.runs} runs; render ${figures.renderMsPerMail.toFixed(2)} ms/mail, ` +
-          `deliver ${figures.deliverMsPerMail.toFixed(2)} ms/mail; ${Math.round(figures.mailsPerSecond)} mails/s back to back, ` +
+        `batch ${String(batchSize).padStart(3)}: ${figures.sent} mails in ${figures.runs} runs; ${figures.msPerMail.toFixed(2)} ms and ` +
+          `${Math.round(figures.cpuMicrosPerMail)} µs of CPU per mail; ${Math.round(figures.mailsPerSecond)} mails/s back to back, ` +
           `${Math.round(figures.mailsPerSecondPaused)} mails/s with the job's ${limits.jobBacklogPauseMs} ms pause after each run`,
       );
     }

@@ -2,13 +2,10 @@ import type { AppContext } from '../context.js';
 import { limits } from '../limits.js';
 import { localeOf, normaliseLanguage } from '../i18n/catalogue.js';
 import { MailDeliveryError, type OutgoingMail } from '../domain/emails/transport.js';
-import { renderRequestedMails, type RenderedOutboxRow, type RenderRun } from '../domain/emails/outbox.js';
+import { renderRequestedMails, type ClaimedMail, type RenderRun } from '../domain/emails/outbox.js';
 import { forEachConcurrently } from './concurrently.js';
 import { batchSizeWithin } from '../bounded.js';
 import { allFulfilled, Batcher } from '../batcher.js';
-
-/** A claimed row: what rendering wrote, with its id and the attempt this claim made. */
-type OutboxRow = Omit<RenderedOutboxRow, 'status' | 'last_error'> & { id: number; attempts: number };
 
 export interface DeliveryRun {
   /** Mail requests of payments taken in this run (a request may call for no mail). */
@@ -30,20 +27,25 @@ export interface DeliveryRun {
 }
 
 /**
- * Renders requested mails into the outbox (up to one batch of requests), then delivers due
- * outbox rows (docs/emails.md "Delivery"). Rows are claimed in a short statement
- * with FOR UPDATE SKIP LOCKED that also pushes their next_attempt_at forward by a lease, so
- * several processes can run this at once and no row is sent by two of them; the mail is sent
- * outside any database transaction. A process that dies mid-send leaves the row to be retried
- * after the lease: delivery is at least once, with a stable Message-ID per row.
+ * Delivers due outbox rows and renders requested mails into the outbox (up to one batch of each),
+ * then sends them (docs/emails.md "Delivery"). Due rows are claimed in a short statement with FOR
+ * UPDATE SKIP LOCKED that also pushes their next_attempt_at forward by a lease, so several
+ * processes can run this at once and no row is sent by two of them; rendered rows are written
+ * claimed by this run. Mail is sent outside any database transaction. A process that dies
+ * mid-send leaves the row to be retried after the lease: delivery is at least once, with a
+ * stable Message-ID per row.
  */
 export async function deliverPendingMails(context: AppContext, options: { batchSizeMax?: number } = {}): Promise<DeliveryRun> {
   const batchSize = batchSizeWithin(options.batchSizeMax, { fallback: limits.mailBatchSizeDefault, max: limits.mailBatchSizeMax });
-  const { requests, written, errors } = await renderRequestedMails(context.db, batchSize);
   const claimedAtMs = context.now().getTime();
-  // UPDATE ... RETURNING has no order: send oldest first.
-  const rows = (await claimDueMails(context, batchSize)).sort((a, b) => a.id - b.id);
-  const run: DeliveryRun = { requests, rendered: written, errors, claimed: rows.length, sent: 0, retrying: 0, failed: 0, released: 0, backlog: requests === batchSize || rows.length === batchSize };
+  const claimedUntil = new Date(claimedAtMs + limits.mailClaimLeaseMs);
+  // What is due first (retries, released rows, claims that ran out): however much fresh mail
+  // is requested, every run also takes a batch of what waits already.
+  const due = await claimDueMails(context, batchSize, claimedUntil);
+  const { requests, written, claimed: fresh, errors } = await renderRequestedMails(context.db, { batchSizeMax: batchSize, claimedUntil });
+  // UPDATE ... RETURNING has no order: send oldest first (fresh rows are the newest).
+  const rows = [...due.sort((a, b) => a.id - b.id), ...fresh.sort((a, b) => a.id - b.id)];
+  const run: DeliveryRun = { requests, rendered: written, errors, claimed: rows.length, sent: 0, retrying: 0, failed: 0, released: 0, backlog: requests === batchSize || due.length === batchSize };
   await sendAll(context, rows, run, claimedAtMs + sendWindowMs);
   return run;
 }
@@ -66,8 +68,8 @@ const sendWindowMs = limits.mailClaimLeaseMs - (2 * limits.smtpConnectionTimeout
  * send does not wait for its outcome's write, but none starts after a write failed. Rows not
  * started by `startByMs` are released for the next run.
  */
-async function sendAll(context: AppContext, rows: readonly OutboxRow[], run: DeliveryRun, startByMs: number): Promise<void> {
-  const unsent: OutboxRow[] = [];
+async function sendAll(context: AppContext, rows: readonly ClaimedMail[], run: DeliveryRun, startByMs: number): Promise<void> {
+  const unsent: ClaimedMail[] = [];
   const outcomes = new Batcher<Outcome, void>(
     async (batch) => {
       await recordOutcomes(context, batch);
@@ -111,7 +113,7 @@ async function sendAll(context: AppContext, rows: readonly OutboxRow[], run: Del
 const stillPendingSql = "o.status <> 'sent' AND o.status <> 'failed'";
 
 /** Undoes the claims of rows never sent: due now, and the attempt not counted (it was never made). */
-async function releaseClaims(context: AppContext, rows: readonly OutboxRow[]): Promise<number> {
+async function releaseClaims(context: AppContext, rows: readonly ClaimedMail[]): Promise<number> {
   const released = await context.db.query(
     `UPDATE email_outbox o SET attempts = o.attempts - 1, next_attempt_at = $3
        FROM unnest($1::bigint[], $2::int[]) AS claimed(id, attempts)
@@ -122,9 +124,8 @@ async function releaseClaims(context: AppContext, rows: readonly OutboxRow[]): P
   return released.length;
 }
 
-async function claimDueMails(context: AppContext, batchSize: number): Promise<OutboxRow[]> {
-  const now = context.now();
-  return context.db.query<OutboxRow & Record<string, unknown>>(
+async function claimDueMails(context: AppContext, batchSize: number, claimedUntil: Date): Promise<ClaimedMail[]> {
+  return context.db.query<ClaimedMail & Record<string, unknown>>(
     `UPDATE email_outbox
         SET attempts = attempts + 1, next_attempt_at = $2
       WHERE id IN (SELECT id FROM email_outbox
@@ -133,13 +134,13 @@ async function claimDueMails(context: AppContext, batchSize: number): Promise<Ou
                     LIMIT $3
                     FOR UPDATE SKIP LOCKED)
       RETURNING id, site_id, transaction_id, kind, language, from_name, reply_to, to_addresses, bcc_addresses, subject, text_body, html_body, attempts`,
-    [now, new Date(now.getTime() + limits.mailClaimLeaseMs), batchSize],
+    [context.now(), claimedUntil, batchSize],
   );
 }
 
 /** What a send came to: the row's new status, recorded by recordOutcomes. */
 interface Outcome {
-  row: OutboxRow;
+  row: ClaimedMail;
   /** `pending`: a temporary failure, due again at nextAttemptAt. */
   status: 'sent' | 'pending' | 'failed';
   deliveryId: string | null;
@@ -147,7 +148,7 @@ interface Outcome {
   nextAttemptAt: Date | null;
 }
 
-async function deliverOne(context: AppContext, row: OutboxRow): Promise<Outcome> {
+async function deliverOne(context: AppContext, row: ClaimedMail): Promise<Outcome> {
   try {
     const receipt = await context.mailer.send(outgoingMail(context, row));
     const note = receipt.rejected.length > 0 ? `refused recipients: ${receipt.rejected.join(', ')}` : null;
@@ -207,7 +208,7 @@ async function recordOutcomes(context: AppContext, outcomes: readonly Outcome[])
   );
 }
 
-function outgoingMail(context: AppContext, row: OutboxRow): OutgoingMail {
+function outgoingMail(context: AppContext, row: ClaimedMail): OutgoingMail {
   const domain = context.config.mailFrom.split('@')[1] ?? 'localhost';
   return {
     from: { name: row.from_name, address: context.config.mailFrom },

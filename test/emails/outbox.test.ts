@@ -238,11 +238,12 @@ describe('a batch of requests', () => {
     const chargebackId = await follow(ru.channelId, ru.bookingId, { channelId: ru.channelId, type: 'chargeback', status: 'complete', total: 123_456, linkedId: ru.transactionId, payeeEmail: null });
     await t.db.transaction((tx) => requestMails(tx, ja.transactionId));
 
-    const { result: run, statements } = await statementsDuring(() => renderRequestedMails(t.db, limits.mailBatchSizeMax));
+    const { result: run, statements } = await statementsDuring(() => renderRequestedMails(t.db, { batchSizeMax: limits.mailBatchSizeMax, claimedUntil: new Date() }));
 
     // BEGIN, the claim, the facts, the outbox rows, COMMIT: not two statements per request.
     expect(statements).toHaveLength(5);
-    expect(run).toEqual({ requests: 5, written: 5, errors: [] });
+    expect(run).toMatchObject({ requests: 5, written: 5, errors: [] });
+    expect(run.claimed).toHaveLength(5);
     const mails = await t.db.query<{ transaction_id: number; kind: string; language: string; to_addresses: string[]; subject: string }>(
       'SELECT transaction_id, kind, language, to_addresses, subject FROM email_outbox WHERE transaction_id = ANY($1) ORDER BY id',
       [[ja.transactionId, ru.transactionId, refundId, chargebackId]],
@@ -369,6 +370,29 @@ describe('delivery', () => {
     expect(smtp.received.map((mail) => /BACKLOG-\d/.exec(mail.text)?.[0]).sort()).toEqual(['BACKLOG-0', 'BACKLOG-1', 'BACKLOG-2', 'BACKLOG-3', 'BACKLOG-4', 'BACKLOG-5', 'BACKLOG-6']);
   });
 
+  it('takes what is due as well as a full batch of fresh requests: fresh mail cannot hold a retry back', async () => {
+    const retried = await paidBooking({ booking: { reference: 'RETRY-1' } });
+    smtp.refuseNext(1, 451);
+    expect(await deliver()).toEqual([]);
+    offsetMs += retryDelayMs(1) + 1000;
+    for (let index = 0; index < 3; index++) await paidBooking({ booking: { reference: `FRESH-${index}` } });
+    const run = await deliverPendingMails(t.context, { batchSizeMax: 3 });
+    expect(run).toMatchObject({ requests: 3, claimed: 4, sent: 4, backlog: true });
+    expect(smtp.received.map((mail) => /(RETRY|FRESH)-\d/.exec(mail.text)?.[0]).sort()).toEqual(['FRESH-0', 'FRESH-1', 'FRESH-2', 'RETRY-1']);
+    expect(await outboxRows(retried.transactionId)).toMatchObject([{ status: 'sent', attempts: 2 }]);
+  });
+
+  it('a mail rendered by a run that died is sent once the run\'s claim has run out, not before', async () => {
+    const { transactionId } = await paidBooking({ booking: { reference: 'CRASH-1' } });
+    // The run rendered it, claimed for the lease as every run's fresh mail is, and never sent it.
+    const rendered = await renderRequestedMails(t.db, { batchSizeMax: 10, claimedUntil: new Date(t.context.now().getTime() + limits.mailClaimLeaseMs) });
+    expect(rendered.claimed.map((mail) => [mail.transaction_id, mail.attempts])).toEqual([[transactionId, 1]]);
+    expect(await deliver()).toEqual([]);
+    offsetMs += limits.mailClaimLeaseMs + 1000;
+    expect((await deliver()).map((mail) => /CRASH-1/.exec(mail.text)?.[0])).toEqual(['CRASH-1']);
+    expect(await outboxRows(transactionId)).toMatchObject([{ status: 'sent', attempts: 2 }]);
+  });
+
   it('sends up to limits.mailSendConcurrency mails at once to a slow relay, each once', async () => {
     const count = limits.mailSendConcurrency * 2;
     for (let index = 0; index < count; index++) await paidBooking({ booking: { reference: `SLOW-${index}` } });
@@ -404,8 +428,10 @@ describe('retention', () => {
     expect((await pruneMailBodies(t.context)).pruned).toBe(0);
     offsetMs += limits.mailBodyRetentionDays * 86_400_000 + 60_000;
     const runs = [];
-    for (let run = 0; run < 50 && runs.at(-1)?.backlog !== false; run++) runs.push(await pruneMailBodies(t.context, { batchSize: 1 }));
-    expect(runs.slice(0, -1).every((run) => run.pruned === 1 && run.backlog)).toBe(true);
+    // Every mail this file sent is old enough now: batches of 5 until one comes back short.
+    for (let run = 0; run < 200 && runs.at(-1)?.backlog !== false; run++) runs.push(await pruneMailBodies(t.context, { batchSize: 5 }));
+    expect(runs.at(-1)?.backlog).toBe(false);
+    expect(runs.slice(0, -1).every((run) => run.pruned === 5 && run.backlog)).toBe(true);
     for (const { transactionId } of [sent, failed]) {
       const row = await bodies(transactionId);
       expect(row).toMatchObject({ text_body: '', html_body: '', bodies_pruned_at: expect.any(Date) });

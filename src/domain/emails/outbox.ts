@@ -49,11 +49,16 @@ type MailRequest = {
   status: string;
 };
 
+/** A pending outbox row claimed by a delivery run: what rendering wrote, with its id and the attempt the claim made. */
+export type ClaimedMail = Omit<RenderedOutboxRow, 'status' | 'last_error'> & { id: number; attempts: number };
+
 export interface RenderRun {
   /** Requests taken (and deleted); a request may call for no mail at all. */
   requests: number;
   /** Outbox rows written. */
   written: number;
+  /** The pending rows written, claimed already (their first attempt, hidden until `claimedUntil`): the caller sends them. */
+  claimed: ClaimedMail[];
   /** Requests whose rendering failed, set aside: kept in `mail_requests` with their error and skipped from now on. */
   errors: { requestId: number; transactionId: number; message: string }[];
 }
@@ -64,26 +69,32 @@ export interface RenderRun {
  * never take the same request (SKIP LOCKED). If the batch fails, its requests are taken again one
  * per database transaction, so one broken request is set aside with its error and the others go
  * on: otherwise it would roll back every batch it is in and hold all later mail up.
+ *
+ * The rows are written claimed by the caller until `claimedUntil` (docs/emails.md "Delivery"):
+ * the run that renders a mail sends it, from what it rendered, instead of claiming it again
+ * (one row version and one read of both bodies less per mail). A process that dies before
+ * sending leaves them to a later run once the claim has run out, as any claimed row.
  */
-export async function renderRequestedMails(db: Db, batchSizeMax: number): Promise<RenderRun> {
-  const batchSize = batchSizeWithin(batchSizeMax, { fallback: limits.mailBatchSizeDefault, max: limits.mailBatchSizeMax });
+export async function renderRequestedMails(db: Db, options: { batchSizeMax: number; claimedUntil: Date }): Promise<RenderRun> {
+  const batchSize = batchSizeWithin(options.batchSizeMax, { fallback: limits.mailBatchSizeDefault, max: limits.mailBatchSizeMax });
   try {
     return await db.transaction(async (tx) => {
       const requests = await tx.query<MailRequest>(claimRequestsStatement, [batchSize]);
-      return { requests: requests.length, written: await renderRequests(tx, requests), errors: [] };
+      const written = await renderRequests(tx, requests, options.claimedUntil);
+      return { requests: requests.length, written: written.written, claimed: written.claimed, errors: [] };
     });
   } catch {
-    return renderOneByOne(db, batchSize);
+    return renderOneByOne(db, batchSize, options.claimedUntil);
   }
 }
 
 /**
  * The batch's facts in one statement, its mails planned and rendered in order, and written in
  * one statement, whatever the batch's size: two statements per request were most of a batch's
- * round trips (docs/emails.md "Throughput"). Returns the outbox rows written.
+ * round trips (docs/emails.md "Throughput").
  */
-async function renderRequests(tx: Queryable, requests: MailRequest[]): Promise<number> {
-  if (requests.length === 0) return 0;
+async function renderRequests(tx: Queryable, requests: MailRequest[], claimedUntil: Date): Promise<{ written: number; claimed: ClaimedMail[] }> {
+  if (requests.length === 0) return { written: 0, claimed: [] };
   const ordered = [...requests].sort((a, b) => a.id - b.id);
   const factsById = await loadFactsOfTransactions(tx, [...new Set(ordered.map((request) => request.transaction_id))]);
   const rows: RenderedOutboxRow[] = [];
@@ -92,23 +103,24 @@ async function renderRequests(tx: Queryable, requests: MailRequest[]): Promise<n
     if (!loaded) throw new Error(`mail request: transaction ${request.transaction_id} does not exist`);
     rows.push(...(await renderedRows({ ...loaded, transaction: { ...loaded.transaction, status: request.status } })));
   }
-  return insertMails(tx, rows);
+  return insertMails(tx, rows, claimedUntil);
 }
 
 /** At most `count` requests, each in its own database transaction; a failing one is set aside. */
-async function renderOneByOne(db: Db, count: number): Promise<RenderRun> {
-  const run: RenderRun = { requests: 0, written: 0, errors: [] };
+async function renderOneByOne(db: Db, count: number, claimedUntil: Date): Promise<RenderRun> {
+  const run: RenderRun = { requests: 0, written: 0, claimed: [], errors: [] };
   for (let index = 0; index < count; index++) {
     let taken: MailRequest | undefined;
     try {
       const written = await db.transaction(async (tx) => {
         const requests = await tx.query<MailRequest>(claimRequestsStatement, [1]);
         taken = requests[0];
-        return renderRequests(tx, requests);
+        return renderRequests(tx, requests, claimedUntil);
       });
       if (!taken) break;
       run.requests += 1;
-      run.written += written;
+      run.written += written.written;
+      run.claimed.push(...written.claimed);
     } catch (error) {
       // Not taken: the claim itself failed (the database is away), so the run fails as before.
       if (!taken) throw error;
@@ -193,20 +205,30 @@ async function renderedRows(facts: TransactionFacts): Promise<RenderedOutboxRow[
   });
 }
 
-// One row per transaction and kind: a mail requested twice (in one batch or in two) is written once.
+// One row per transaction and kind: a mail requested twice (in one batch or in two) is written
+// once. Pending rows are written claimed: their first attempt made, due again only after $2.
 const insertStatement = {
   name: 'mail_outbox_insert',
-  text: `INSERT INTO email_outbox (site_id, transaction_id, kind, language, from_name, reply_to, to_addresses, bcc_addresses, subject, text_body, html_body, status, last_error)
-         SELECT site_id, transaction_id, kind, language, from_name, reply_to, to_addresses, bcc_addresses, subject, text_body, html_body, status, last_error
+  text: `INSERT INTO email_outbox (site_id, transaction_id, kind, language, from_name, reply_to, to_addresses, bcc_addresses, subject, text_body, html_body, status, last_error,
+                                  attempts, next_attempt_at)
+         SELECT site_id, transaction_id, kind, language, from_name, reply_to, to_addresses, bcc_addresses, subject, text_body, html_body, status, last_error,
+                CASE WHEN status = 'pending' THEN 1 ELSE 0 END, CASE WHEN status = 'pending' THEN $2::timestamptz ELSE now() END
            FROM json_to_recordset($1::json) AS r(site_id bigint, transaction_id bigint, kind text, language text, from_name text, reply_to text,
                                                  to_addresses text[], bcc_addresses text[], subject text, text_body text, html_body text, status text, last_error text)
          ON CONFLICT (transaction_id, kind) DO NOTHING
-         RETURNING id`,
+         RETURNING id, transaction_id, kind, attempts, status`,
 };
 
-async function insertMails(tx: Queryable, rows: RenderedOutboxRow[]): Promise<number> {
-  if (rows.length === 0) return 0;
-  return (await tx.query(insertStatement, [JSON.stringify(rows)])).length;
+async function insertMails(tx: Queryable, rows: RenderedOutboxRow[], claimedUntil: Date): Promise<{ written: number; claimed: ClaimedMail[] }> {
+  if (rows.length === 0) return { written: 0, claimed: [] };
+  const inserted = await tx.query<{ id: number; transaction_id: number; kind: string; attempts: number; status: string }>(insertStatement, [JSON.stringify(rows), claimedUntil]);
+  const byKey = new Map(rows.map((row) => [`${row.transaction_id}:${row.kind}`, row]));
+  const claimed = inserted.flatMap(({ id, transaction_id, kind, attempts, status }) => {
+    if (status !== 'pending') return [];
+    const { status: _status, last_error: _error, ...mail } = byKey.get(`${transaction_id}:${kind}`)!;
+    return [{ ...mail, id, attempts }];
+  });
+  return { written: inserted.length, claimed };
 }
 
 /**

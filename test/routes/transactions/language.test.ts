@@ -30,7 +30,7 @@ async function mailLanguage(transactionId: number, kind: string): Promise<string
   // may write no mail while requests remain (a vault's request calls for none): render until none
   // is left, a bounded number of batches.
   for (let batch = 0; batch < 10; batch++) {
-    if ((await renderRequestedMails(t.db, limits.mailBatchSizeMax)).requests === 0) break;
+    if ((await renderRequestedMails(t.db, { batchSizeMax: limits.mailBatchSizeMax, claimedUntil: new Date() })).requests === 0) break;
   }
   const row = await t.db.one<{ language: string }>('SELECT language FROM email_outbox WHERE transaction_id = $1 AND kind = $2', [transactionId, kind]);
   return row.language;
