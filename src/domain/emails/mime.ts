@@ -196,11 +196,12 @@ literal[TAB] = 1;
 
 export function quotedPrintable(text: string): Buffer {
   const input = Buffer.from(text, 'utf8');
+  const end = input.length;
   // Worst case: every byte as =XX, plus a soft break (3 bytes) per 25 of them.
-  const output = Buffer.allocUnsafe(input.length * 3 + Math.ceil(input.length / 24) * 3 + 3);
+  const output = Buffer.allocUnsafe(end * 3 + Math.ceil(end / 24) * 3 + 3);
   let length = 0;
   let column = 0;
-  for (let index = 0; index < input.length; index++) {
+  for (let index = 0; index < end; index++) {
     const byte = input[index]!;
     if (byte === LF || (byte === CR && input[index + 1] === LF)) {
       if (byte === CR) index += 1;
@@ -209,18 +210,18 @@ export function quotedPrintable(text: string): Buffer {
       column = 0;
       continue;
     }
-    const next = input[index + 1];
-    const atLineEnd = next === undefined || next === LF || (next === CR && input[index + 2] === LF);
-    const plain = literal[byte] === 1 && !(atLineEnd && (byte === SPACE || byte === TAB));
-    const width = plain ? 1 : 3;
+    // Whether the line ends after this byte is asked only when it matters (a blank, or the last
+    // column): most bytes are plain and mid-line, and this loop is most of a message's cost.
+    let width = literal[byte] === 1 ? 1 : 3;
+    if (width === 1 && (byte === SPACE || byte === TAB) && lineEndsAfter(input, index)) width = 3;
     // Room for the character and, unless the line ends after it, a soft break's "=".
-    if (column + width > (atLineEnd ? qpLineMax : qpLineMax - 1)) {
+    if (column + width > qpLineMax - 1 && (column + width > qpLineMax || !lineEndsAfter(input, index))) {
       output[length++] = EQUALS;
       output[length++] = CR;
       output[length++] = LF;
       column = 0;
     }
-    if (plain) {
+    if (width === 1) {
       output[length++] = byte;
     } else {
       output[length++] = EQUALS;
@@ -230,4 +231,9 @@ export function quotedPrintable(text: string): Buffer {
     column += width;
   }
   return output.subarray(0, length);
+}
+
+function lineEndsAfter(input: Buffer, index: number): boolean {
+  const next = input[index + 1];
+  return next === undefined || next === LF || (next === CR && input[index + 2] === LF);
 }
