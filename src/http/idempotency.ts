@@ -6,6 +6,7 @@ import type { AppContext } from '../context.js';
 import { limits } from '../limits.js';
 import type { Queryable } from '../storage/db.js';
 import { ApiError, conflict, invalidParam } from './errors.js';
+import { pickedBy } from '../storage/batches.js';
 
 /**
  * `Idempotency-Key` on every site-scoped POST (decisions.md; docs/payments.md "Idempotency").
@@ -258,8 +259,8 @@ export async function storeAnswers(db: Queryable, answers: readonly StoredAnswer
 export async function purgeIdempotencyKeys(db: Queryable, options: { now: Date; batchSize: number }): Promise<number> {
   const cutoff = new Date(options.now.getTime() - limits.idempotencyKeyRetentionHours * 3600_000);
   const rows = await db.query(
-    `DELETE FROM idempotency_keys WHERE (site_id, key) IN (
-       SELECT site_id, key FROM idempotency_keys WHERE created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+    `DELETE FROM idempotency_keys
+      WHERE ${pickedBy('ctid', 'SELECT ctid FROM idempotency_keys WHERE created_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED')}
      RETURNING key`,
     [cutoff, options.batchSize],
   );

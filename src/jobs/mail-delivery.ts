@@ -6,6 +6,7 @@ import { renderRequestedMails, type ClaimedMail, type RenderRun } from '../domai
 import { forEachConcurrently } from './concurrently.js';
 import { batchSizeWithin } from '../bounded.js';
 import { allFulfilled, Batcher } from '../batcher.js';
+import { pickedBy } from '../storage/batches.js';
 
 export interface DeliveryRun {
   /** Mail requests of payments taken in this run (a request may call for no mail). */
@@ -128,11 +129,11 @@ async function claimDueMails(context: AppContext, batchSize: number, claimedUnti
   return context.db.query<ClaimedMail & Record<string, unknown>>(
     `UPDATE email_outbox
         SET attempts = attempts + 1, next_attempt_at = $2
-      WHERE id IN (SELECT id FROM email_outbox
-                    WHERE status = 'pending' AND next_attempt_at <= $1
-                    ORDER BY next_attempt_at, id
-                    LIMIT $3
-                    FOR UPDATE SKIP LOCKED)
+      WHERE ${pickedBy('id', `SELECT id FROM email_outbox
+                                WHERE status = 'pending' AND next_attempt_at <= $1
+                                ORDER BY next_attempt_at, id
+                                LIMIT $3
+                                FOR UPDATE SKIP LOCKED`)}
       RETURNING id, site_id, transaction_id, kind, language, from_name, reply_to, to_addresses, bcc_addresses, subject, text_body, html_body, attempts`,
     [context.now(), claimedUntil, batchSize],
   );
@@ -172,11 +173,11 @@ export async function pruneMailBodies(context: AppContext, options: { batchSize?
   const now = context.now();
   const rows = await context.db.query(
     `UPDATE email_outbox SET text_body = '', html_body = '', bodies_pruned_at = $2
-      WHERE id IN (SELECT id FROM email_outbox
-                    WHERE status <> 'pending' AND bodies_pruned_at IS NULL AND created_at < $1
-                    ORDER BY created_at, id
-                    LIMIT $3
-                    FOR UPDATE SKIP LOCKED)
+      WHERE ${pickedBy('id', `SELECT id FROM email_outbox
+                                WHERE status <> 'pending' AND bodies_pruned_at IS NULL AND created_at < $1
+                                ORDER BY created_at, id
+                                LIMIT $3
+                                FOR UPDATE SKIP LOCKED`)}
       RETURNING id`,
     [new Date(now.getTime() - limits.mailBodyRetentionDays * 86_400_000), now, batchSize],
   );

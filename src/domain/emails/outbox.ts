@@ -6,6 +6,7 @@ import { mailDataFor, mailLanguage, payerEmailOf } from './content.js';
 import { loadFactsOfTransactions, type TransactionFacts } from './facts.js';
 import { planMails } from './kinds.js';
 import { renderMail, type RenderedMail } from './templates.js';
+import { pickedBy } from '../../storage/batches.js';
 
 /**
  * Mails in two steps (docs/emails.md "Delivery"). The payments code requests them inside the
@@ -39,7 +40,7 @@ export async function requestMails(tx: Queryable, transactionId: number): Promis
 
 const claimRequestsStatement = {
   name: 'mail_requests_claim',
-  text: `DELETE FROM mail_requests WHERE id IN (SELECT id FROM mail_requests WHERE last_error IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+  text: `DELETE FROM mail_requests WHERE ${pickedBy('id', 'SELECT id FROM mail_requests WHERE last_error IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED')}
          RETURNING id, transaction_id, status`,
 };
 

@@ -1,6 +1,7 @@
 import { hashToken } from '../credentials.js';
 import { limits } from '../../limits.js';
 import type { Queryable } from '../../storage/db.js';
+import { pickedBy } from '../../storage/batches.js';
 
 /**
  * What one payment modal auth string has been used for (`modal_auth_uses`, migration 011). The
@@ -46,8 +47,7 @@ export async function claimModalAuthSession(tx: Queryable, use: ModalAuthUse, no
 /** A bounded batch of records no live session can use any more; rows locked elsewhere are left. */
 async function pruneExpired(tx: Queryable, now: Date): Promise<void> {
   await tx.query(
-    `DELETE FROM modal_auth_uses WHERE id IN (
-       SELECT id FROM modal_auth_uses WHERE expires_at < $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    `DELETE FROM modal_auth_uses WHERE ${pickedBy('id', 'SELECT id FROM modal_auth_uses WHERE expires_at < $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED')}`,
     [now, limits.modalAuthUsesPruneBatch],
   );
 }

@@ -1,5 +1,6 @@
 import { limits } from '../../limits.js';
 import type { Queryable } from '../../storage/db.js';
+import { pickedBy } from '../../storage/batches.js';
 
 /**
  * Failed-login counting per normalised username, kept for names that match no user too, so the
@@ -71,10 +72,10 @@ export async function clearLoginFailures(db: Queryable, username: string): Promi
 // that no longer count for anything.
 async function pruneLoginFailures(db: Queryable, now: Date): Promise<void> {
   await db.query(
-    `DELETE FROM login_failures WHERE username_key IN (
-       SELECT username_key FROM login_failures
-        WHERE last_failed_at < $1::timestamptz - make_interval(mins => $2) AND (locked_until IS NULL OR locked_until <= $1)
-        LIMIT $3)`,
+    `DELETE FROM login_failures
+      WHERE ${pickedBy('username_key', `SELECT username_key FROM login_failures
+                                         WHERE last_failed_at < $1::timestamptz - make_interval(mins => $2) AND (locked_until IS NULL OR locked_until <= $1)
+                                         LIMIT $3`)}`,
     [now, limits.loginLockoutMinutes, limits.loginFailuresPruneBatch],
   );
 }
