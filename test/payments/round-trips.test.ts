@@ -39,6 +39,6 @@ describe('POST retained_purchase round trips', () => {
     if (process.env.ROUND_TRIPS_LOG) console.log(statements.map((text, index) => `${index + 1}. ${text.replace(/\s+/g, ' ').slice(0, 160)}`).join('\n'));
     // The count is of the purchase's own statements (a recorder that saw nothing would pass the budget).
     expect(statements.some((text) => text.startsWith('[transaction_insert] '))).toBe(true);
-    expect(statements.length).toBeLessThanOrEqual(13);
+    expect(statements.length).toBeLessThanOrEqual(12);
   });
 });

@@ -4,7 +4,7 @@ import { verifyLedger } from '../../src/domain/ledger/verify.js';
 import { limits } from '../../src/limits.js';
 import type { TestContext } from '../support/context.js';
 import { statementsDuring } from '../support/statements.js';
-import { bookingRow, createBooking, entriesOf, post, vaultedShopContext, type Shop } from './support.js';
+import { bookingRow, createBooking, entriesOf, get, post, vaultedShopContext, type Shop } from './support.js';
 
 // Settlements of concurrent payments are written in batches (create.ts, src/batcher.ts): one
 // database transaction for many outcomes. What a payer or a merchant would notice if that went
@@ -29,6 +29,11 @@ describe('settlements in batches', () => {
       expect(await bookingRow(t, booking)).toMatchObject({ status: 'paid', total_paid: 1000 + index });
       const entries = await entriesOf(t, responses[index]!.json().id);
       expect(entries).toHaveLength(2);
+      // The answer is the transaction as stored: its ledger entries and bookings included (the
+      // batch reads the views in its write statement, whose snapshot predates the entries).
+      const answered = responses[index]!.json();
+      expect(answered.payment_ids).toEqual(entries.map((entry) => entry.id));
+      expect((await get(t, shop, `/transactions/${answered.id}`)).json()).toEqual(answered);
     }
     expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
     // Each answer was stored for its key: a retry replays it.
@@ -38,8 +43,10 @@ describe('settlements in batches', () => {
     const settlementLocks = statements.filter((statement) => statement.startsWith('[transaction_lock_for_settlement]')).length;
     expect(settlementLocks).toBeGreaterThan(0);
     expect(settlementLocks).toBeLessThan(40);
-    // Each batch writes its rows' changes, and stores its answers, in one statement.
-    for (const name of ['transactions_settle', 'idempotency_store']) expect(statements.filter((statement) => statement.startsWith(`[${name}]`))).toHaveLength(settlementLocks);
+    // Each batch writes its rows' changes (reading back their views for the answers in the same
+    // statement), and stores its answers, in one statement.
+    for (const name of ['transactions_settle_views', 'idempotency_store']) expect(statements.filter((statement) => statement.startsWith(`[${name}]`))).toHaveLength(settlementLocks);
+    expect(statements.filter((statement) => statement.startsWith('[transaction_views]'))).toEqual([]);
   });
 
   it("fails only the settlement that fails: its batch-mates' payments are recorded, each once", async () => {

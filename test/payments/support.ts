@@ -67,7 +67,7 @@ export async function bookingRow(t: TestContext, id: number) {
 }
 
 export async function entriesOf(t: TestContext, transactionId: number) {
-  return t.db.query<{ account: string; direction: string; amount: number }>('SELECT account, direction, amount FROM ledger_entries WHERE transaction_id = $1 ORDER BY id', [transactionId]);
+  return t.db.query<{ id: number; account: string; direction: string; amount: number }>('SELECT id, account, direction, amount FROM ledger_entries WHERE transaction_id = $1 ORDER BY id', [transactionId]);
 }
 
 /**

@@ -12,7 +12,7 @@ import { boundedCall, type CallResult } from './processor-call.js';
 import { failRow, lockRow, lockRows, planSettlement } from './settle.js';
 import { writeSettlements, type SettlementWrite } from './repository.js';
 import { capturesAtOnce, isAdminType, isFollowUpType, type Actor, type AdminTransactionType, type TransactionInput, type TransactionRecord } from './types.js';
-import { loadTransactionViews, type TransactionJson } from './view.js';
+import { loadTransactionViews, viewsOfRows, type TransactionJson } from './view.js';
 
 /**
  * Creates a transaction of any type and returns it as the API shows it. Used by the REST route,
@@ -76,8 +76,9 @@ function settleBatch(context: AppContext, settlements: Settlement[]): Promise<Pr
 /**
  * Records each outcome and reads the answers back in one database transaction, a statement for
  * each step whatever the number of settlements (issue 7): the rows (and their bookings) locked,
- * each row moved through the status table in JavaScript and all of them written together, the
- * answers' views read (one statement per site) and stored for the requests' Idempotency-Keys.
+ * each row moved through the status table in JavaScript and all of them written together by a
+ * statement that also answers with their views, and the answers stored for the requests'
+ * Idempotency-Keys.
  */
 async function settleTogether(context: AppContext, settlements: Settlement[]): Promise<TransactionJson[]> {
   return context.db.transaction(async (tx) => {
@@ -95,8 +96,8 @@ async function settleTogether(context: AppContext, settlements: Settlement[]): P
       const { write } = await planSettlement(tx, row, result, at);
       if (write) writes.push(write);
     }
-    await writeSettlements(tx, writes);
-    const views = await viewsOf(tx, context, settlements);
+    const views = await viewsOfRows(tx, context.config, await writeSettlements(tx, writes, { views: true }));
+    await addUnwrittenViews(tx, context, settlements, views);
     const answers: StoredAnswer[] = [];
     for (const settlement of settlements) if (settlement.answer) answers.push(await settlement.answer(views.get(settlement.record.id)!));
     await storeAnswers(tx, answers);
@@ -104,17 +105,17 @@ async function settleTogether(context: AppContext, settlements: Settlement[]): P
   }, { genericPlans: true });
 }
 
-async function viewsOf(db: Queryable, context: AppContext, settlements: Settlement[]): Promise<Map<number, TransactionJson>> {
+/** The views of the settlements that wrote nothing (the write answered with the others'), by site. */
+async function addUnwrittenViews(db: Queryable, context: AppContext, settlements: Settlement[], views: Map<number, TransactionJson>): Promise<void> {
   const idsBySite = new Map<number, number[]>();
   for (const { record } of settlements) {
+    if (views.has(record.id)) continue;
     const ids = idsBySite.get(record.siteId);
     if (ids) ids.push(record.id);
     else idsBySite.set(record.siteId, [record.id]);
   }
-  const views = new Map<number, TransactionJson>();
   for (const [siteId, ids] of idsBySite) for (const view of await loadTransactionViews(db, context.config, siteId, ids)) views.set(view.id, view);
   for (const { record } of settlements) if (!views.has(record.id)) throw new Error(`transaction ${record.id} vanished`);
-  return views;
 }
 
 async function loadView(db: Queryable, context: AppContext, siteId: number, id: number): Promise<TransactionJson> {

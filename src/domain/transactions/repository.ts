@@ -4,6 +4,7 @@ import { mailRequestSql } from '../emails/outbox.js';
 import { bookingMoneyParameters, bookingMoneySql, lockBookingsSql, type BookingMoneyUpdate, type LockedBooking } from './bookings.js';
 import type { TransactionStatus } from './states.js';
 import { IdempotencyKeyTakenError, type TransactionRecord, type TransactionSource, type TransactionType } from './types.js';
+import { viewSelectSql, type TransactionViewRow } from './view.js';
 
 /** Storage of transaction rows and their booking shares; no rules here, only SQL. */
 
@@ -269,11 +270,11 @@ export interface SettlementWrite {
  * in one statement (issue 7: a batch of settlements writes them together): with each row, its
  * booking shares restored (`restoreShares`), its mails requested (`requestMails`), its ledger
  * entries and its bookings' money. Parameters: $1 the updates (JSON), $2-$11 the entries
- * (entriesInsertSql), $12-$17 the bookings' money (bookingMoneySql, with their time).
+ * (entriesInsertSql), $12-$17 the bookings' money (bookingMoneySql, with their time). `answer`
+ * is the statement's final SELECT over the CTEs `updated` (the rows as written) and `entries`.
  */
-const writeStatement = {
-  name: 'transactions_settle',
-  text: `WITH u AS MATERIALIZED (
+function writeSql(answer: string): string {
+  return `WITH u AS MATERIALIZED (
            SELECT * FROM json_to_recordset($1::json) AS u(id bigint, status text, total_remaining bigint, reserved_total bigint, processor_reference text,
                     auth_code text, content text, decline_code text, three_ds_status text, challenge_url text, settled_at timestamptz, modified_at timestamptz,
                     restore_shares boolean, request_mails boolean)
@@ -287,19 +288,50 @@ const writeStatement = {
                   three_ds_status = coalesce(u.three_ds_status, t.three_ds_status), challenge_url = coalesce(u.challenge_url, t.challenge_url),
                   settled_at = coalesce(u.settled_at, t.settled_at), modified_at = u.modified_at
              FROM u WHERE t.id = u.id
-           RETURNING t.id, t.site_id, t.status, u.request_mails
+           RETURNING t.*, u.request_mails
          ), mails AS (${mailRequestSql('updated', 'request_mails')}),
          entries AS (${entriesInsertSql(2)}),
          booking_money AS (${bookingMoneySql(12, 17)})
-         SELECT (SELECT count(*) FROM updated)::int AS updated, (SELECT json_agg(entries) FROM entries) AS entries`,
+         ${answer}`;
+}
+
+const writeStatement = {
+  name: 'transactions_settle',
+  text: writeSql('SELECT (SELECT count(*) FROM updated)::int AS updated, (SELECT json_agg(entries) FROM entries) AS entries'),
 };
 
 /**
- * Writes the status changes (writeStatement). The entries are checked before writing and on what
- * was read back, each row's on its own. A booking may appear in one write only.
+ * The same, answering with the rows' views (viewSelectSql, one result row per written row; the
+ * entries on the first): a settlement that answers its requests reads them without another
+ * round trip, in the batch's serial time (docs/performance.md, session 16).
  */
-export async function writeSettlements(tx: Queryable, writes: readonly SettlementWrite[]): Promise<void> {
-  if (writes.length === 0) return;
+const writeWithViewsStatement = {
+  name: 'transactions_settle_views',
+  text: writeSql(`SELECT v.*, CASE WHEN row_number() OVER () = 1 THEN (SELECT json_agg(entries) FROM entries) END AS entries_written
+                    FROM (${viewSelectSql('updated', 'entries')}) v`),
+};
+
+/**
+ * Writes the status changes (writeStatement); with `views`, answers with the written rows' views
+ * (writeWithViewsStatement). The entries are checked before writing and on what was read back,
+ * each row's on its own. A booking may appear in one write only.
+ */
+export async function writeSettlements(tx: Queryable, writes: readonly SettlementWrite[]): Promise<void>;
+export async function writeSettlements(tx: Queryable, writes: readonly SettlementWrite[], options: { views: true }): Promise<TransactionViewRow[]>;
+export async function writeSettlements(tx: Queryable, writes: readonly SettlementWrite[], options: { views?: boolean } = {}): Promise<TransactionViewRow[] | void> {
+  if (writes.length === 0) return options.views ? [] : undefined;
+  const parameters = settlementParameters(writes);
+  if (!options.views) {
+    const [result] = await tx.query<{ updated: number; entries: EntryReadBack[] | null }>(writeStatement, parameters);
+    checkWritten(writes, result!.updated, result!.entries);
+    return;
+  }
+  const rows = await tx.query<TransactionViewRow & { entries_written: EntryReadBack[] | null } & Record<string, unknown>>(writeWithViewsStatement, parameters);
+  checkWritten(writes, rows.length, rows[0]?.entries_written ?? null);
+  return rows;
+}
+
+function settlementParameters(writes: readonly SettlementWrite[]): unknown[] {
   const bookings: BookingMoneyUpdate = { ids: [], totalPaid: [], totalAuthorized: [], lockedTransactions: [], statuses: [] };
   for (const write of writes) {
     if (!write.bookings) continue;
@@ -313,11 +345,12 @@ export async function writeSettlements(tx: Queryable, writes: readonly Settlemen
     settled_at: update.settledAt ?? null, modified_at: update.at, restore_shares: update.restoreShares ?? false, request_mails: update.requestMails ?? false,
   }));
   const entries = writes.flatMap(({ id, update, postings }) => (postings && postings.postings.length > 0 ? [{ siteId: postings.siteId, transactionId: id, at: update.at, postings: postings.postings }] : []));
-  const [result] = await tx.query<{ updated: number; entries: EntryReadBack[] | null }>(writeStatement, [
-    JSON.stringify(updates), ...entryParameters(entries), ...bookingMoneyParameters(bookings), writes[0]!.update.at,
-  ]);
-  if (result!.updated !== writes.length) throw new Error(`settled ${result!.updated} of ${writes.length} transactions: a row vanished`);
-  checkEntriesReadBack(result!.entries ?? []);
+  return [JSON.stringify(updates), ...entryParameters(entries), ...bookingMoneyParameters(bookings), writes[0]!.update.at];
+}
+
+function checkWritten(writes: readonly SettlementWrite[], updated: number, entries: EntryReadBack[] | null): void {
+  if (updated !== writes.length) throw new Error(`settled ${updated} of ${writes.length} transactions: a row vanished`);
+  checkEntriesReadBack(entries ?? []);
 }
 
 /**

@@ -145,25 +145,33 @@ const adjustingTypes = ['capture', 'void', 'refund', 'chargeback', 'chargeback-r
 const adjustingTypesSql = adjustingTypes.map((type) => `'${type}'`).join(', ');
 
 /**
- * One statement for the rows and their bookings, ledger entry ids and adjustment ids (issue 7:
- * every round trip counts on the payments path, which answers with this view); allocations are
- * read only for the transactions that have some.
+ * The view's row for each row of `source` (a table, or a CTE of transactions rows, aliased t)
+ * with its bookings, ledger entry ids and adjustment ids, in one statement (issue 7: every round
+ * trip counts on the payments path, which answers with this view). `newEntries` names a CTE of
+ * ledger entries written by the same statement, whose snapshot does not see them in
+ * ledger_entries (writeSettlements' statement reads the views it answers with this way).
  */
-const viewStatement = {
-  name: 'transaction_views',
-  text: `SELECT t.*, u.display_name AS author_name, c.channel_secret, s.path AS site_path,
+export function viewSelectSql(source: string, newEntries?: string): string {
+  const written = newEntries ? ` UNION ALL SELECT n.id FROM ${newEntries} n WHERE n.transaction_id = t.id` : '';
+  return `SELECT t.*, u.display_name AS author_name, c.channel_secret, s.path AS site_path,
                 coalesce((SELECT json_agg(json_build_object('transaction_id', tb.transaction_id, 'total', tb.total, 'id', b.id, 'site_id', b.site_id,
                                                             'reference', b.reference, 'country', b.country, 'channel_id', b.channel_id,
                                                             'currency', b.currency, 'surname', b.surname, 'email', b.email) ORDER BY tb.position)
                             FROM transaction_bookings tb JOIN bookings b ON b.id = tb.booking_id WHERE tb.transaction_id = t.id), '[]'::json) AS booking_list,
-                ARRAY(SELECT e.id FROM ledger_entries e WHERE e.transaction_id = t.id ORDER BY e.id)::text AS payment_id_list,
+                ARRAY(SELECT e.id FROM ledger_entries e WHERE e.transaction_id = t.id${written} ORDER BY 1)::text AS payment_id_list,
                 ARRAY(SELECT a.id FROM transactions a WHERE a.linked_id = t.id AND a.type IN (${adjustingTypesSql}) ORDER BY a.id)::text AS adjustment_id_list,
                 EXISTS (SELECT 1 FROM allocations al WHERE al.transaction_id = t.id) AS has_allocations
-           FROM transactions t JOIN channels c ON c.id = t.channel_id JOIN sites s ON s.id = t.site_id LEFT JOIN users u ON u.id = t.author_id
+           FROM ${source} t JOIN channels c ON c.id = t.channel_id JOIN sites s ON s.id = t.site_id LEFT JOIN users u ON u.id = t.author_id`;
+}
+
+const viewStatement = {
+  name: 'transaction_views',
+  text: `${viewSelectSql('transactions')}
           WHERE t.site_id = $1 AND t.id = ANY($2::bigint[])`,
 };
 
-interface ViewRowWithRelations extends ViewRow {
+/** A row of viewSelectSql. */
+export interface TransactionViewRow extends ViewRow {
   booking_list: BookingRow[];
   payment_id_list: string;
   adjustment_id_list: string;
@@ -178,23 +186,24 @@ function idList(text: string): number[] {
 /** The wire objects of `ids` (of one site), in the order of `ids`; unknown ids are skipped. */
 export async function loadTransactionViews(db: Queryable, config: Config, siteId: number, ids: number[]): Promise<TransactionJson[]> {
   if (ids.length === 0) return [];
-  const rows = await db.query<ViewRowWithRelations & Record<string, unknown>>(viewStatement, [siteId, ids]);
+  const views = await viewsOfRows(db, config, await db.query<TransactionViewRow & Record<string, unknown>>(viewStatement, [siteId, ids]));
+  return ids.flatMap((id) => views.get(id) ?? []);
+}
+
+/** The wire objects of rows read by viewSelectSql, by id; their allocations read in one more statement when some have any. */
+export async function viewsOfRows(db: Queryable, config: Config, rows: readonly TransactionViewRow[]): Promise<Map<number, TransactionJson>> {
   // Allocations (issue 4): arrays in every response (docs/allocations.md).
   const allocated = rows.filter((row) => row.has_allocations).map((row) => row.id);
   const allocations = allocated.length > 0 ? await loadAllocationJson(db, allocated) : new Map<number, AllocationJson[]>();
-  const byId = new Map(rows.map((row) => [row.id, row]));
-  return ids.flatMap((id) => {
-    const row = byId.get(id);
-    if (!row) return [];
-    return [
-      toJson(row, config, {
-        bookings: row.booking_list,
-        paymentIds: idList(row.payment_id_list),
-        adjustments: idList(row.adjustment_id_list),
-        allocations: allocations.get(id) ?? [],
-      }),
-    ];
-  });
+  return new Map(rows.map((row) => [
+    row.id,
+    toJson(row, config, {
+      bookings: row.booking_list,
+      paymentIds: idList(row.payment_id_list),
+      adjustments: idList(row.adjustment_id_list),
+      allocations: allocations.get(row.id) ?? [],
+    }),
+  ]));
 }
 
 function toJson(row: ViewRow, config: Config, related: { bookings: BookingRow[]; paymentIds: number[]; adjustments: number[]; allocations: AllocationJson[] }): TransactionJson {
