@@ -58,11 +58,10 @@ export const limits = {
   supplierImportRowsMax: 100_000,
   supplierImportBytesMax: 20 * 1024 * 1024,
   /**
-   * Connections of the API's pool, per server process. With the sandbox pool below, the jobs
-   * thread's two (jobThreadDbPoolSize and its own sandbox pool) and the cluster primary's one
-   * connection, WORKERS × (dbPoolSize + 2 × sandboxDbPoolSize + jobThreadDbPoolSize) + 1 must stay
+   * Connections of the API's pool, per server process. With the sandbox pool below and the
+   * cluster primary's one connection, WORKERS × (dbPoolSize + sandboxDbPoolSize) + 1 must stay
    * under PostgreSQL's max_connections less its reserved slots (100 − 3 by default, the embedded
-   * server's setting): up to 5 workers (docs/performance.md "Connections").
+   * server's setting): up to 7 workers (docs/performance.md "Connections").
    */
   dbPoolSize: 10,
   /**
@@ -94,13 +93,6 @@ export const limits = {
   shutdownGraceMs: 10_000,
   /** Replacements of crashed cluster workers per minute before the primary gives up and exits. */
   workerRestartsPerMinuteMax: 10,
-  /** How long a stopping server waits for its jobs thread's batches before ending the thread. */
-  jobThreadStopGraceMs: 5_000,
-  /**
-   * Connections of the jobs thread's pool, per server process (src/jobs/thread.ts): each job runs
-   * one batch at a time, and a batch holds one connection at a time.
-   */
-  jobThreadDbPoolSize: 3,
   // Hosted pages and the payment modal (issue 5).
   /** How long a payment modal auth string stays valid after its timestamp. */
   modalAuthLifetimeSeconds: 15 * 60,

@@ -6,7 +6,7 @@ import { openDatabase } from './storage/database.js';
 import { isClusterWorker, runClusterPrimary, runsAsClusterPrimary, takeOverShutdownSignals } from './cluster.js';
 import { seedDevelopmentData, startupBanner, type SeedOutcome } from './storage/seed.js';
 import type { Config } from './config.js';
-import { isJobThread, runJobThread, startJobThread, type JobThread } from './jobs/thread.js';
+import { backgroundJobs, startJobRunner, type JobRunner } from './jobs/index.js';
 
 /** Starts one server process: configuration, database, app, listen, graceful shutdown. */
 async function main(): Promise<void> {
@@ -28,12 +28,12 @@ async function main(): Promise<void> {
   const database = await openDatabase(config, { migrate: !isClusterWorker() });
   const context = createAppContext(config, database.db);
   let app: App | undefined;
-  let jobs: JobThread | undefined;
+  let jobs: JobRunner | undefined;
   // The one way down, for a failed start and for a signal: the jobs, then the requests in flight,
   // then the database. A failed start that skipped it left the embedded PostgreSQL running, and
   // every later start connected to that orphan and left it running too.
   const stop = async () => {
-    await jobs?.stop(limits.jobThreadStopGraceMs);
+    await jobs?.stop();
     await app?.close();
     await context.close();
     await database.close();
@@ -49,28 +49,20 @@ async function main(): Promise<void> {
     await stop();
     throw error;
   }
+  // Every process runs the jobs; each claims rows with SKIP LOCKED (src/jobs).
+  jobs = startJobRunner(context, backgroundJobs, app.log);
+
   let stopping = false;
   const log = app.log;
-  const shutdown = async (signal: string, exitCode = 0) => {
+  const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
     const timer = setTimeout(() => process.exit(1), limits.shutdownGraceMs);
     timer.unref();
     await stop();
-    process.exit(exitCode);
+    process.exit(0);
   };
-  // Every process runs the jobs, on a thread of its own (src/jobs/thread.ts); each claims rows
-  // with SKIP LOCKED (src/jobs).
-  jobs = startJobThread({
-    entry: new URL(import.meta.url),
-    databaseUrl: databaseUrlOf(database.db),
-    log,
-    onFatal: (message) => {
-      log.error(message);
-      void shutdown('jobs thread', 1);
-    },
-  });
   takeOverShutdownSignals();
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
@@ -83,26 +75,10 @@ function printBanner(config: Config, outcome: SeedOutcome | null): void {
   console.log(startupBanner({ baseUrl: config.baseUrl, env: config.env, outcome, dataLocation }));
 }
 
-/** The URL the pool connects with (the embedded server's, or DATABASE_URL), for the jobs thread. */
-function databaseUrlOf(db: { pool: { options: { connectionString?: string } } }): string {
-  const url = db.pool.options.connectionString;
-  if (!url) throw new Error('the database handle has no connection string');
-  return url;
-}
-
-// The same module runs the jobs thread (src/jobs/thread.ts): it is the one file the build ships.
-if (isJobThread()) {
-  runJobThread().catch((error: unknown) => {
-    // The process sees the thread exit and starts another.
-    console.error(`trustfare jobs thread: ${(error as Error).stack ?? String(error)}`);
-    process.exit(1);
-  });
-} else {
-  main().catch((error: unknown) => {
-    console.error(`trustfare: ${startFailure(error)}`);
-    process.exit(1);
-  });
-}
+main().catch((error: unknown) => {
+  console.error(`trustfare: ${startFailure(error)}`);
+  process.exit(1);
+});
 
 // The connection to PostgreSQL failing before any answer: nothing listens there, or no such host.
 const unreachableCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH']);
