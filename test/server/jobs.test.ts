@@ -64,7 +64,7 @@ describe('the background jobs of a running server', () => {
     const [channel] = (await api('GET', 'channels')).json as { id: number; currencies: string }[];
     const booking = await api('POST', 'bookings', {
       firstname: 'Ada', surname: 'Lovelace', email: 'ada@example.com', date: '2099-06-30', total: 12_500, currencies: channel!.currencies, countries: 'GB',
-      channels: channel!.id, reference: 'THREAD-1',
+      channels: channel!.id, reference: 'JOBS-1',
     });
     expect(booking.status).toBe(201);
     const vault = await api('POST', 'transactions', { transaction_types: 'vault', channels: channel!.id, currencies: channel!.currencies, total: 0, token: 'tok_visa' });
@@ -74,7 +74,7 @@ describe('the background jobs of a running server', () => {
     });
     expect([purchase.status, purchase.json.status]).toEqual([201, 'complete']);
 
-    const receipt = await until('the receipt', async () => smtp.received.find((mail) => mail.text.includes('THREAD-1')), 600);
+    const receipt = await until('the receipt', async () => smtp.received.find((mail) => mail.text.includes('JOBS-1')), 600);
     expect(receipt.envelopeTo).toContain('ada@example.com');
     // The mail job logs its run once the run has ended, which may be after the relay has the mail.
     await until('the mail job\'s log line', async () => (output.split('\n').some((line) => line.includes('"job":"mail-delivery"') && line.includes('job batch done')) ? true : undefined));

@@ -270,10 +270,11 @@ export interface SettlementWrite {
  * in one statement (issue 7: a batch of settlements writes them together): with each row, its
  * booking shares restored (`restoreShares`), its mails requested (`requestMails`), its ledger
  * entries and its bookings' money. Parameters: $1 the updates (JSON), $2-$11 the entries
- * (entriesInsertSql), $12-$17 the bookings' money (bookingMoneySql, with their time). `answer`
- * is the statement's final SELECT over the CTEs `updated` (the rows as written) and `entries`.
+ * (entriesInsertSql), $12-$17 the bookings' money (bookingMoneySql, with their time).
+ * `returning` is what the CTE `updated` gives of each written row (with `u.request_mails`), and
+ * `answer` the statement's final SELECT over `updated` and `entries`.
  */
-function writeSql(answer: string): string {
+function writeSql(returning: string, answer: string): string {
   return `WITH u AS MATERIALIZED (
            SELECT * FROM json_to_recordset($1::json) AS u(id bigint, status text, total_remaining bigint, reserved_total bigint, processor_reference text,
                     auth_code text, content text, decline_code text, three_ds_status text, challenge_url text, settled_at timestamptz, modified_at timestamptz,
@@ -288,7 +289,7 @@ function writeSql(answer: string): string {
                   three_ds_status = coalesce(u.three_ds_status, t.three_ds_status), challenge_url = coalesce(u.challenge_url, t.challenge_url),
                   settled_at = coalesce(u.settled_at, t.settled_at), modified_at = u.modified_at
              FROM u WHERE t.id = u.id
-           RETURNING t.*, u.request_mails
+           RETURNING ${returning}, u.request_mails
          ), mails AS (${mailRequestSql('updated', 'request_mails')}),
          entries AS (${entriesInsertSql(2)}),
          booking_money AS (${bookingMoneySql(12, 17)})
@@ -297,7 +298,7 @@ function writeSql(answer: string): string {
 
 const writeStatement = {
   name: 'transactions_settle',
-  text: writeSql('SELECT (SELECT count(*) FROM updated)::int AS updated, (SELECT json_agg(entries) FROM entries) AS entries'),
+  text: writeSql('t.id, t.site_id, t.status', 'SELECT (SELECT count(*) FROM updated)::int AS updated, (SELECT json_agg(entries) FROM entries) AS entries'),
 };
 
 /**
@@ -307,7 +308,7 @@ const writeStatement = {
  */
 const writeWithViewsStatement = {
   name: 'transactions_settle_views',
-  text: writeSql(`SELECT v.*, CASE WHEN row_number() OVER () = 1 THEN (SELECT json_agg(entries) FROM entries) END AS entries_written
+  text: writeSql('t.*', `SELECT v.*, CASE WHEN row_number() OVER () = 1 THEN (SELECT json_agg(entries) FROM entries) END AS entries_written
                     FROM (${viewSelectSql('updated', 'entries')}) v`),
 };
 
