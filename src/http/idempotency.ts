@@ -212,12 +212,14 @@ const findStatement = {
   name: 'idempotency_find',
   text: 'SELECT request_hash, status, response_status, response_headers, response_body, transaction_id, created_at FROM idempotency_keys WHERE site_id = $1 AND key = $2',
 };
-/** Any number of answers, each for its key still in flight (a batch of settlements stores its answers together). */
+/** Any number of answers, each for its key still in flight (a batch of settlements stores its answers together), the keys found through their index (pickedBy). */
 const storeStatement = {
   name: 'idempotency_store',
-  text: `UPDATE idempotency_keys k SET status = 'done', response_status = a.status, response_headers = a.headers, response_body = a.body, completed_at = now()
-           FROM json_to_recordset($1::json) AS a(site_id bigint, key text, status integer, headers jsonb, body text)
-          WHERE k.site_id = a.site_id AND k.key = a.key AND k.status = 'in_flight'`,
+  text: `WITH a AS MATERIALIZED (SELECT * FROM json_to_recordset($1::json) AS a(site_id bigint, key text, status integer, headers jsonb, body text))
+         UPDATE idempotency_keys k SET status = 'done', response_status = a.status, response_headers = a.headers, response_body = a.body, completed_at = now()
+           FROM a
+          WHERE k.site_id = a.site_id AND k.key = a.key AND k.status = 'in_flight'
+            AND ${pickedBy('k.site_id', 'SELECT site_id FROM a')} AND ${pickedBy('k.key', 'SELECT key FROM a')}`,
 };
 
 function inFlight(row: KeyRow): ApiError {

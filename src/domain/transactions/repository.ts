@@ -1,3 +1,4 @@
+import { pickedBy } from '../../storage/batches.js';
 import type { Queryable } from '../../storage/db.js';
 import { checkEntriesReadBack, entriesInsertSql, entryParameters, type EntryReadBack, type Posting } from '../ledger/postings.js';
 import { mailRequestSql } from '../emails/outbox.js';
@@ -272,7 +273,8 @@ export interface SettlementWrite {
  * entries and its bookings' money. Parameters: $1 the updates (JSON), $2-$11 the entries
  * (entriesInsertSql), $12-$17 the bookings' money (bookingMoneySql, with their time).
  * `returning` is what the CTE `updated` gives of each written row (with `u.request_mails`), and
- * `answer` the statement's final SELECT over `updated` and `entries`.
+ * `answer` the statement's final SELECT over `updated` and `entries`. The rows are found by key
+ * (pickedBy): joined to the batch alone, they were read by a whole-table scan (session 17).
  */
 function writeSql(returning: string, answer: string): string {
   return `WITH u AS MATERIALIZED (
@@ -280,7 +282,8 @@ function writeSql(returning: string, answer: string): string {
                     auth_code text, content text, decline_code text, three_ds_status text, challenge_url text, settled_at timestamptz, modified_at timestamptz,
                     restore_shares boolean, request_mails boolean)
          ), restored AS (
-           UPDATE transaction_bookings tb SET total_remaining = tb.total FROM u WHERE tb.transaction_id = u.id AND u.restore_shares
+           UPDATE transaction_bookings tb SET total_remaining = tb.total FROM u
+            WHERE tb.transaction_id = u.id AND u.restore_shares AND ${pickedBy('tb.transaction_id', 'SELECT id FROM u WHERE restore_shares')}
          ), updated AS (
            UPDATE transactions t SET status = u.status,
                   total_remaining = coalesce(u.total_remaining, t.total_remaining), reserved_total = coalesce(u.reserved_total, t.reserved_total),
@@ -288,7 +291,7 @@ function writeSql(returning: string, answer: string): string {
                   content = coalesce(u.content, t.content), decline_code = coalesce(u.decline_code, t.decline_code),
                   three_ds_status = coalesce(u.three_ds_status, t.three_ds_status), challenge_url = coalesce(u.challenge_url, t.challenge_url),
                   settled_at = coalesce(u.settled_at, t.settled_at), modified_at = u.modified_at
-             FROM u WHERE t.id = u.id
+             FROM u WHERE t.id = u.id AND ${pickedBy('t.id', 'SELECT id FROM u')}
            RETURNING ${returning}, u.request_mails
          ), mails AS (${mailRequestSql('updated', 'request_mails')}),
          entries AS (${entriesInsertSql(2)}),
