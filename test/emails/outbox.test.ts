@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { statementsDuring } from '../support/statements.js';
+import { wholeTableReadsDuring } from '../support/scans.js';
 import { statisticsSayEmpty } from '../support/statistics.js';
 import { renderRequestedMails, requestMails } from '../../src/domain/emails/outbox.js';
 import { deliverPendingMails, pruneMailBodies, retryDelayMs } from '../../src/jobs/mail-delivery.js';
@@ -361,6 +362,24 @@ describe('delivery', () => {
     await t.db.query('UPDATE mail_requests SET last_error = NULL WHERE transaction_id = $1', [broken.transactionId]);
     expect(references(await deliver())).toEqual(['BROKEN-1']);
     expect(await t.db.query('SELECT 1 FROM mail_requests WHERE transaction_id = $1', [broken.transactionId])).toHaveLength(0);
+  });
+
+  it('claims its batch without reading the requests set aside, however many there are', async () => {
+    // Set-aside requests stay in the table until an operator puts them back. A claim that read
+    // them all (migration 021) would slow every run as they pile up.
+    const aside = await paidBooking({ booking: { reference: 'ASIDE-1' } });
+    await t.db.query(
+      `INSERT INTO mail_requests (site_id, transaction_id, status, last_error) SELECT $1, $2, 'complete', 'left for an operator' FROM generate_series(1, 20000)`,
+      [site.siteId, aside.transactionId],
+    );
+    await t.db.query('ANALYZE mail_requests');
+    try {
+      const { result: mails, reads } = await wholeTableReadsDuring(['mail_requests_claim'], deliver);
+      expect(mails.map((mail) => /ASIDE-1/.exec(mail.text)?.[0])).toEqual(['ASIDE-1']);
+      expect(reads.get('mail_requests_claim')).toEqual([[]]);
+    } finally {
+      await t.db.query(`DELETE FROM mail_requests WHERE last_error = 'left for an operator'`);
+    }
   });
 
   it('reports a backlog while a run takes a full batch, and the runs that follow take the rest', async () => {
