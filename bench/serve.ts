@@ -17,7 +17,7 @@ import { batchedPurchaseBookings } from './batched-purchase.js';
 import { sendMany } from './load.js';
 import type { Child } from './processes.js';
 import { replayKit } from './replay-kit.js';
-import { openWorkspace, progress, root, secrets, startCeiling, startService, type StackSettings } from './stack.js';
+import { openWorkspace, postgresLogFile, progress, root, secrets, startCeiling, startService, type StackSettings } from './stack.js';
 
 const purchasesMax = 1_000_000;
 // About 3 s of GET booking at this machine's rate: what `npm run bench` warms up with.
@@ -92,7 +92,7 @@ export async function main(): Promise<number> {
     mkdirSync(directory, { recursive: true });
     for (const [name, content] of Object.entries(files)) writeFileSync(path.join(directory, name), content);
     process.stdout.write(`${files['README.txt']}\nReplay kit: ${directory}\n`);
-    if (settings.statementStats) process.stdout.write(`${statementStatsHelp(workspace.databaseUrl)}\n`);
+    if (settings.statementStats) process.stdout.write(`${statementStatsHelp(workspace.databaseUrl, workspace.dataDir)}\n`);
     await stopped(children);
     return 0;
   } finally {
@@ -119,10 +119,13 @@ function stopped(children: Child[]): Promise<void> {
 }
 
 /** How to read what the database did during a replay (BENCH_PG_STATS=1). */
-function statementStatsHelp(databaseUrl: string): string {
+function statementStatsHelp(databaseUrl: string, dataDir: string): string {
   return [
     'pg_stat_statements is loaded. Reset it after the warm-up, replay, then read it:',
     `  psql '${databaseUrl}' -c 'SELECT pg_stat_statements_reset()'`,
     `  psql '${databaseUrl}' -c "SELECT calls, round(total_exec_time) AS ms, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 100) AS query FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25"`,
+    `The plans of slow statements, with their timings, go to the server's log, ${postgresLogFile(dataDir)}, after:`,
+    `  psql '${databaseUrl}' -c "ALTER SYSTEM SET session_preload_libraries = 'auto_explain'" -c "ALTER SYSTEM SET auto_explain.log_min_duration = '5ms'" -c 'ALTER SYSTEM SET auto_explain.log_analyze = on' -c 'ALTER SYSTEM SET auto_explain.log_nested_statements = on' -c 'SELECT pg_reload_conf()'`,
+    '  (new connections only: the pools replace theirs after 10 s idle; ALTER SYSTEM RESET ALL and a reload undo it)',
   ].join('\n');
 }

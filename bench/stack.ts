@@ -66,8 +66,12 @@ export async function openWorkspace(settings: StackSettings): Promise<Workspace>
   }
   // The service started with this DATA_DIR finds the running cluster and connects to it, so the
   // bench knows the URL and the service still runs its embedded-database code path.
+  // With statement statistics the server's log is kept too, so the plans auto_explain logs can
+  // be read (statementStatsHelp in serve.ts says how).
   const postgresFlags = settings.statementStats ? ['-c', 'shared_preload_libraries=pg_stat_statements'] : [];
-  let embedded: EmbeddedDatabase | null = await startEmbeddedPostgres(dataDir, { postgresFlags });
+  let embedded: EmbeddedDatabase | null = await startEmbeddedPostgres(dataDir, {
+    postgresFlags, ...(settings.statementStats ? { logFile: postgresLogFile(dataDir) } : {}),
+  });
   if (settings.statementStats) {
     const admin = createDb(embedded.url, 1);
     await admin.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements').finally(() => admin.close());
@@ -147,4 +151,9 @@ export async function startCeiling(workspace: Workspace): Promise<{ child: Child
       await callOk(baseUrl, 'PUT', `/payloads/${name}`, { body: { status, body } });
     },
   };
+}
+
+/** Where the embedded server's log goes when it is kept (BENCH_PG_STATS=1). */
+export function postgresLogFile(dataDir: string): string {
+  return path.join(dataDir, 'postgresql.log');
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, symlinkSync, lstatSync, unlinkSync, chmodSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, lstatSync, unlinkSync, chmodSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import asyncExitHook from 'async-exit-hook';
@@ -28,7 +28,9 @@ const password = 'trustfare';
  * its cluster under `dataDir/pg`. The first start runs initdb; later starts reuse the data.
  * `postgresFlags` go to the server's command line (the bench's `-c` settings).
  */
-export async function startEmbeddedPostgres(dataDir: string, options: { port?: number; database?: string; postgresFlags?: string[] } = {}): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(
+  dataDir: string, options: { port?: number; database?: string; postgresFlags?: string[]; /** Append the server's log here (dropped otherwise). */ logFile?: string } = {},
+): Promise<EmbeddedDatabase> {
   hydrateBinarySymlinks();
   const clusterDir = path.join(dataDir, 'pg');
   mkdirSync(dataDir, { recursive: true });
@@ -51,8 +53,8 @@ export async function startEmbeddedPostgres(dataDir: string, options: { port?: n
     // use an unprivileged user for the server process.
     createPostgresUser: true,
     postgresFlags: options.postgresFlags ?? [],
-    onLog: () => undefined,
-    onError: () => undefined,
+    onLog: logTo(options.logFile),
+    onError: logTo(options.logFile),
   });
   if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await server.initialise();
   removeStalePid(clusterDir);
@@ -145,4 +147,9 @@ function removeStalePid(clusterDir: string): void {
     // Process is gone: the pid file is stale.
     unlinkSync(pidFile);
   }
+}
+
+function logTo(file: string | undefined): (message: unknown) => void {
+  if (!file) return () => undefined;
+  return (message) => appendFileSync(file, typeof message === 'string' ? message : String(message));
 }
