@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestContext } from '../support/context.js';
+import { renderRequestedMails } from '../../src/domain/emails/outbox.js';
 import { wholeTableReadsDuring } from '../support/scans.js';
 import { createBooking, post, vaultedShopContext, type Shop } from './support.js';
 
@@ -21,6 +22,9 @@ const paymentStatements = [
   'transaction_create_lookup', 'transaction_insert', 'bookings_record_attempt',
   'transaction_lock_for_settlement', 'transactions_settle_views', 'idempotency_store',
 ];
+
+/** The delivery job's statements that read the payments' facts and write their mails. */
+const mailStatements = ['mail_requests_claim', 'mail_transaction_facts', 'mail_outbox_insert'];
 
 /** Paid bookings of the past, written directly: `count` of each grown table's rows. */
 async function history(count: number): Promise<void> {
@@ -50,7 +54,7 @@ async function history(count: number): Promise<void> {
 }
 
 describe('a batch of payments on a long history', () => {
-  it('finds the rows it reads and writes by key, never reading a table that grows with every payment whole', async () => {
+  it('finds the rows it reads and writes by key, never reading a table that grows with every payment whole, nor do its mails', async () => {
     await history(6000);
     const bookings = await Promise.all(Array.from({ length: 8 }, () => createBooking(t, shop, { total: 2500 })));
     const pay = () => Promise.all(bookings.map((booking, index) => post(t, shop, {
@@ -59,7 +63,12 @@ describe('a batch of payments on a long history', () => {
     }, { 'idempotency-key': `long-history-${index}` })));
     const { result: responses, reads } = await wholeTableReadsDuring(paymentStatements, pay);
     expect(responses.map((response) => [response.statusCode, response.json().status])).toEqual(bookings.map(() => [201, 'complete']));
-    for (const [statement, runs] of reads) {
+    // Then their mails, rendered by the delivery job's first step from the same history.
+    const { result: rendered, reads: mailReads } = await wholeTableReadsDuring(mailStatements, () =>
+      renderRequestedMails(t.db, { batchSizeMax: 100, claimedUntil: new Date(Date.now() + 60_000) }));
+    // The 8 receipts, and the vaulting of the card the payments charged (requested, no mail).
+    expect(rendered).toMatchObject({ requests: 9, written: 8, errors: [] });
+    for (const [statement, runs] of [...reads, ...mailReads]) {
       expect(runs.length, statement).toBeGreaterThan(0);
       for (const tables of runs) expect(tables.filter((table) => grown.includes(table)), statement).toEqual([]);
     }
