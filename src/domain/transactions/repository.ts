@@ -282,8 +282,7 @@ function writeSql(returning: string, answer: string): string {
                     auth_code text, content text, decline_code text, three_ds_status text, challenge_url text, settled_at timestamptz, modified_at timestamptz,
                     restore_shares boolean, request_mails boolean)
          ), restored AS (
-           UPDATE transaction_bookings tb SET total_remaining = tb.total FROM u
-            WHERE tb.transaction_id = u.id AND u.restore_shares AND ${pickedBy('tb.transaction_id', 'SELECT id FROM u WHERE restore_shares')}
+           UPDATE transaction_bookings tb SET total_remaining = tb.total WHERE ${pickedBy('tb.transaction_id', 'SELECT id FROM u WHERE restore_shares')}
          ), updated AS (
            UPDATE transactions t SET status = u.status,
                   total_remaining = coalesce(u.total_remaining, t.total_remaining), reserved_total = coalesce(u.reserved_total, t.reserved_total),
