@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { duringQueries } from './statements.js';
 
 const scansSql = `SELECT transaction_timestamp()::text AS started, coalesce(json_object_agg(relname, seq_scan), '{}') AS scans FROM pg_stat_xact_user_tables`;
 
@@ -9,31 +10,27 @@ interface Scans {
 
 /**
  * The tables PostgreSQL read whole (sequential scans) while one of the named statements ran, each
- * time any pool of this process sent it during `work` (by statement name, in the order they ran): counted on its own connection, from the
- * statistics of its database transaction before and after it (pg_stat_xact_user_tables), so the
- * figure is the statement's whatever plan it got. The statement must run inside a database
- * transaction (those statistics are the transaction's); one that does not is an error. The pg
- * client is patched only during `work`.
+ * time any pool of this process sent it during `work` (by statement name, in the order they ran):
+ * counted on its own connection, from the statistics of its database transaction before and after
+ * it (pg_stat_xact_user_tables), so the figure is the statement's whatever plan it got. The
+ * statement must run inside a database transaction (those statistics are the transaction's); one
+ * that does not is an error.
  */
 export async function wholeTableReadsDuring<T>(statementNames: string[], work: () => Promise<T>): Promise<{ result: T; reads: Map<string, string[][]> }> {
   const reads = new Map<string, string[][]>(statementNames.map((name) => [name, []]));
-  const originalQuery = pg.Client.prototype.query as (...args: unknown[]) => Promise<pg.QueryResult>;
-  (pg.Client.prototype as { query: unknown }).query = function (this: pg.Client, ...args: unknown[]) {
+  const result = await duringQueries((client, args, original) => {
     const first = args[0] as { name?: string } | string;
     const runs = typeof first === 'string' || first.name === undefined ? undefined : reads.get(first.name);
-    if (!runs) return originalQuery.apply(this, args);
+    if (!runs) return original.apply(client, args);
+    const scans = async () => ((await original.call(client, scansSql)) as pg.QueryResult<Scans>).rows[0]!;
     return (async () => {
-      const [before] = (await originalQuery.call(this, scansSql)).rows as Scans[];
-      const result = await originalQuery.apply(this, args);
-      const [after] = (await originalQuery.call(this, scansSql)).rows as Scans[];
-      if (before!.started !== after!.started) throw new Error(`wholeTableReadsDuring: ${statementNames.join(', ')} ran outside a database transaction`);
-      runs.push(Object.entries(after!.scans).filter(([table, count]) => count > (before!.scans[table] ?? 0)).map(([table]) => table).sort());
-      return result;
+      const before = await scans();
+      const answer = await (original.apply(client, args) as Promise<pg.QueryResult>);
+      const after = await scans();
+      if (before.started !== after.started) throw new Error(`wholeTableReadsDuring: ${statementNames.join(', ')} ran outside a database transaction`);
+      runs.push(Object.entries(after.scans).filter(([table, count]) => count > (before.scans[table] ?? 0)).map(([table]) => table).sort());
+      return answer;
     })();
-  } as never;
-  try {
-    return { result: await work(), reads };
-  } finally {
-    (pg.Client.prototype as { query: unknown }).query = originalQuery;
-  }
+  }, work);
+  return { result, reads };
 }
