@@ -23,13 +23,17 @@ export async function wholeTableReadsDuring<T>(statementNames: string[], work: (
     const runs = typeof first === 'string' || first.name === undefined ? undefined : reads.get(first.name);
     if (!runs) return original.apply(client, args);
     const scans = async () => ((await original.call(client, scansSql)) as pg.QueryResult<Scans>).rows[0]!;
+    // All three written at once, in this order: the connections are pipelined, and what the
+    // caller writes next (a COMMIT sent with the statement) must come after the second count.
+    const counts = [scans(), original.apply(client, args) as Promise<pg.QueryResult>, scans()] as const;
     return (async () => {
-      const before = await scans();
-      const answer = await (original.apply(client, args) as Promise<pg.QueryResult>);
-      const after = await scans();
-      if (before.started !== after.started) throw new Error(`wholeTableReadsDuring: ${statementNames.join(', ')} ran outside a database transaction`);
-      runs.push(Object.entries(after.scans).filter(([table, count]) => count > (before.scans[table] ?? 0)).map(([table]) => table).sort());
-      return answer;
+      const [before, answer, after] = await Promise.allSettled(counts);
+      if (answer.status === 'rejected') throw answer.reason;
+      if (before.status === 'rejected') throw before.reason;
+      if (after.status === 'rejected') throw after.reason;
+      if (before.value.started !== after.value.started) throw new Error(`wholeTableReadsDuring: ${statementNames.join(', ')} ran outside a database transaction`);
+      runs.push(Object.entries(after.value.scans).filter(([table, count]) => count > (before.value.scans[table] ?? 0)).map(([table]) => table).sort());
+      return answer.value;
     })();
   }, work);
   return { result, reads };

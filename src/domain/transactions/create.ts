@@ -100,7 +100,8 @@ async function settleTogether(context: AppContext, settlements: Settlement[]): P
     await addUnwrittenViews(tx, context, settlements, views);
     const answers: StoredAnswer[] = [];
     for (const settlement of settlements) if (settlement.answer) answers.push(await settlement.answer(views.get(settlement.record.id)!));
-    await storeAnswers(tx, answers);
+    // The last statement: nothing after it can roll the settlements back, so COMMIT goes with it.
+    await storeAnswers(tx.withCommit(), answers);
     return settlements.map((settlement) => views.get(settlement.record.id)!);
   }, { genericPlans: true });
 }
