@@ -3,7 +3,8 @@
 // with another load generator"). Writes the replay kit (replay-kit.ts) and prints where.
 //
 // Settings (environment): DATABASE_URL (as `npm run bench`), WORKERS (default 1),
-// BENCH_REPLAY_PURCHASES fresh bookings for POST retained_purchase (default 20000),
+// BENCH_REPLAY_PURCHASES fresh bookings for POST retained_purchase (default 80000: a warm-up's
+// 20,000 and 10 s runs at a few thousand a second),
 // BENCH_REPLAY_HISTORY purchases made before ANALYZE (default 2000; see below),
 // BENCH_REPLAY_DIR (default $TMPDIR/trustfare-replay), BENCH_KEEP=1, BENCH_LOG_LEVEL,
 // BENCH_PG_STATS=1 (the embedded server loads pg_stat_statements; the kit says how to read it).
@@ -26,7 +27,7 @@ const readWarmupRequests = 20_000;
 export async function main(): Promise<number> {
   const settings: StackSettings = { externalUrl: process.env.DATABASE_URL || undefined, keep: process.env.BENCH_KEEP === '1', nodeEnv: 'production', logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn', statementStats: process.env.BENCH_PG_STATS === '1' };
   if (settings.statementStats && settings.externalUrl) throw new Error('BENCH_PG_STATS=1 needs the embedded server: load pg_stat_statements into your own server instead');
-  const purchases = Number(process.env.BENCH_REPLAY_PURCHASES ?? 20_000);
+  const purchases = Number(process.env.BENCH_REPLAY_PURCHASES ?? 80_000);
   if (!Number.isSafeInteger(purchases) || purchases < 1 || purchases > purchasesMax) throw new Error(`BENCH_REPLAY_PURCHASES must be an integer from 1 to ${purchasesMax}`);
   const history = Number(process.env.BENCH_REPLAY_HISTORY ?? 2_000);
   if (!Number.isSafeInteger(history) || history < 0 || history > purchasesMax) throw new Error(`BENCH_REPLAY_HISTORY must be an integer from 0 to ${purchasesMax}`);

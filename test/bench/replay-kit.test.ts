@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { replayKit, type ReplayKitInput } from '../../bench/replay-kit.js';
+import { replayKit, warmupLinesMax, type ReplayKitInput } from '../../bench/replay-kit.js';
 
 // `npm run bench:serve` writes these files for another load generator (bench/replay/*.lua):
 // every retained purchase line must pay a booking of its own under a key of its own.
@@ -36,6 +36,14 @@ describe('bench: replay kit', () => {
     expect(first.filter((key) => second.includes(key))).toEqual([]);
   });
 
+  it('leaves a 3 s warm-up at thousands of purchases a second lines of its own', () => {
+    const bodies = Array.from({ length: 80_000 }, (_, index) => `{"b":${index}}`);
+    const readme = replayKit(input({ retainedPurchaseBodies: bodies }))['README.txt']!;
+    const firstLines = [...readme.matchAll(/retained-purchases\.tsv (\d+)/g)].map((match) => Number(match[1]));
+    expect(firstLines).toEqual([1, warmupLinesMax + 1]);
+    expect(warmupLinesMax).toBeGreaterThanOrEqual(3 * 6_000);
+  });
+
   it('refuses a body the line format cannot carry', () => {
     expect(() => replayKit(input({ retainedPurchaseBodies: ['{"a":"tab\there"}'] }))).toThrow(/one line without tabs/);
     expect(() => replayKit(input({ retainedPurchaseBodies: ['{\n}'] }))).toThrow(/one line without tabs/);
@@ -44,7 +52,7 @@ describe('bench: replay kit', () => {
   it('starts the measured run after the lines the warm-up used, inside the file', () => {
     const readme = replayKit(input())['README.txt']!;
     const firstLines = [...readme.matchAll(/retained-purchases\.tsv (\d+)/g)].map((match) => Number(match[1]));
-    expect(firstLines).toEqual([1, 11]);
+    expect(firstLines).toEqual([1, 8]);
     expect(readme).toContain('one of the 30 fresh bookings');
     expect(readme).toContain("-H 'Authorization: Bearer tfat_example' -s /repo/bench/replay/retained.lua http://127.0.0.1:4000/bench/site-json/vendor/v2/transactions");
     // The bare batched purchase authenticates with the tenant's token, as the service's requests do.
