@@ -58,16 +58,17 @@ class Runner implements Transaction {
 
   async query<T extends Row = Row>(text: Sql, values: unknown[] = []): Promise<T[]> {
     const config = typeof text === 'string' ? { text, values } : { name: text.name, text: text.text, values };
-    const transaction = this.state;
-    if (!transaction) return (await this.target.query<T>(config)).rows;
-    if (transaction.committed) throw new Error('this database transaction has ended');
+    const state = this.state;
+    if (!state) return (await this.target.query<T>(config)).rows;
+    if (state.committed) throw new Error('this database transaction has ended');
     // Written behind BEGIN, and with COMMIT behind it, without waiting for their answers: the
     // server runs them in order, and the answers are read here in that order.
-    const begun = transaction.begun;
-    transaction.begun = null;
+    const begun = state.begun;
+    state.begun = null;
     const result = this.target.query<T>(config);
+    if (!begun && !this.commits) return (await result).rows;
     const committed = this.commits ? this.target.query('COMMIT') : null;
-    if (committed) transaction.committed = true;
+    if (committed) state.committed = true;
     const [began, ran, ended] = await Promise.allSettled([begun, result, committed]);
     for (const outcome of [began, ran, ended]) if (outcome!.status === 'rejected') throw outcome.reason;
     if (ended!.status === 'fulfilled' && ended.value && ended.value.command !== 'COMMIT') throw new Error('the database transaction was rolled back');
@@ -106,10 +107,6 @@ export interface TransactionOptions {
 export class Db extends Runner {
   constructor(readonly pool: pg.Pool) {
     super(pool);
-  }
-
-  override withCommit(): Queryable {
-    throw new Error('withCommit outside a database transaction');
   }
 
   /**

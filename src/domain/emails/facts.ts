@@ -104,7 +104,7 @@ const factsStatement = {
 };
 
 /** A chain row as JSON: the transaction's columns, and the chain's own `root_id` and `hop`. */
-type JsonTransaction = Omit<TransactionRow, 'created_at' | 'settled_at'> & { created_at: string; settled_at: string | null; root_id?: number; hop?: number };
+type JsonTransaction = Omit<TransactionRow, 'created_at' | 'settled_at'> & { created_at: string; settled_at: string | null; root_id: number; hop: number };
 
 /** The facts of each transaction that exists, by id. */
 export async function loadFactsOfTransactions(q: Queryable, transactionIds: readonly number[]): Promise<Map<number, TransactionFacts>> {
