@@ -5,7 +5,7 @@ import { allFulfilled, Batcher } from '../batcher.js';
 import { makeRoomForOne } from '../bounded.js';
 import { PrincipalMemory, type RememberedPrincipal } from './principals.js';
 import { limits } from '../limits.js';
-import { forbidden, invalidId, invalidToken, notLoggedIn } from './errors.js';
+import { forbidden, invalidId, invalidToken, notLoggedIn, type ApiError } from './errors.js';
 
 export type Role = 'member_admin' | 'member';
 
@@ -222,16 +222,32 @@ interface Memory {
 
 /** One statement for authentication and the route's read. */
 async function authenticatedRow(request: FastifyRequest, options: AuthOptions, statements: Statements, values: unknown[], memory?: Memory): Promise<AuthenticatedRow> {
+  const presentation = await presentationOf(request, options);
+  if (memory) {
+    const row = await rememberedRow(options.db, memory, presentation, values);
+    if (row) return row;
+  }
+  return freshRow(options, statements, presentation, values, memory);
+}
+
+/** The request's credential as far as it is checked without the database, and its key in a Memory. */
+interface Presentation {
+  presented: Presented;
+  sitePath: string;
+  key: string;
+}
+
+async function presentationOf(request: FastifyRequest, options: AuthOptions): Promise<Presentation> {
   const token = bearerToken(request);
   if (!token) throw notLoggedIn();
   // An API token needs no await (no promise and microtask per request); a JWT's signature does.
   const presented: Presented = token.startsWith(apiTokenPrefix) ? { credential: 'api_token', lookup: bearerTokenHash(token) } : await presentedJwt(token, options);
   const sitePath = (request.params as { path?: string }).path ?? '';
-  const key = memory ? `${presented.credential} ${presented.lookup} ${sitePath}` : '';
-  if (memory) {
-    const row = await rememberedRow(options.db, memory, key, presented, values);
-    if (row) return row;
-  }
+  return { presented, sitePath, key: `${presented.credential} ${presented.lookup} ${sitePath}` };
+}
+
+/** The credential looked up (with the route's read), and its principal remembered in `memory`. */
+async function freshRow(options: AuthOptions, statements: Statements, { presented, sitePath, key }: Presentation, values: unknown[], memory?: Memory): Promise<AuthenticatedRow> {
   const row = await options.db.maybeOne<AuthenticatedRow>(statements[presented.credential], [presented.lookup, sitePath, ...values]);
   if (!row) {
     if (presented.credential === 'jwt') throw invalidId('site');
@@ -256,25 +272,36 @@ async function authenticatedRow(request: FastifyRequest, options: AuthOptions, s
  * statement against credential_epoch; undefined when there is none or a credential changed
  * since (the caller then authenticates afresh, and remembers the new principal).
  */
-async function rememberedRow(db: Db, memory: Memory, key: string, presented: Presented, values: unknown[]): Promise<AuthenticatedRow | undefined> {
-  // Expiry is judged by this process's clock, as a JWT's is; the statement uses PostgreSQL's.
+async function rememberedRow(db: Db, memory: Memory, { presented, key }: Presentation, values: unknown[]): Promise<AuthenticatedRow | undefined> {
   const nowMs = Date.now();
-  const remembered = memory.principals.recall(key, nowMs);
+  const remembered = recallPrincipal(memory, key, presented, nowMs);
   if (!remembered) return undefined;
-  const principal = remembered.principal;
-  // A session older than the remembered password change: let the full statement judge it with
-  // the current one (an operator may have moved it), as it judges every first request.
-  if (presented.credential === 'jwt' && issuedBeforePasswordChange(presented.claims, principal.auth_password_changed_epoch)) return undefined;
   const row = await memory.check(db, remembered, values);
   if (!row) {
     memory.principals.forget(key);
     return undefined;
   }
-  if (principal.auth_token_id !== null && nowMs - remembered.touchedAtMs >= apiTokenTouchIntervalMs) {
+  touchRemembered(db, remembered, nowMs);
+  return Object.assign(row, { auth: remembered.principal });
+}
+
+/** The principal remembered for a presentation, if it may still be used as far as this process can tell without the database. */
+function recallPrincipal(memory: Memory, key: string, presented: Presented, nowMs: number): RememberedPrincipal<PrincipalRow> | undefined {
+  // Expiry is judged by this process's clock, as a JWT's is; the statement uses PostgreSQL's.
+  const remembered = memory.principals.recall(key, nowMs);
+  if (!remembered) return undefined;
+  // A session older than the remembered password change: let the full statement judge it with
+  // the current one (an operator may have moved it), as it judges every first request.
+  if (presented.credential === 'jwt' && issuedBeforePasswordChange(presented.claims, remembered.principal.auth_password_changed_epoch)) return undefined;
+  return remembered;
+}
+
+function touchRemembered(db: Db, remembered: RememberedPrincipal<PrincipalRow>, nowMs: number): void {
+  const tokenId = remembered.principal.auth_token_id;
+  if (tokenId !== null && nowMs - remembered.touchedAtMs >= apiTokenTouchIntervalMs) {
     remembered.touchedAtMs = nowMs;
-    touchApiToken(db, principal.auth_token_id);
+    touchApiToken(db, tokenId);
   }
-  return Object.assign(row, { auth: principal });
 }
 
 // Token ids whose last_used_at update is under way in this process.
@@ -343,10 +370,16 @@ export interface AccessRule {
 }
 
 /** The role rules of decisions.md: read_only users may only GET; `roles` narrows who may call at all. */
-function admit(request: FastifyRequest, principal: Principal, rule: AccessRule): void {
+function refusalOf(request: FastifyRequest, principal: Principal, rule: AccessRule): ApiError | undefined {
   const isRead = request.method === 'GET' || request.method === 'HEAD';
-  if (principal.readOnly && !isRead) throw forbidden('Read-only users may only read.');
-  if (rule.roles && !rule.roles.includes(principal.role)) throw forbidden();
+  if (principal.readOnly && !isRead) return forbidden('Read-only users may only read.');
+  if (rule.roles && !rule.roles.includes(principal.role)) return forbidden();
+  return undefined;
+}
+
+function admit(request: FastifyRequest, principal: Principal, rule: AccessRule): void {
+  const refusal = refusalOf(request, principal, rule);
+  if (refusal) throw refusal;
 }
 
 /** Builds the onRequest hook of a site-scoped route: authenticates, then applies the role rules. */
@@ -356,6 +389,70 @@ export function requireAccess(options: AuthOptions, rule: AccessRule = {}) {
     const principal = await authenticate(request, options, memory);
     request.principal = principal;
     admit(request, principal, rule);
+  };
+}
+
+/**
+ * requireAccess for a route whose own first statement reads credential_epoch (POST transactions:
+ * the attempt's look-up; issue 7, one round trip less per request). A remembered principal the
+ * rules admit is admitted without reading the epoch; it is pending until the route confirms it:
+ * the route's statement compares the epoch it read with `epochToConfirm`, then calls `confirmed`
+ * or, for a changed epoch (nothing written), `confirm(request, { stale: true })`, which
+ * authenticates afresh (a revoked credential is refused there) and applies the rules again. Any
+ * answer given before that (a schema's 400, a refusal of the remembered role) must first
+ * `confirm`: a credential changed since is answered as requireAccess would have answered it.
+ */
+export interface AccessConfirmedByRoute {
+  hook(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /** The epoch the route's statement must find for the pending principal to stand; undefined when none is pending. */
+  epochToConfirm(request: FastifyRequest): string | undefined;
+  /** The route's statement found the principal's epoch: it is no longer pending. */
+  confirmed(request: FastifyRequest): void;
+  /**
+   * Confirms a pending principal by a read of the epoch (shared, as requireAccess's), unless
+   * `stale` says the route found it changed; a changed one is authenticated afresh and admitted
+   * again (request.principal replaced), or the refusal thrown. Nothing pending: nothing to do.
+   */
+  confirm(request: FastifyRequest, options?: { stale?: boolean }): Promise<void>;
+}
+
+export function requireAccessConfirmedByRoute(options: AuthOptions, rule: AccessRule = {}): AccessConfirmedByRoute {
+  const memory = principalsMemory(options.db);
+  const checked = requireAccess(options, rule);
+  const pending = new WeakMap<FastifyRequest, { key: string; epoch: string }>();
+  return {
+    async hook(request, reply) {
+      const presentation = await presentationOf(request, options);
+      const nowMs = Date.now();
+      const remembered = recallPrincipal(memory, presentation.key, presentation.presented, nowMs);
+      if (remembered) {
+        const principal = principalFromRow(remembered.principal);
+        // A refusal by the remembered role may be stale: requireAccess below decides it.
+        if (!refusalOf(request, principal, rule)) {
+          request.principal = principal;
+          pending.set(request, { key: presentation.key, epoch: remembered.epoch });
+          touchRemembered(options.db, remembered, nowMs);
+          return;
+        }
+      }
+      await checked(request, reply);
+    },
+    epochToConfirm(request) {
+      return pending.get(request)?.epoch;
+    },
+    confirmed(request) {
+      pending.delete(request);
+    },
+    async confirm(request, { stale = false } = {}) {
+      const entry = pending.get(request);
+      if (!entry) return;
+      pending.delete(request);
+      if (!stale && (await currentEpoch(options.db)) === entry.epoch) return;
+      memory.principals.forget(entry.key);
+      const principal = await authenticate(request, options, memory);
+      request.principal = principal;
+      admit(request, principal, rule);
+    },
   };
 }
 

@@ -153,6 +153,15 @@ export function markStored(request: FastifyRequest): void {
   request.idempotencyStored = true;
 }
 
+/**
+ * The request's principal was authenticated afresh before its write (a remembered one was stale):
+ * the deferred key belongs to the site that principal is of.
+ */
+export function rescopeDeferred(request: FastifyRequest): void {
+  const deferred = request.idempotencyDeferred;
+  if (deferred && request.principal) deferred.siteId = request.principal.siteId;
+}
+
 /** The route's write committed the deferred claim: the response will be stored. */
 export function markClaimed(request: FastifyRequest): void {
   const deferred = request.idempotencyDeferred;

@@ -39,9 +39,10 @@ describe('POST retained_purchase round trips', () => {
     if (process.env.ROUND_TRIPS_LOG) console.log(statements.map((text, index) => `${index + 1}. ${text.replace(/\s+/g, ' ').slice(0, 160)}`).join('\n'));
     // The count is of the purchase's own statements (a recorder that saw nothing would pass the budget).
     expect(statements.some((text) => text.startsWith('[transaction_insert] '))).toBe(true);
-    expect(statements.length).toBeLessThanOrEqual(12);
+    expect(statements.length).toBeLessThanOrEqual(11);
+    // The remembered principal is checked by the attempt's look-up (no epoch read of its own);
     // BEGIN travels with the first statement of the attempt and of the settlement, COMMIT with
-    // the settlement's last (src/storage/db.ts): 12 statements, 9 waits.
-    expect(roundTrips).toBeLessThanOrEqual(9);
+    // the settlement's last (src/storage/db.ts): 11 statements, 8 waits.
+    expect(roundTrips).toBeLessThanOrEqual(8);
   });
 });

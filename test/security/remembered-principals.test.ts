@@ -32,20 +32,30 @@ afterAll(async () => {
 interface Shop {
   site: SiteFixture;
   bookingId: number;
+  channelId: number;
 }
 
 async function newShop(): Promise<Shop> {
   const site = await createSite(t.db);
   const channel = await makeChannel(t, site);
   const booking = await makeBooking(t, site, channel.id);
-  return { site, bookingId: booking.id };
+  return { site, bookingId: booking.id, channelId: channel.id };
 }
+
+/** A vault transaction (a card verification on the test channel): POST transactions' every step, no money. */
+const vaultBody = (shop: Shop) => ({ transaction_types: 'vault', channels: shop.channelId, currencies: 'GBP', total: 0, token: 'tok_visa' });
+const postVault = (shop: Shop, headers = shop.site.headers, path = shop.site.path, extra: Record<string, string> = {}) =>
+  api(t, { path, headers }, 'POST', 'transactions', vaultBody(shop), extra);
 
 const getBooking = (shop: Shop, headers = shop.site.headers, path = shop.site.path, id = shop.bookingId) => api(t, { path, headers }, 'GET', `bookings/${id}`);
 
 /** A route under test: how to call it, and the statements that authenticate it once the principal is remembered. */
 interface Route {
   send(shop: Shop, headers?: SiteFixture['headers'], path?: string): ReturnType<typeof getBooking>;
+  /** Its success status. */
+  ok: number;
+  /** A request that makes the principal remembered without writing as the user (default: send); a user with transactions cannot be deleted. */
+  prime?(shop: Shop, headers: SiteFixture['headers']): ReturnType<typeof getBooking>;
   /** Of the statements one request sent, those about authentication. */
   authStatements(names: string[]): string[];
   remembered: string[];
@@ -55,12 +65,23 @@ const routes: [string, Route][] = [
   ['GET booking (joined read)', {
     send: (shop, headers, path) => getBooking(shop, headers, path),
     authStatements: (names) => names.filter((name) => name.includes('booking_json_by_id')),
+    ok: 200,
     remembered: ['auth_remembered_booking_json_by_id'],
   }],
   ['GET transactions (requireAccess)', {
     send: (shop, headers = shop.site.headers, path = shop.site.path) => api(t, { path, headers }, 'GET', 'transactions'),
+    ok: 200,
     authStatements: (names) => names.filter((name) => name.startsWith('auth_')),
     remembered: ['auth_credential_epoch'],
+  }],
+  ['POST transactions (checked by the attempt)', {
+    send: (shop, headers, path) => postVault(shop, headers, path),
+    ok: 201,
+    // requireAccess's memory is the route's too.
+    prime: (shop, headers) => api(t, { path: shop.site.path, headers }, 'GET', 'transactions'),
+    // The attempt's look-up reads the epoch with what the request names: no statement of its own.
+    authStatements: (names) => names.filter((name) => name.startsWith('auth_') || name === 'transaction_create_lookup'),
+    remembered: ['transaction_create_lookup'],
   }],
 ];
 
@@ -80,8 +101,8 @@ describe.each(routes)('remembered principals: %s', (_name, route) => {
   beforeEach(async () => {
     shop = await newShop();
     // The first request authenticates and remembers; the second uses the remembered principal.
-    expectStatus(await send(), 200);
-    expectStatus(await send(), 200);
+    expectStatus(await send(), route.ok);
+    expectStatus(await send(), route.ok);
   });
 
   it('answers without looking the credential up once it is remembered', async () => {
@@ -101,7 +122,7 @@ describe.each(routes)('remembered principals: %s', (_name, route) => {
 
   it('a token that expires later today stays usable, and is remembered', async () => {
     await t.db.query("UPDATE api_tokens SET expires_at = (now() AT TIME ZONE 'UTC')::date WHERE user_id = $1", [shop.site.userId]);
-    expectStatus(await send(), 200);
+    expectStatus(await send(), route.ok);
     expect(await authStatementsOf(() => send())).toEqual(route.remembered);
   });
 
@@ -114,14 +135,15 @@ describe.each(routes)('remembered principals: %s', (_name, route) => {
     const newPath = `${shop.site.path}-moved`;
     await t.db.query('UPDATE sites SET path = $2 WHERE id = $1', [shop.site.siteId, newPath]);
     expectError(await send(), 404);
-    expectStatus(await send(shop.site.headers, newPath), 200);
+    expectStatus(await send(shop.site.headers, newPath), route.ok);
   });
 
   it('a deleted user is refused on the next request', async () => {
     // Another member of the site: the booking's author cannot be deleted.
     const member = await addUser(t.db, shop.site.siteId, { role: 'member' });
-    expectStatus(await send(member.headers), 200);
-    expectStatus(await send(member.headers), 200);
+    const prime = () => (route.prime ? route.prime(shop, member.headers) : send(member.headers));
+    expectStatus(await prime(), 200);
+    expectStatus(await prime(), 200);
     await t.db.query('DELETE FROM users WHERE id = $1', [member.userId]);
     expectError(await send(member.headers), 401);
   });
@@ -135,17 +157,17 @@ describe.each(routes)('remembered principals: %s', (_name, route) => {
 
     it('a password change ends the sessions opened before it on the next request', async () => {
       const earlier = await bearer(new Date(Date.now() - 60_000));
-      expectStatus(await send(earlier), 200);
+      expectStatus(await send(earlier), route.ok);
       expect(await authStatementsOf(() => send(earlier))).toEqual(route.remembered);
       await setPassword(t.db, shop.site.userId, 'a-completely-new-password');
       expectError(await send(earlier), 401);
-      expectStatus(await send(await bearer(new Date(Date.now() + 2_000))), 200);
+      expectStatus(await send(await bearer(new Date(Date.now() + 2_000))), route.ok);
     });
 
     it('a removed membership answers 404 on the next request', async () => {
       const session = await bearer(new Date(Date.now() - 60_000));
-      expectStatus(await send(session), 200);
-      expectStatus(await send(session), 200);
+      expectStatus(await send(session), route.ok);
+      expectStatus(await send(session), route.ok);
       await t.db.query('DELETE FROM memberships WHERE site_id = $1 AND user_id = $2', [shop.site.siteId, shop.site.userId]);
       expectError(await send(session), 404);
     });
@@ -177,6 +199,58 @@ describe('the epoch read shared by concurrent requests (requireAccess)', () => {
     await t.db.query('DELETE FROM api_tokens WHERE user_id = $1', [shop.site.userId]);
     const after = await Promise.all(Array.from({ length: 20 }, list));
     expect(after.map((response) => response.statusCode)).toEqual(after.map(() => 401));
+  });
+});
+
+describe('a remembered principal on POST transactions, checked by the attempt', () => {
+  let shop: Shop;
+  const lookups = (names: string[]) => names.filter((name) => name === 'transaction_create_lookup').length;
+  const transactionCount = async () => Number((await t.db.one<{ n: string }>('SELECT count(*) AS n FROM transactions WHERE site_id = $1', [shop.site.siteId])).n);
+  beforeEach(async () => {
+    shop = await newShop();
+    expectStatus(await postVault(shop), 201);
+  });
+
+  it('refuses a revoked token before judging the body: 401, not the schema\'s 400', async () => {
+    await t.db.query('DELETE FROM api_tokens WHERE user_id = $1', [shop.site.userId]);
+    expectError(await api(t, { path: shop.site.path, headers: shop.site.headers }, 'POST', 'transactions', { ...vaultBody(shop), total: 'nothing' }), 401);
+  });
+
+  it('writes nothing for a revoked token, and keeps no answer for its Idempotency-Key', async () => {
+    const before = await transactionCount();
+    await t.db.query('DELETE FROM api_tokens WHERE user_id = $1', [shop.site.userId]);
+    expectError(await postVault(shop, shop.site.headers, shop.site.path, { 'idempotency-key': 'revoked-1' }), 401);
+    expect(await transactionCount()).toBe(before);
+    expect(await t.db.query('SELECT 1 FROM idempotency_keys WHERE site_id = $1', [shop.site.siteId])).toEqual([]);
+  });
+
+  it('refuses all of 20 concurrent requests made after a revocation', async () => {
+    await t.db.query('DELETE FROM api_tokens WHERE user_id = $1', [shop.site.userId]);
+    const after = await Promise.all(Array.from({ length: 20 }, () => postVault(shop)));
+    expect(after.map((response) => response.statusCode)).toEqual(after.map(() => 401));
+  });
+
+  it('runs the request when another user\'s change moved the epoch, authenticating afresh once', async () => {
+    const other = await createSite(t.db);
+    await t.db.query("UPDATE users SET username = username || '-x' WHERE id = $1", [other.userId]);
+    const names = await statementsOf(async () => expectStatus(await postVault(shop), 201));
+    // The look-up found the epoch moved (nothing written), the token was looked up, the request ran.
+    expect(names.filter((name) => name.startsWith('auth_'))).toEqual(['auth_api_token']);
+    expect(lookups(names)).toBe(2);
+    expect(lookups(await statementsOf(async () => expectStatus(await postVault(shop), 201)))).toBe(1);
+  });
+
+  it('refuses a member made read-only (403), and lets one made writable again through', async () => {
+    const member = await addUser(t.db, shop.site.siteId, { role: 'member' });
+    const setReadOnly = (readOnly: boolean) => t.db.query('UPDATE memberships SET read_only = $3 WHERE site_id = $1 AND user_id = $2', [shop.site.siteId, member.userId, readOnly]);
+    expectStatus(await postVault(shop, member.headers), 201);
+    await setReadOnly(true);
+    const before = await transactionCount();
+    expectError(await postVault(shop, member.headers), 403);
+    expect(await transactionCount()).toBe(before);
+    // The remembered principal is now the read-only one: its refusal is not given without a check.
+    await setReadOnly(false);
+    expectStatus(await postVault(shop, member.headers), 201);
   });
 });
 

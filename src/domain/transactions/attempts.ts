@@ -4,7 +4,7 @@ import { ApiError } from '../../http/errors.js';
 import { limits } from '../../limits.js';
 import { insertAttempts } from './attempt.js';
 import { lookUp, preparePayment, type PaymentPlan } from './prepare.js';
-import { IdempotencyKeyTakenError, isFollowUpType, type Actor, type TransactionInput, type TransactionRecord } from './types.js';
+import { IdempotencyKeyTakenError, isFollowUpType, StalePrincipalError, type Actor, type TransactionInput, type TransactionRecord } from './types.js';
 
 /**
  * Steps one and two of the processing discipline (docs/payments.md) for concurrent requests
@@ -14,8 +14,8 @@ import { IdempotencyKeyTakenError, isFollowUpType, type Actor, type TransactionI
  * shares, Idempotency-Keys, the bookings locked in id order) and the bookings' attempt lists with
  * the over-funding sums. A lone request is a batch of one and waits for nothing.
  *
- * What a member's own checks refuse (a 400 of `preparePayment`) and a key another request holds
- * are answered for that member alone: its batch-mates are written. A refusal found under locks
+ * What a member's own checks refuse (a 400 of `preparePayment`), a key another request holds and
+ * a remembered principal the look-up finds stale (Actor.principalEpoch) are answered for that member alone: its batch-mates are written. A refusal found under locks
  * (over-funding) or any error rolls the batch back; its members are then attempted again one at a
  * time, so each gets its own outcome.
  */
@@ -82,6 +82,14 @@ async function attemptTogether(context: AppContext, requests: AttemptRequest[]):
     const results: PromiseSettledResult<Attempt>[] = new Array(requests.length);
     const accepted: { index: number; actor: Actor; plan: PaymentPlan }[] = [];
     for (const [index, { actor, input }] of requests.entries()) {
+      const { credentialEpoch } = found[index]!;
+      if (actor.principalEpoch) {
+        if (actor.principalEpoch.epoch !== credentialEpoch) {
+          results[index] = { status: 'rejected', reason: new StalePrincipalError() };
+          continue;
+        }
+        actor.principalEpoch.confirmed();
+      }
       try {
         accepted.push({ index, actor, plan: await preparePayment(context, tx, actor, input, found[index]!) });
       } catch (error) {

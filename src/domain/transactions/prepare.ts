@@ -76,28 +76,31 @@ export interface Lookup {
   bookings: BookingRow[];
   linked: TransactionRecord | undefined;
   linkedCard: ChargeableCard | null;
+  /** credential_epoch (migration 016) in the statement's snapshot: what a remembered principal is checked against (Actor.principalEpoch). */
+  credentialEpoch: string;
 }
 
 /**
- * One row per request whose channel is the site's (`m` is the request: $1-$4 its channel, site,
- * linked transaction and whether it is a retained charge; $5-$6 the bookings it names, by the
- * request's ordinal).
+ * One row per request (`m` is the request: $1-$4 its channel, site, linked transaction and
+ * whether it is a retained charge; $5-$6 the bookings it names, by the request's ordinal); the
+ * channel's columns are null when the channel is not the site's.
  */
 const lookupStatement = {
   name: 'transaction_create_lookup',
-  text: `SELECT m.ordinality, ${channelSelect},
+  text: `SELECT m.ordinality, (SELECT e.epoch::text FROM credential_epoch e) AS credential_epoch, ${channelSelect},
                 coalesce((SELECT json_agg(json_build_object('id', b.id, 'channel_id', b.channel_id, 'currency', b.currency, 'language', b.language))
                             FROM unnest($5::bigint[], $6::bigint[]) AS n(ordinality, id) JOIN bookings b ON b.id = n.id
                            WHERE n.ordinality = m.ordinality AND b.site_id = m.site_id AND b.deleted_at IS NULL), '[]'::json) AS booking_list,
                 (SELECT row_to_json(l) FROM (SELECT ${transactionColumns} FROM transactions WHERE id = m.linked_id AND site_id = m.site_id) l) AS linked_row,
                 ${chargeableCardColumns('k')}
            FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::boolean[]) WITH ORDINALITY AS m(channel_id, site_id, linked_id, retained, ordinality)
-           JOIN ${channelFrom} ON c.id = m.channel_id AND c.site_id = m.site_id AND c.deleted_at IS NULL
+           LEFT JOIN (${channelFrom}) ON c.id = m.channel_id AND c.site_id = m.site_id AND c.deleted_at IS NULL
            ${chargeableCardJoin('k', '(SELECT card_id FROM transactions WHERE id = m.linked_id AND site_id = m.site_id AND m.retained)', 'm.site_id')}`,
 };
 
 type LookupRow = ChannelRow & ChargeableCardColumns & {
   ordinality: string;
+  credential_epoch: string;
   booking_list: BookingRow[];
   linked_row: (Record<string, unknown> & { created_at: string; modified_at: string }) | null;
 };
@@ -117,10 +120,12 @@ export async function lookUp(db: Queryable, requests: readonly { actor: Actor; i
     members.map((member) => member.channelId), members.map((member) => member.siteId), members.map((member) => member.linkedId),
     members.map((member) => member.retained), named.map((item) => item.ordinal), named.map((item) => item.id),
   ]);
-  const found: Lookup[] = members.map(() => ({ channel: undefined, bookings: [], linked: undefined, linkedCard: null }));
+  const found: Lookup[] = new Array(members.length);
   for (const row of rows) {
     const linked = row.linked_row ? toRecord({ ...row.linked_row, created_at: new Date(row.linked_row.created_at), modified_at: new Date(row.linked_row.modified_at) } as never) : undefined;
-    found[Number(row.ordinality) - 1] = { channel: channelFromRow(row), bookings: row.booking_list, linked, linkedCard: chargeableCardOf(row) };
+    found[Number(row.ordinality) - 1] = row.id === null
+      ? { channel: undefined, bookings: [], linked: undefined, linkedCard: null, credentialEpoch: row.credential_epoch }
+      : { channel: channelFromRow(row), bookings: row.booking_list, linked, linkedCard: chargeableCardOf(row), credentialEpoch: row.credential_epoch };
   }
   return found;
 }

@@ -74,6 +74,20 @@ export interface Actor {
      */
     answer?: (transaction: TransactionJson) => StoredAnswer | Promise<StoredAnswer>;
   };
+  /**
+   * The credential epoch (migration 016) at which the caller's principal was remembered, not read
+   * again since (the REST route; issue 7): the attempt's look-up reads the epoch in its own
+   * statement. Found unchanged, `confirmed` is called; found changed, the request is refused
+   * with StalePrincipalError before anything is written, and the caller authenticates afresh.
+   */
+  principalEpoch?: { epoch: string; confirmed: () => void };
+}
+
+/** The caller's remembered principal is stale (a credential changed since): nothing was written. */
+export class StalePrincipalError extends Error {
+  constructor() {
+    super('the remembered principal is stale');
+  }
 }
 
 /** The Idempotency-Key of the request was claimed by another request first. */

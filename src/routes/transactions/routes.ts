@@ -1,13 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyReply, FastifySchema } from 'fastify';
+import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import {
   completeThreeDsReturn, createTransaction, isAdminType, listTransactionIds, loadTransactionViews, type Actor, type TransactionInput, type TransactionJson,
-  type TransactionType,
+  type TransactionType, StalePrincipalError,
 } from '../../domain/transactions/index.js';
-import { answerToStore, finishDeferred, markClaimed, markStored } from '../../http/idempotency.js';
-import { principalOf, requireAccess } from '../../http/auth.js';
+import { answerToStore, finishDeferred, markClaimed, markStored, rescopeDeferred } from '../../http/idempotency.js';
+import { principalOf, requireAccess, requireAccessConfirmedByRoute } from '../../http/auth.js';
 import { invalidId } from '../../http/errors.js';
 import {
   ItemParams, SiteParams, apiPrefix, integerIds, isoCalendarDate, isoInstant, listValues, pageRequest, parseItemId, setPaginationHeaders,
@@ -38,6 +38,9 @@ function toInput(body: TransactionCreateBodyWire, ip: string): TransactionInput 
   };
 }
 
+/** How a create request ended: created, answered with another request's outcome, or refused as stale (StalePrincipalError). */
+type CreateOutcome = { transaction: TransactionJson } | { replayed: FastifyReply } | 'stale';
+
 function answerWith(reply: FastifyReply, transaction: TransactionJson): FastifyReply {
   return reply.code(201).header('location', transaction._links.self[0]!.href).type('application/json; charset=utf-8');
 }
@@ -52,10 +55,23 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
   const createSchema: FastifySchema = { params: SiteParams, body: TransactionCreateBody, response: { 201: TransactionSchema } };
   // The Idempotency-Key is claimed by the attempt's own database transaction (issue 7: one
   // round trip and one commit less than claiming it first); chargeback records, which have no
-  // attempt, claim it before they run.
-  app.post(base, { onRequest: access, schema: createSchema, config: { idempotencyClaimedByRoute: true } }, async (request, reply) => {
-    const principal = principalOf(request);
+  // attempt, claim it before they run. A remembered principal is confirmed by the attempt's
+  // look-up too (requireAccessConfirmedByRoute: the credential epoch read with what the request
+  // names); an answer given without an attempt confirms it first.
+  const createAccess = requireAccessConfirmedByRoute(auth);
+  const createOptions = {
+    onRequest: createAccess.hook,
+    schema: createSchema,
+    config: { idempotencyClaimedByRoute: true },
+    // Thrown on, the error reaches the app's error handler; a refusal of the credential replaces it.
+    errorHandler: async (error: Error, request: FastifyRequest) => {
+      await createAccess.confirm(request);
+      throw error;
+    },
+  };
+  app.post(base, createOptions, async (request, reply) => {
     const input = toInput(request.body as TransactionCreateBodyWire, request.ip);
+    if (isAdminType(input.type)) await createAccess.confirm(request);
     const deferred = request.idempotencyDeferred;
     if (deferred && isAdminType(input.type)) {
       const replayed = await finishDeferred(context, request, reply);
@@ -68,23 +84,44 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
       storedBody = reply.serialize(transaction) as string;
       return answerToStore(request, reply, storedBody);
     };
-    const actor: Actor = {
-      siteId: principal.siteId,
-      userId: principal.userId,
-      source: 'api',
-      isPlatformAdmin: principal.isPlatformAdmin,
-      ...(deferred && !request.idempotency ? { idempotency: { key: deferred.key, requestHash: deferred.requestHash, onClaimed: () => markClaimed(request), answer } } : {}),
+    const actorOf = (): Actor => {
+      const principal = principalOf(request);
+      const epoch = createAccess.epochToConfirm(request);
+      return {
+        siteId: principal.siteId,
+        userId: principal.userId,
+        source: 'api',
+        isPlatformAdmin: principal.isPlatformAdmin,
+        ...(deferred && !request.idempotency ? { idempotency: { key: deferred.key, requestHash: deferred.requestHash, onClaimed: () => markClaimed(request), answer } } : {}),
+        ...(epoch !== undefined ? { principalEpoch: { epoch, confirmed: () => createAccess.confirmed(request) } } : {}),
+      };
     };
-    let transaction;
-    try {
-      transaction = await createTransaction(context, actor, input);
-    } catch (error) {
-      // Refused before the claim committed (or the key is another request's): claim it now so
-      // the refusal is stored, or answer with the other request's outcome.
-      const replayed = await finishDeferred(context, request, reply);
-      if (replayed) return replayed;
-      throw error;
+    // Refused before the claim committed (or the key is another request's): the key is claimed
+    // now so the refusal is stored, or the other request's outcome answers. A principal not yet
+    // confirmed is confirmed first: a revoked credential's refusal is never stored for the key.
+    const createOrFinish = async (): Promise<CreateOutcome> => {
+      try {
+        return { transaction: await createTransaction(context, actorOf(), input) };
+      } catch (error) {
+        if (error instanceof StalePrincipalError) return 'stale';
+        await createAccess.confirm(request);
+        const replayed = await finishDeferred(context, request, reply);
+        if (replayed) return { replayed };
+        throw error;
+      }
+    };
+    let outcome = await createOrFinish();
+    if (outcome === 'stale') {
+      // A credential changed since the principal was remembered; nothing was written. Answered as
+      // requireAccess would answer the request now: refused, or run as the principal is now
+      // (confirmed: the second run cannot find it stale).
+      await createAccess.confirm(request, { stale: true });
+      rescopeDeferred(request);
+      outcome = await createOrFinish();
+      if (outcome === 'stale') throw new Error('a confirmed principal was found stale');
     }
+    if ('replayed' in outcome) return outcome.replayed;
+    const { transaction } = outcome;
     if (storedBody !== undefined) {
       // Committed with the settlement: onSend must not store it again.
       markStored(request);
