@@ -42,7 +42,7 @@ describe('POST retained_purchase round trips', () => {
     expect(statements.length).toBeLessThanOrEqual(11);
     // The remembered principal is checked by the attempt's look-up (no epoch read of its own);
     // BEGIN travels with the first statement of the attempt and of the settlement, COMMIT with
-    // the settlement's last (src/storage/db.ts): 11 statements, 8 waits.
-    expect(roundTrips).toBeLessThanOrEqual(8);
+    // the last of each (src/storage/db.ts): 11 statements, 7 waits.
+    expect(roundTrips).toBeLessThanOrEqual(7);
   });
 });

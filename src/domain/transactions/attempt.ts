@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js';
 import { invalidParam } from '../../http/errors.js';
-import type { Queryable } from '../../storage/db.js';
+import type { Queryable, Transaction } from '../../storage/db.js';
 import { fundingTypes, recordAttempts, type BookingAttempt } from './bookings.js';
 import { assertForexPart, recordForexAndAllocations } from './forex-allocations.js';
 import type { PaymentPlan } from './prepare.js';
@@ -17,9 +17,10 @@ import { isRetainedType, type Actor, type TransactionRecord } from './types.js';
  * It commits before the processor is called, so a crash afterwards leaves rows reconciliation can
  * finish, and concurrent captures, voids and refunds of one transaction are serialised by the
  * lock on it. A result is undefined when the request's Idempotency-Key is another request's: of
- * that request nothing is written. Any refusal found under locks throws.
+ * that request nothing is written. Any refusal found under locks throws. Its last statement
+ * carries the COMMIT (recordAttempts), so it is the caller's last database work.
  */
-export async function insertAttempts(context: AppContext, tx: Queryable, members: readonly { actor: Actor; plan: PaymentPlan }[]): Promise<(TransactionRecord | undefined)[]> {
+export async function insertAttempts(context: AppContext, tx: Transaction, members: readonly { actor: Actor; plan: PaymentPlan }[]): Promise<(TransactionRecord | undefined)[]> {
   const at = context.now();
   const rows: NewTransaction[] = [];
   for (const { actor, plan } of members) {
@@ -35,7 +36,8 @@ export async function insertAttempts(context: AppContext, tx: Queryable, members
     await recordForexAndAllocations(tx, { record, channel: plan.channel, plan: plan.extras });
     attempts.push({ bookingIds: plan.shares.map((share) => share.bookingId), transactionId: record.id, refuseOverfunding: fundingTypes.includes(plan.input.type) });
   }
-  await recordAttempts(tx, attempts, { at, locked: lockedBookings });
+  // The last statement of the attempt's database transaction: its COMMIT goes with it.
+  await recordAttempts(tx, attempts, { at, locked: lockedBookings, last: true });
   return records;
 }
 

@@ -1,6 +1,6 @@
 import { deriveBookingStatus, gmtDate, type BookingStatus } from '../booking-status.js';
-import { invalidParam } from '../../http/errors.js';
-import type { Queryable } from '../../storage/db.js';
+import { invalidParam, type ApiError } from '../../http/errors.js';
+import type { Queryable, Transaction } from '../../storage/db.js';
 import type { BookingDelta } from './effects.js';
 
 /**
@@ -68,10 +68,13 @@ export interface BookingAttempt {
  * new one included), so two concurrent payments cannot both pass. The count is in the UPDATE's
  * RETURNING, not in the locking SELECT: the UPDATE starts after the locks are held, so its
  * snapshot sees an attempt committed by whoever held a booking's lock before us (a subquery of
- * the locking statement would read the snapshot taken before waiting). A refusal throws: the
- * caller's database transaction is rolled back (attempts.ts retries a batch's members alone).
+ * the locking statement would read the snapshot taken before waiting). The statement itself
+ * refuses (migration 023's refuse_overfunding, SQLSTATE TF001), so with `last` the attempt's
+ * COMMIT goes right behind it (Transaction.withCommit): nothing after it can decide to roll back.
+ * A refusal throws a 400; the caller's database transaction is rolled back (attempts.ts retries a
+ * batch's members alone).
  */
-export async function recordAttempts(tx: Queryable, attempts: readonly BookingAttempt[], options: { at: Date; locked?: LockedBooking[] }): Promise<void> {
+export async function recordAttempts(tx: Transaction, attempts: readonly BookingAttempt[], options: { at: Date; locked?: LockedBooking[]; last?: boolean }): Promise<void> {
   const attemptOf = new Map<number, BookingAttempt>();
   for (const attempt of attempts) {
     for (const id of attempt.bookingIds) {
@@ -87,29 +90,46 @@ export async function recordAttempts(tx: Queryable, attempts: readonly BookingAt
   const bookings = covered ? locked.filter((booking) => attemptOf.has(booking.id)) : await lockBookings(tx, [...attemptOf.keys()]);
   if (bookings.length === 0) return;
   const today = gmtDate(options.at);
-  const rows = await tx.query<{ id: number; total: number; held: number | null }>(recordAttemptStatement, [
-    bookings.map((booking) => booking.id),
-    bookings.map((booking) => derive(booking, { today, isDraft: false })),
-    bookings.map((booking) => attemptOf.get(booking.id)!.transactionId),
-    options.at,
-    bookings.map((booking) => attemptOf.get(booking.id)!.refuseOverfunding),
-    fundingTypes,
-  ]);
-  const over = rows.find((row) => row.held !== null && Number(row.held) > Number(row.total));
-  if (over) {
-    throw invalidParam('bookings', `Booking ${over.id}: this payment would take the money on the booking above its total (${over.total}); pay at most its unpaid total.`);
+  try {
+    await (options.last ? tx.withCommit() : tx).query(recordAttemptStatement, [
+      bookings.map((booking) => booking.id),
+      bookings.map((booking) => derive(booking, { today, isDraft: false })),
+      bookings.map((booking) => attemptOf.get(booking.id)!.transactionId),
+      options.at,
+      bookings.map((booking) => attemptOf.get(booking.id)!.refuseOverfunding),
+      fundingTypes,
+    ]);
+  } catch (error) {
+    throw overfundingRefusalOf(error) ?? error;
   }
 }
 
+/** The statement's over-funding refusal (SQLSTATE TF001, its DETAIL the booking) as the API's 400. */
+function overfundingRefusalOf(error: unknown): ApiError | undefined {
+  const { code, detail } = error as { code?: string; detail?: string };
+  if (code !== overfundingSqlState || detail === undefined) return undefined;
+  const { booking_id: id, total } = JSON.parse(detail) as { booking_id: number; total: number };
+  return invalidParam('bookings', `Booking ${id}: this payment would take the money on the booking above its total (${total}); pay at most its unpaid total.`);
+}
+
+const overfundingSqlState = 'TF001';
+
+/**
+ * The attempts listed on their bookings; answers no rows, or refuses the first over-funded
+ * booking (CASE fixes the order: refuse_overfunding runs only for a booking held above its total).
+ */
 const recordAttemptStatement = {
   name: 'bookings_record_attempt',
-  text: `UPDATE bookings b SET transaction_ids = array_append(b.transaction_ids, d.transaction_id), status = d.status, modified_at = $4
-           FROM unnest($1::bigint[], $2::text[], $3::bigint[], $5::boolean[]) AS d(id, status, transaction_id, refuse_overfunding)
-          WHERE b.id = d.id
-      RETURNING b.id, b.total,
-                CASE WHEN d.refuse_overfunding THEN (b.total_paid + b.total_authorized + coalesce((
-                  SELECT sum(tb.total) FROM transaction_bookings tb JOIN transactions t ON t.id = tb.transaction_id
-                   WHERE tb.booking_id = b.id AND t.status IN ('incomplete', 'pending') AND t.type = ANY($6::text[])), 0))::bigint END AS held`,
+  text: `WITH attempted AS (
+           UPDATE bookings b SET transaction_ids = array_append(b.transaction_ids, d.transaction_id), status = d.status, modified_at = $4
+             FROM unnest($1::bigint[], $2::text[], $3::bigint[], $5::boolean[]) AS d(id, status, transaction_id, refuse_overfunding)
+            WHERE b.id = d.id
+        RETURNING b.id, b.total,
+                  CASE WHEN d.refuse_overfunding THEN (b.total_paid + b.total_authorized + coalesce((
+                    SELECT sum(tb.total) FROM transaction_bookings tb JOIN transactions t ON t.id = tb.transaction_id
+                     WHERE tb.booking_id = b.id AND t.status IN ('incomplete', 'pending') AND t.type = ANY($6::text[])), 0))::bigint END AS held
+         )
+         SELECT id FROM attempted WHERE CASE WHEN held > total THEN refuse_overfunding(id, total) ELSE false END`,
 };
 
 /** New money columns and status of each booking a settlement changes (`bookings_apply_money`'s arrays). */
