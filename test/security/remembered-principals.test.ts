@@ -230,6 +230,19 @@ describe('a remembered principal on POST transactions, checked by the attempt', 
     expect(after.map((response) => response.statusCode)).toEqual(after.map(() => 401));
   });
 
+  it('refuses only the stale members of a batch: the others are written', async () => {
+    const other = await addUser(t.db, shop.site.siteId, { role: 'member' });
+    await t.db.query('DELETE FROM api_tokens WHERE user_id = $1', [shop.site.userId]);
+    // The other member is remembered at the new epoch, the revoked token at the old one: in the
+    // batches below, some members are current and some stale.
+    expectStatus(await postVault(shop, other.headers), 201);
+    const before = await transactionCount();
+    const sent = Array.from({ length: 20 }, (_, index) => (index % 2 === 0 ? shop.site.headers : other.headers));
+    const answers = await Promise.all(sent.map((headers) => postVault(shop, headers)));
+    expect(answers.map((response) => response.statusCode)).toEqual(sent.map((headers) => (headers === other.headers ? 201 : 401)));
+    expect(await transactionCount()).toBe(before + 10);
+  });
+
   it('runs the request when another user\'s change moved the epoch, authenticating afresh once', async () => {
     const other = await createSite(t.db);
     await t.db.query("UPDATE users SET username = username || '-x' WHERE id = $1", [other.userId]);
