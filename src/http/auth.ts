@@ -419,7 +419,7 @@ export interface AccessConfirmedByRoute {
 export function requireAccessConfirmedByRoute(options: AuthOptions, rule: AccessRule = {}): AccessConfirmedByRoute {
   const memory = principalsMemory(options.db);
   const checked = requireAccess(options, rule);
-  const pending = new WeakMap<FastifyRequest, { key: string; epoch: string }>();
+  const pending = new WeakMap<FastifyRequest, { key: string; remembered: RememberedPrincipal<PrincipalRow> }>();
   return {
     async hook(request, reply) {
       const presentation = await presentationOf(request, options);
@@ -430,7 +430,7 @@ export function requireAccessConfirmedByRoute(options: AuthOptions, rule: Access
         // A refusal by the remembered role may be stale: requireAccess below decides it.
         if (!refusalOf(request, principal, rule)) {
           request.principal = principal;
-          pending.set(request, { key: presentation.key, epoch: remembered.epoch });
+          pending.set(request, { key: presentation.key, remembered });
           touchRemembered(options.db, remembered, nowMs);
           return;
         }
@@ -438,7 +438,7 @@ export function requireAccessConfirmedByRoute(options: AuthOptions, rule: Access
       await checked(request, reply);
     },
     epochToConfirm(request) {
-      return pending.get(request)?.epoch;
+      return pending.get(request)?.remembered.epoch;
     },
     confirmed(request) {
       pending.delete(request);
@@ -447,7 +447,7 @@ export function requireAccessConfirmedByRoute(options: AuthOptions, rule: Access
       const entry = pending.get(request);
       if (!entry) return;
       pending.delete(request);
-      if (!stale && (await currentEpoch(options.db)) === entry.epoch) return;
+      if (!stale && (await memory.check(options.db, entry.remembered, []))) return;
       memory.principals.forget(entry.key);
       const principal = await authenticate(request, options, memory);
       request.principal = principal;

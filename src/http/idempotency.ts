@@ -27,9 +27,11 @@ export interface IdempotencyClaim {
  * A key a route claims itself, in its first write (issue 7: POST transactions claims it in the
  * attempt's database transaction, saving a round trip and a commit). The route calls
  * `markClaimed(request)` once its write committed the claim, and hands any failure to
- * `finishDeferred`.
+ * `finishDeferred`. Its site is the request principal's, read where it is needed: a principal
+ * authenticated afresh before the write (docs/auth.md) takes the key with it.
  */
-export interface DeferredClaim extends IdempotencyClaim {
+export interface DeferredClaim {
+  key: string;
   requestHash: string;
 }
 
@@ -124,7 +126,7 @@ function deferClaim(request: FastifyRequest): void {
   const key = idempotencyKeyOf(request);
   const principal = request.principal;
   if (key === undefined || !principal) return;
-  request.idempotencyDeferred = { siteId: principal.siteId, key, requestHash: requestFingerprint(request.method, request.url, request.body) };
+  request.idempotencyDeferred = { key, requestHash: requestFingerprint(request.method, request.url, request.body) };
 }
 
 /** An answer to store for its key (storeAnswers). */
@@ -144,28 +146,25 @@ export interface StoredAnswer {
  * e.g. an error after a failed commit.
  */
 export function answerToStore(request: FastifyRequest, reply: FastifyReply, body: string): StoredAnswer {
-  const deferred = request.idempotencyDeferred;
-  if (!deferred) throw new Error('answerToStore: the request claimed no Idempotency-Key');
-  return storedAnswerOf(deferred, reply, body);
+  const claim = deferredClaimOf(request);
+  if (!claim) throw new Error('answerToStore: the request claimed no Idempotency-Key');
+  return storedAnswerOf(claim, reply, body);
 }
 
 export function markStored(request: FastifyRequest): void {
   request.idempotencyStored = true;
 }
 
-/**
- * The request's principal was authenticated afresh before its write (a remembered one was stale):
- * the deferred key belongs to the site that principal is of.
- */
-export function rescopeDeferred(request: FastifyRequest): void {
-  const deferred = request.idempotencyDeferred;
-  if (deferred && request.principal) deferred.siteId = request.principal.siteId;
-}
-
 /** The route's write committed the deferred claim: the response will be stored. */
 export function markClaimed(request: FastifyRequest): void {
+  const claim = deferredClaimOf(request);
+  if (claim) request.idempotency = claim;
+}
+
+/** The deferred key with its site, the principal's. */
+function deferredClaimOf(request: FastifyRequest): IdempotencyClaim | undefined {
   const deferred = request.idempotencyDeferred;
-  if (deferred) request.idempotency = { siteId: deferred.siteId, key: deferred.key };
+  return deferred && request.principal ? { siteId: request.principal.siteId, key: deferred.key } : undefined;
 }
 
 /**

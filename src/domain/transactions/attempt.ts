@@ -37,7 +37,7 @@ export async function insertAttempts(context: AppContext, tx: Transaction, membe
     attempts.push({ bookingIds: plan.shares.map((share) => share.bookingId), transactionId: record.id, refuseOverfunding: fundingTypes.includes(plan.input.type) });
   }
   // The last statement of the attempt's database transaction: its COMMIT goes with it.
-  await recordAttempts(tx, attempts, { at, locked: lockedBookings, last: true });
+  await recordAttempts(tx, attempts, { at, locked: lockedBookings });
   return records;
 }
 

@@ -15,9 +15,10 @@ import { IdempotencyKeyTakenError, isFollowUpType, StalePrincipalError, type Act
  * the over-funding sums. A lone request is a batch of one and waits for nothing.
  *
  * What a member's own checks refuse (a 400 of `preparePayment`), a key another request holds and
- * a remembered principal the look-up finds stale (Actor.principalEpoch) are answered for that member alone: its batch-mates are written. A refusal found under locks
- * (over-funding) or any error rolls the batch back; its members are then attempted again one at a
- * time, so each gets its own outcome.
+ * a remembered principal the look-up finds stale (Actor.principalEpoch) are answered for that
+ * member alone: its batch-mates are written. A refusal found under locks (over-funding) or any
+ * error rolls the batch back; its members are then attempted again one at a time, so each gets
+ * its own outcome.
  */
 
 export interface AttemptRequest {
@@ -82,9 +83,8 @@ async function attemptTogether(context: AppContext, requests: AttemptRequest[]):
     const results: PromiseSettledResult<Attempt>[] = new Array(requests.length);
     const accepted: { index: number; actor: Actor; plan: PaymentPlan }[] = [];
     for (const [index, { actor, input }] of requests.entries()) {
-      const { credentialEpoch } = found[index]!;
       if (actor.principalEpoch) {
-        if (actor.principalEpoch.epoch !== credentialEpoch) {
+        if (actor.principalEpoch.epoch !== found[index]!.credentialEpoch) {
           results[index] = { status: 'rejected', reason: new StalePrincipalError() };
           continue;
         }

@@ -69,12 +69,12 @@ export interface BookingAttempt {
  * RETURNING, not in the locking SELECT: the UPDATE starts after the locks are held, so its
  * snapshot sees an attempt committed by whoever held a booking's lock before us (a subquery of
  * the locking statement would read the snapshot taken before waiting). The statement itself
- * refuses (migration 023's refuse_overfunding, SQLSTATE TF001), so with `last` the attempt's
- * COMMIT goes right behind it (Transaction.withCommit): nothing after it can decide to roll back.
- * A refusal throws a 400; the caller's database transaction is rolled back (attempts.ts retries a
- * batch's members alone).
+ * refuses (migration 023's refuse_overfunding, SQLSTATE TF001), so it ends the caller's database
+ * transaction: its COMMIT goes right behind it (Transaction.withCommit), as nothing after it can
+ * decide to roll back; with no booking to list, the caller's transaction commits as usual. A
+ * refusal throws a 400 and the attempt is rolled back (attempts.ts retries a batch's members alone).
  */
-export async function recordAttempts(tx: Transaction, attempts: readonly BookingAttempt[], options: { at: Date; locked?: LockedBooking[]; last?: boolean }): Promise<void> {
+export async function recordAttempts(tx: Transaction, attempts: readonly BookingAttempt[], options: { at: Date; locked?: LockedBooking[] }): Promise<void> {
   const attemptOf = new Map<number, BookingAttempt>();
   for (const attempt of attempts) {
     for (const id of attempt.bookingIds) {
@@ -91,7 +91,7 @@ export async function recordAttempts(tx: Transaction, attempts: readonly Booking
   if (bookings.length === 0) return;
   const today = gmtDate(options.at);
   try {
-    await (options.last ? tx.withCommit() : tx).query(recordAttemptStatement, [
+    await tx.withCommit().query(recordAttemptStatement, [
       bookings.map((booking) => booking.id),
       bookings.map((booking) => derive(booking, { today, isDraft: false })),
       bookings.map((booking) => attemptOf.get(booking.id)!.transactionId),

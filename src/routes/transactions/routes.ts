@@ -6,7 +6,7 @@ import {
   completeThreeDsReturn, createTransaction, isAdminType, listTransactionIds, loadTransactionViews, type Actor, type TransactionInput, type TransactionJson,
   type TransactionType, StalePrincipalError,
 } from '../../domain/transactions/index.js';
-import { answerToStore, finishDeferred, markClaimed, markStored, rescopeDeferred } from '../../http/idempotency.js';
+import { answerToStore, finishDeferred, markClaimed, markStored } from '../../http/idempotency.js';
 import { principalOf, requireAccess, requireAccessConfirmedByRoute } from '../../http/auth.js';
 import { invalidId } from '../../http/errors.js';
 import {
@@ -71,9 +71,10 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
   };
   app.post(base, createOptions, async (request, reply) => {
     const input = toInput(request.body as TransactionCreateBodyWire, request.ip);
-    if (isAdminType(input.type)) await createAccess.confirm(request);
     const deferred = request.idempotencyDeferred;
-    if (deferred && isAdminType(input.type)) {
+    if (isAdminType(input.type)) {
+      // A chargeback record has no look-up to check the principal with.
+      await createAccess.confirm(request);
       const replayed = await finishDeferred(context, request, reply);
       if (replayed) return replayed;
     }
@@ -116,7 +117,6 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
       // requireAccess would answer the request now: refused, or run as the principal is now
       // (confirmed: the second run cannot find it stale).
       await createAccess.confirm(request, { stale: true });
-      rescopeDeferred(request);
       outcome = await createOrFinish();
       if (outcome === 'stale') throw new Error('a confirmed principal was found stale');
     }
