@@ -158,6 +158,21 @@ export function isoCalendarDate(name: string, value: string | undefined): string
 export class WhereBuilder {
   private readonly clauses: string[] = [];
   readonly values: unknown[] = [];
+  private scopeLength = 0;
+
+  /**
+   * Marks the clauses so far as the list's scope (its site, its live rows): what a kept total
+   * (PageQuery.siteTotal) counts. Any clause added after it is a filter.
+   */
+  scope(): this {
+    this.scopeLength = this.clauses.length;
+    return this;
+  }
+
+  /** Whether a clause was added after scope() (all of them, if it was never called). */
+  get filtered(): boolean {
+    return this.clauses.length > this.scopeLength || this.scopeLength === 0;
+  }
 
   /** Adds `value` as the next placeholder and returns it (for ORDER BY/LIMIT or hand-built SQL). */
   param(value: unknown): string {
@@ -209,10 +224,18 @@ export interface PageQuery {
    * from an index when one covers the filters.
    */
   countFrom?: string;
+  /**
+   * The table whose rows of this site the database keeps counted (migration 024): the total of a
+   * list with nothing but its scope (WhereBuilder.scope) is read from there instead of counted.
+   */
+  siteTotal?: { relation: CountedRelation; siteId: number };
   where: WhereBuilder;
   orderBy: string;
   page: PageRequest;
 }
+
+/** The tables counted per site by migration 024, with the scope each count has. */
+export type CountedRelation = 'bookings' | 'transactions';
 
 export interface Page<T> {
   rows: T[];
@@ -221,26 +244,47 @@ export interface Page<T> {
 
 /**
  * One page of rows and the total count, in one round trip unless the page is past the end. The
- * total is an uncorrelated scalar subquery (computed once, as an index-only count where an index
- * covers the filters), not `count(*) OVER ()`, which would build every matching row with its
- * select list and joins before the page's LIMIT could stop the scan.
+ * total is an uncorrelated scalar subquery (computed once): the site's kept count when the list is
+ * unfiltered and has one (`siteTotal`), else a count of the matches (an index-only count where an
+ * index covers the filters), not `count(*) OVER ()`, which would build every matching row with
+ * its select list and joins before the page's LIMIT could stop the scan.
  */
 export async function fetchPage<T extends Row>(db: Queryable, query: PageQuery): Promise<Page<T>> {
   const { where, page } = query;
-  const countSql = `SELECT count(*)::bigint AS count FROM ${query.countFrom ?? query.from} ${where.sql}`;
-  const countValuesLength = where.values.length;
+  const total = totalQuery(query);
+  const totalSql = total.sql(where.param.bind(where));
   const limit = where.param(page.perPage);
   const offset = where.param((page.page - 1) * page.perPage);
   const rows = await db.query<T & { page_total_count: number }>(
-    `SELECT ${query.select}, (${countSql}) AS page_total_count FROM ${query.from} ${where.sql} ORDER BY ${query.orderBy} LIMIT ${limit} OFFSET ${offset}`,
+    `SELECT ${query.select}, (${totalSql}) AS page_total_count FROM ${query.from} ${where.sql} ORDER BY ${query.orderBy} LIMIT ${limit} OFFSET ${offset}`,
     where.values,
   );
-  let total = rows[0]?.page_total_count;
-  if (total === undefined) {
-    total = page.page === 1 ? 0 : Number((await db.one<{ count: number }>(countSql, where.values.slice(0, countValuesLength))).count);
+  let count = rows[0]?.page_total_count;
+  if (count === undefined && page.page === 1) count = 0;
+  if (count === undefined) {
+    // Past the last page: the total on its own, its placeholders numbered afresh.
+    const alone = new WhereBuilder();
+    alone.values.push(...where.values.slice(0, total.listValues));
+    count = Number((await db.one<{ count: number }>(total.sql(alone.param.bind(alone)), alone.values)).count);
   }
   for (const row of rows) delete (row as Partial<typeof row>).page_total_count;
-  return { rows, total };
+  return { rows, total: count };
+}
+
+/**
+ * The total's SQL, given the builder's `param` to add values of its own, and how many of the list's
+ * values (its filters, $1 onwards) it reads.
+ */
+function totalQuery(query: PageQuery): { sql: (param: (value: unknown) => string) => string; listValues: number } {
+  const { where, siteTotal } = query;
+  if (siteTotal && !where.filtered) {
+    return {
+      sql: (param) => `SELECT coalesce(sum(row_count), 0)::bigint AS count FROM site_row_counts WHERE site_id = ${param(siteTotal.siteId)} AND relation = ${param(siteTotal.relation)}`,
+      listValues: 0,
+    };
+  }
+  const sql = `SELECT count(*)::bigint AS count FROM ${query.countFrom ?? query.from} ${where.sql}`;
+  return { sql: () => sql, listValues: where.values.length };
 }
 
 // ---------------------------------------------------------------------------------------------

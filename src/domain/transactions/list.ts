@@ -37,7 +37,7 @@ export const transactionOrderColumns: Record<string, string> = {
 /** One page of transaction ids of the site, with the total count. */
 export async function listTransactionIds(db: Queryable, options: { siteId: number; filters: TransactionFilters; page: PageRequest; orderby: string }): Promise<{ ids: number[]; total: number }> {
   const f = options.filters;
-  const where = new WhereBuilder().and`t.site_id = ${options.siteId}`;
+  const where = new WhereBuilder().and`t.site_id = ${options.siteId}`.scope();
   where
     .andIf(f.include, (w, v) => w.and`t.id = ANY(${v}::bigint[])`)
     .andIf(f.exclude, (w, v) => w.and`NOT (t.id = ANY(${v}::bigint[]))`)
@@ -61,6 +61,7 @@ export async function listTransactionIds(db: Queryable, options: { siteId: numbe
   const page = await fetchPage<{ id: number }>(db, {
     select: 't.id',
     from: 'transactions t',
+    siteTotal: { relation: 'transactions', siteId: options.siteId },
     where,
     orderBy: orderBySql(transactionOrderColumns, options.orderby, options.page.order, 't.id'),
     page: options.page,

@@ -54,7 +54,7 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
     const principal = principalOf(request);
     const query = request.query;
     const page = pageRequest(query);
-    const where = new WhereBuilder().and`b.site_id = ${principal.siteId}`.and`b.deleted_at IS NULL`;
+    const where = new WhereBuilder().and`b.site_id = ${principal.siteId}`.and`b.deleted_at IS NULL`.scope();
     where
       .andIf(integerIds('include', query.include), (w, ids) => w.and`b.id = ANY(${ids}::bigint[])`)
       .andIf(integerIds('exclude', query.exclude), (w, ids) => w.and`b.id <> ALL(${ids}::bigint[])`)
@@ -73,6 +73,7 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
       from: bookingFrom,
       // Every booking has its author (a NOT NULL foreign key): the join cannot change the count.
       countFrom: 'bookings b',
+      siteTotal: { relation: 'bookings', siteId: principal.siteId },
       where,
       orderBy: orderBySql(orderColumns, query.orderby ?? 'id', page.order, 'b.id'),
       page,
