@@ -9,7 +9,10 @@
 -- other's row lock, and a slot's row lock is the only lock taken. The additions are written by
 -- triggers in the writing statement's own transaction: a rolled-back insert is never counted, and
 -- any snapshot sees a total that agrees with the rows it sees. Slots may go negative (a row
--- counted in one slot, its deletion in another); only the sum means anything.
+-- counted in one slot, its deletion in another); only the sum means anything. A writing
+-- transaction holds its slot's row lock until it ends, so a connection that happens to share the
+-- slot waits for it: every path writes bookings and transactions in short transactions, and a
+-- long bulk write should go in several.
 CREATE TABLE site_row_counts (
   site_id    bigint NOT NULL REFERENCES sites(id) ON DELETE CASCADE,
   relation   text NOT NULL CHECK (relation IN ('bookings', 'transactions')),
