@@ -16,11 +16,12 @@ import * as migrateCommands from './commands/migrate.js';
 import * as mailCommands from './commands/mail.js';
 import * as chargebackCommands from './commands/chargeback.js';
 import * as ledgerCommands from './commands/ledger.js';
+import * as totalsCommands from './commands/totals.js';
 
 const rawOutput = Symbol.for('trustfare.cli.rawOutput');
 
 // Each module exports `commands: Command[]`; add new modules here.
-const modules: { commands: Command[] }[] = [ratesCommands, grantCommands, statementCommands, keysCommands, siteCommands, userCommands, tokenCommands, channelAdminCommands, supplierCommands, migrateCommands, mailCommands, chargebackCommands, ledgerCommands];
+const modules: { commands: Command[] }[] = [ratesCommands, grantCommands, statementCommands, keysCommands, siteCommands, userCommands, tokenCommands, channelAdminCommands, supplierCommands, migrateCommands, mailCommands, chargebackCommands, ledgerCommands, totalsCommands];
 
 /**
  * `trustfare <words...> [--options]`: finds the longest matching command name, parses its

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestContext } from '../support/context.js';
+import { cli } from '../cli/helpers.js';
 import { createBooking, createShop, get, post, purchaseBody, vaultedShopContext, type Shop } from '../payments/support.js';
 
 // The totals of unfiltered bookings and transactions lists (`X-Site-Total`) are kept by the
@@ -105,15 +106,29 @@ describe('list totals', () => {
     expect(Number(pastFiltered.headers['x-site-total'])).toBe(completes);
   });
 
-  it('of an unfiltered list are read from the kept count, and a recount repairs it', async () => {
+  it('of an unfiltered list are read from the kept count; `totals verify` finds a count that is off and --repair recounts it', async () => {
     const right = await totals(shop);
+    expect((await cli(t.config.databaseUrl!, ['totals', 'verify'])).json).toEqual({ ok: true, problems: [] });
     // Tampered on purpose: the unfiltered totals show it, so they are not counted on each page.
     const tamper = `UPDATE site_row_counts SET row_count = row_count + $3
                      WHERE (site_id, relation, slot) = (SELECT site_id, relation, slot FROM site_row_counts WHERE site_id = $1 AND relation = $2 LIMIT 1)`;
     await t.db.query(tamper, [shop.site.siteId, 'bookings', 1000]);
     await t.db.query(tamper, [shop.site.siteId, 'transactions', 2000]);
     expect(await totals(shop)).toEqual({ bookings: right.bookings + 1000, transactions: right.transactions + 2000 });
-    await t.db.query('SELECT site_row_counts_recount()');
+
+    const problems = [
+      { site_id: shop.site.siteId, relation: 'bookings', kept: right.bookings + 1000, counted: right.bookings },
+      { site_id: shop.site.siteId, relation: 'transactions', kept: right.transactions + 2000, counted: right.transactions },
+    ];
+    const found = await cli(t.config.databaseUrl!, ['totals', 'verify', '--site', shop.site.path]);
+    expect(found.code).not.toBe(0);
+    expect(found.stderr).toContain('--repair');
+    expect(found.stderr).toContain(`"kept": ${right.transactions + 2000}`);
+    // The other site is not named: its totals are right.
+    expect((await cli(t.config.databaseUrl!, ['totals', 'verify', '--site', other.site.path])).code).toBe(0);
+    const repaired = await cli(t.config.databaseUrl!, ['totals', 'verify', '--repair']);
+    expect(repaired.code).toBe(0);
+    expect(repaired.json).toEqual({ ok: true, problems: [], repaired: problems });
     expect(await totals(shop)).toEqual(right);
     expect(await totals(other)).toEqual(await counted(other));
   });
