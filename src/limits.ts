@@ -206,6 +206,13 @@ export const limits = {
    * its interval: a backlog drains run after run, with this gap left to requests.
    */
   jobBacklogPauseMs: 100,
+  /**
+   * Longest stretch a job's calls that finish without waiting (a mail batch's `.eml` writes) hold
+   * the event loop before requests' I/O gets a turn (turnKeeper, forEachConcurrently). A batch of
+   * 100 sends held it for 40-50 ms at once, several times a second, stalling every payment batch
+   * in flight (docs/performance.md, session 20).
+   */
+  jobTurnMsMax: 2,
   /** Idempotency keys are kept at least this long (decisions.md: at least 24 h). */
   idempotencyKeyRetentionHours: 48,
   idempotencyKeyLengthMax: 255,

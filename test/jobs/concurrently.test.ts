@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { forEachConcurrently } from '../../src/jobs/concurrently.js';
+import { limits } from '../../src/limits.js';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
@@ -45,4 +46,20 @@ describe('forEachConcurrently', () => {
     await forEachConcurrently([], 4, async () => void (calls += 1));
     expect(calls).toBe(0);
   });
+
+  it('lets the event loop run between calls that finish without waiting, so a batch of them does not hold requests up', async () => {
+    // Each call holds the loop longer than a job's turn may last (an `.eml` written synchronously, slowly).
+    const holdMs = limits.jobTurnMsMax + 1;
+    const events: string[] = [];
+    setImmediate(() => events.push('a request gets the event loop'));
+    await forEachConcurrently([1, 2, 3, 4, 5, 6], 4, async (item) => {
+      const until = performance.now() + holdMs;
+      while (performance.now() < until);
+      events.push(`call ${item}`);
+    });
+    // Without the turns the request would come after all six calls (the awaits alone never yield).
+    expect(events.slice(0, 3)).toEqual(['call 1', 'a request gets the event loop', 'call 2']);
+    expect(events.filter((event) => event.startsWith('call'))).toEqual(['call 1', 'call 2', 'call 3', 'call 4', 'call 5', 'call 6']);
+  });
 });
+
