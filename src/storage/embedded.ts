@@ -52,7 +52,13 @@ export async function startEmbeddedPostgres(
     // Machines run as root, and PostgreSQL refuses to run as root: let the package create and
     // use an unprivileged user for the server process.
     createPostgresUser: true,
-    postgresFlags: options.postgresFlags ?? [],
+    // A new WAL segment is made by the backend that needs it; zero-filling its 16 MB stalled every
+    // commit waiting behind it for tens of milliseconds, about once a second under load (seen as
+    // IO:WalInitWrite/WalInitSync waits; docs/performance.md, session 20). Without zero-filling
+    // only the last byte is written, and a full disk surfaces when WAL is written into the
+    // segment rather than when it is made. A long-running cluster recycles old segments after
+    // checkpoints instead of making new ones; a young one (and every bench run) makes them all.
+    postgresFlags: ['-c', 'wal_init_zero=off', ...(options.postgresFlags ?? [])],
     onLog: logTo(options.logFile),
     onError: logTo(options.logFile),
   });
