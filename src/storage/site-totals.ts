@@ -13,15 +13,13 @@ export interface TotalsReport {
   problems: TotalProblem[];
 }
 
-// One statement, so the kept sums and the counts read one snapshot (the triggers write both in the
+// One statement (the counts from migration 025's view, which the recount writes), so the kept sums and the counts read one snapshot (the triggers write both in the
 // same transaction): a write committing meanwhile cannot make a healthy site look wrong.
 const verifyStatement = `
   WITH kept AS (
     SELECT site_id, relation, sum(row_count)::bigint AS kept FROM site_row_counts WHERE $1::bigint IS NULL OR site_id = $1 GROUP BY site_id, relation
   ), counted AS (
-    SELECT site_id, 'bookings' AS relation, count(*)::bigint AS counted FROM bookings WHERE deleted_at IS NULL AND ($1::bigint IS NULL OR site_id = $1) GROUP BY site_id
-    UNION ALL
-    SELECT site_id, 'transactions', count(*)::bigint FROM transactions WHERE $1::bigint IS NULL OR site_id = $1 GROUP BY site_id
+    SELECT site_id, relation, counted FROM site_rows_counted WHERE $1::bigint IS NULL OR site_id = $1
   )
   SELECT site_id::int, relation, coalesce(kept, 0)::int AS kept, coalesce(counted, 0)::int AS counted
     FROM kept FULL JOIN counted USING (site_id, relation)
