@@ -207,8 +207,8 @@ export const limits = {
    */
   jobBacklogPauseMs: 100,
   /**
-   * Longest stretch a job's calls that finish without waiting (a mail batch's `.eml` writes) hold
-   * the event loop before requests' I/O gets a turn (turnKeeper, forEachConcurrently). A batch of
+   * Longest stretch a job's synchronous work (a mail batch's renders and `.eml` writes) holds the
+   * event loop before requests' I/O gets a turn (turnKeeper: forEachConcurrently, renderRequests). A batch of
    * 100 sends held it for 40-50 ms at once, several times a second, stalling every payment batch
    * in flight (docs/performance.md, session 20).
    */

@@ -1,7 +1,6 @@
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Db, Queryable } from '../../storage/db.js';
 import { limits } from '../../limits.js';
-import { batchSizeWithin } from '../../bounded.js';
+import { batchSizeWithin, turnKeeper } from '../../bounded.js';
 import { mailDataFor, mailLanguage, payerEmailOf } from './content.js';
 import { loadFactsOfTransactions, type TransactionFacts } from './facts.js';
 import { planMails } from './kinds.js';
@@ -99,7 +98,11 @@ async function renderRequests(tx: Queryable, requests: MailRequest[], claimedUnt
   const ordered = [...requests].sort((a, b) => a.id - b.id);
   const factsById = await loadFactsOfTransactions(tx, [...new Set(ordered.map((request) => request.transaction_id))]);
   const rows: RenderedOutboxRow[] = [];
+  // Rendering is synchronous: requests' I/O gets the event loop between mails (turnKeeper).
+  const keepTurns = turnKeeper();
   for (const request of ordered) {
+    const turn = keepTurns();
+    if (turn) await turn;
     const loaded = factsById.get(request.transaction_id);
     if (!loaded) throw new Error(`mail request: transaction ${request.transaction_id} does not exist`);
     rows.push(...(await renderedRows({ ...loaded, transaction: { ...loaded.transaction, status: request.status } })));
@@ -176,13 +179,8 @@ export interface RenderedOutboxRow {
   last_error: string | null;
 }
 
-/**
- * Every mail the facts call for at their transaction's status, planned and rendered now. It
- * yields to the event loop first: a batch renders many mails, and requests the process is
- * answering meanwhile should not wait for all of them.
- */
+/** Every mail the facts call for at their transaction's status, planned and rendered now. */
 async function renderedRows(facts: TransactionFacts): Promise<RenderedOutboxRow[]> {
-  await yieldToEventLoop();
   const plans = planMails({
     type: facts.transaction.type,
     status: facts.transaction.status,
