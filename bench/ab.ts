@@ -2,7 +2,8 @@
 // "Comparing two builds").
 //
 // BENCH_AB_A and BENCH_AB_B name two checkouts, each built (`npm run build` there) with the same
-// migrations; default A is this checkout. Each launch starts both services on one database and
+// migrations; default A is this checkout. BENCH_AB_A_NODE_ARGS and BENCH_AB_B_NODE_ARGS add Node
+// options to one side's service (a runtime flag compared on one build: BENCH_AB_B=.). Each launch starts both services on one database and
 // measures the scenario on both in interleaved slices (load.ts `measureInterleaved`) for
 // BENCH_AB_ROUNDS rounds (default 2); launches alternate which build starts first and goes first.
 // It prints each round's rate of B over A and their geometric mean with the lowest and highest.
@@ -12,8 +13,8 @@
 // Settings: BENCH_AB_LAUNCHES (default 6), BENCH_AB_SCENARIO (`get-booking`, default,
 // `post-booking` or `retained-purchase`), BENCH_DURATION seconds measured per side and round
 // (default 12), BENCH_SLICES (default 6), BENCH_WARMUP (default 2), BENCH_CONNECTIONS (default
-// 50), BENCH_AB_PURCHASES_PER_SECOND_MAX (retained-purchase: the rate fresh bookings are made
-// for, default 600), DATABASE_URL, BENCH_KEEP.
+// 50), BENCH_AB_PURCHASES_PER_SECOND_MAX (retained-purchase: the rate fresh bookings are first
+// made for, default 600; topped up between slices from the rate seen), DATABASE_URL, BENCH_KEEP.
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { createDb, type Db } from '../src/storage/db.js';
@@ -21,12 +22,14 @@ import { bookingInput, callOk, createTenant, freshBookingIds, retainedPurchaseIn
 import { FreshPurchases, freshBookingsNeeded } from './purchases.js';
 import { interleavedSideSeconds, measureInterleaved, type Scenario } from './load.js';
 import { combine, ratioSpread } from './report.js';
-import { openWorkspace, progress, root, secrets, startService, stopService, type Service, type StackSettings } from './stack.js';
+import { openWorkspace, progress, root, secrets, startService, stopService, words, type Service, type StackSettings } from './stack.js';
 
 const launchesMax = 100;
 
 interface Settings {
   checkouts: { A: string; B: string };
+  /** Node options of each side's service (BENCH_AB_A_NODE_ARGS, BENCH_AB_B_NODE_ARGS). */
+  nodeArgs: { A: string[]; B: string[] };
   launches: number;
   rounds: number;
   scenario: (typeof scenarioNames)[number];
@@ -50,6 +53,7 @@ function readSettings(): Settings {
   if (!process.env.BENCH_AB_B) throw new Error('BENCH_AB_B must name the other built checkout (and BENCH_AB_A, default this one)');
   return {
     checkouts: { A: path.resolve(process.env.BENCH_AB_A ?? root), B: path.resolve(process.env.BENCH_AB_B) },
+    nodeArgs: { A: words(process.env.BENCH_AB_A_NODE_ARGS), B: words(process.env.BENCH_AB_B_NODE_ARGS) },
     launches: integer('BENCH_AB_LAUNCHES', 6, launchesMax),
     rounds: integer('BENCH_AB_ROUNDS', 2, 20),
     scenario,
@@ -76,7 +80,7 @@ export async function main(): Promise<number> {
       const services: Partial<Record<'A' | 'B', Service>> = {};
       const problems: string[] = [];
       try {
-        for (const name of order) services[name] = await startService(stack, workspace, 1, `ab-${name}-${launch}`, serviceSecrets, settings.checkouts[name]);
+        for (const name of order) services[name] = await startService(stack, workspace, 1, `ab-${name}-${launch}`, serviceSecrets, settings.checkouts[name], settings.nodeArgs[name]);
         scenario ??= await prepareScenario(settings, db, services[order[0]]!.baseUrl);
         await scenario.beforeLaunch?.(services[order[0]]!.baseUrl);
         for (let round = 0; round < settings.rounds; round++) {
@@ -166,11 +170,12 @@ async function retainedPurchaseScenario(settings: Settings, db: Db, baseUrl: str
     },
     beforeLaunch: async (launchUrl) => {
       progress(`making fresh bookings for up to ${perLaunch} purchases`);
-      purchases.refill(await freshBookingIds(db, launchUrl, tenant, { count: perLaunch, excludedId, connections: settings.connections }));
+      const more = (count: number) => freshBookingIds(db, launchUrl, tenant, { count, excludedId, connections: settings.connections });
+      purchases.refill(await more(perLaunch), more);
     },
     problems: async () => {
       const found: string[] = [];
-      if (purchases.reused > 0) found.push(`retained-purchase: ran out of fresh bookings (${purchases.reused} requests reused one); raise BENCH_AB_PURCHASES_PER_SECOND_MAX`);
+      if (purchases.reused > 0) found.push(`retained-purchase: ran out of fresh bookings within a slice (${purchases.reused} requests reused one); raise BENCH_AB_PURCHASES_PER_SECOND_MAX`);
       if (!purchases.quiet) found.push('retained-purchase: requests still in flight after a slice');
       if (!purchases.mailsDrained) found.push('retained-purchase: mails still waiting after a slice');
       const { unfinished } = await db.one<{ unfinished: number }>("SELECT count(*)::int AS unfinished FROM transactions WHERE site_id = $1 AND type = 'retained_purchase' AND status <> 'complete'", [tenant.siteId]);

@@ -8,6 +8,11 @@ import { waitForInFlight, waitForMailDrain } from './in-flight.js';
 export class FreshPurchases {
   private bookings: number[] = [];
   private next = 0;
+  /** Makes fresh bookings until `count` are unpaid and returns them; null: no top-ups. */
+  private more: ((count: number) => Promise<number[]>) | null = null;
+  /** `next` when the last run ended, and the most bookings one run (a warm-up or a slice) used. */
+  private nextAtSettle = 0;
+  private largestRun = 0;
   // Keys count on across refills.
   private sent = 0;
   /** Requests sent after the fresh bookings ran out: each re-sent a paid booking (a quick 400). */
@@ -27,10 +32,16 @@ export class FreshPurchases {
     readonly keyPrefix: string,
   ) {}
 
-  /** The bookings to pay from now on, in order. */
-  refill(bookings: number[]): void {
+  /**
+   * The bookings to pay from now on, in order. With `more`, `settle` tops them up between runs
+   * whenever fewer are left than half again the most one run has used: a machine faster than the
+   * first estimate (bench:ab's BENCH_AB_PURCHASES_PER_SECOND_MAX) no longer runs out mid-launch.
+   */
+  refill(bookings: number[], more?: (count: number) => Promise<number[]>): void {
     this.bookings = bookings;
     this.next = 0;
+    this.nextAtSettle = 0;
+    this.more = more ?? null;
   }
 
   /** One request's body and key (load.ts `Scenario.body`). Out of bookings: the last is sent again, and `reused` counts it. */
@@ -52,8 +63,23 @@ export class FreshPurchases {
     const drain = await waitForMailDrain(this.db, { siteId: this.tenant.siteId, timeoutMs: mailDrainBoundMs, pollMs: 50 });
     this.mailDrainSeconds += drain.seconds;
     this.mailsDrained &&= drain.drained;
+    await this.topUp();
+  };
+
+  /**
+   * Called once a run's requests have ended (`settle`): every booking sent so far is paid, so the
+   * unpaid ones `more` returns are exactly those not sent yet, and new ones.
+   */
+  readonly topUp = async (): Promise<void> => {
+    this.largestRun = Math.max(this.largestRun, this.next - this.nextAtSettle);
+    const wanted = Math.ceil(this.largestRun * topUpMargin);
+    if (this.more && this.bookings.length - this.next < wanted) this.refill(await this.more(wanted), this.more);
+    this.nextAtSettle = this.next;
   };
 }
+
+/** Bookings kept ready for the next run, relative to the most one run has used. */
+const topUpMargin = 1.5;
 
 export const inFlightBoundMs = limits.processorTimeoutMs + 5_000;
 /** Far above what the delivery job needs for a slice's mails (a few seconds), far below a hang. */

@@ -103,8 +103,11 @@ export const secrets = () => {
   return { JWT_SECRET: key(), CARD_KEYS: `bench:${key()}`, CARD_FINGERPRINT_KEY: key(), SIGNING_SECRET: key() };
 };
 
-/** `checkout`: the built checkout to run (its `dist/server.js`); another one for `npm run bench:ab`. */
-export async function startService(settings: StackSettings, workspace: Workspace, workers: number, label: string, serviceSecrets: Record<string, string>, checkout = root): Promise<Service> {
+/**
+ * `checkout`: the built checkout to run (its `dist/server.js`); another one for `npm run bench:ab`.
+ * `nodeArgs`: Node options for this service only, after BENCH_SERVICE_NODE_ARGS (bench:ab's per-side ones).
+ */
+export async function startService(settings: StackSettings, workspace: Workspace, workers: number, label: string, serviceSecrets: Record<string, string>, checkout = root, nodeArgs: string[] = []): Promise<Service> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const env: Record<string, string | undefined> = {
@@ -123,10 +126,14 @@ export async function startService(settings: StackSettings, workspace: Workspace
   };
   const startedAtMs = performance.now();
   // e.g. BENCH_SERVICE_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the service only.
-  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = startChild(process.execPath, [...nodeArgs, path.join(checkout, 'dist/server.js')], { env, cwd: checkout, logFile: path.join(workspace.dataDir, `service-${label}.log`) });
+  const child = startChild(process.execPath, [...words(process.env.BENCH_SERVICE_NODE_ARGS), ...nodeArgs, path.join(checkout, 'dist/server.js')], { env, cwd: checkout, logFile: path.join(workspace.dataDir, `service-${label}.log`) });
   const msToReady = await waitForOk(`${baseUrl}/readyz`, { startedAtMs, timeoutMs: 120_000, child });
   return { child, baseUrl, msToReady };
+}
+
+/** Space-separated options, e.g. of an environment variable (none when unset). */
+export function words(value: string | undefined): string[] {
+  return (value ?? '').split(' ').filter(Boolean);
 }
 
 export async function stopService(service: Service, problems: string[], label: string): Promise<void> {
