@@ -3,9 +3,10 @@
 //
 // BENCH_AB_A and BENCH_AB_B name two checkouts, each built (`npm run build` there) with the same
 // migrations; default A is this checkout. BENCH_AB_A_NODE_ARGS and BENCH_AB_B_NODE_ARGS add Node
-// options to one side's service (a runtime flag compared on one build: BENCH_AB_B=.). Each launch starts both services on one database and
-// measures the scenario on both in interleaved slices (load.ts `measureInterleaved`) for
-// BENCH_AB_ROUNDS rounds (default 2); launches alternate which build starts first and goes first.
+// options to one side's service (a runtime flag compared on one build: BENCH_AB_B=.). Each launch
+// starts both services on one database and measures the scenario on both in interleaved slices
+// (load.ts `measureInterleaved`) for BENCH_AB_ROUNDS rounds (default 2); launches alternate which
+// build starts first and goes first.
 // It prints each round's rate of B over A and their geometric mean with the lowest and highest.
 // Why launches: one Node process's speed differs by up to ±10 % from one launch to the next (JIT
 // decisions, where the scheduler places it), so one launch measures the launch, not the build.

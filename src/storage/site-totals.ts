@@ -13,8 +13,9 @@ export interface TotalsReport {
   problems: TotalProblem[];
 }
 
-// One statement (the counts from migration 025's view, which the recount writes), so the kept sums and the counts read one snapshot (the triggers write both in the
-// same transaction): a write committing meanwhile cannot make a healthy site look wrong.
+// One statement, so the kept sums and the counts (migration 025's view, which the recount writes
+// too) read one snapshot; the triggers write both in the same transaction, so a write committing
+// meanwhile cannot make a healthy site look wrong.
 const verifyStatement = `
   WITH kept AS (
     SELECT site_id, relation, sum(row_count)::bigint AS kept FROM site_row_counts WHERE $1::bigint IS NULL OR site_id = $1 GROUP BY site_id, relation
