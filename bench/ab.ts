@@ -7,7 +7,8 @@
 // starts both services on one database and measures the scenario on both in interleaved slices
 // (load.ts `measureInterleaved`) for BENCH_AB_ROUNDS rounds (default 2); launches alternate which
 // build starts first and goes first.
-// It prints each round's rate of B over A and their geometric mean with the lowest and highest.
+// It prints each round's rate of B over A and their geometric mean with the lowest and highest,
+// and the same for the machine's CPU per request (what a purchase-path change should lower).
 // Why launches: one Node process's speed differs by up to ±10 % from one launch to the next (JIT
 // decisions, where the scheduler places it), so one launch measures the launch, not the build.
 //
@@ -22,7 +23,7 @@ import { createDb, type Db } from '../src/storage/db.js';
 import { bookingInput, callOk, createTenant, freshBookingIds, retainedPurchaseInput, samplePurchase, vaultTestCard, type Tenant } from './fixtures.js';
 import { FreshPurchases, freshBookingsNeeded } from './purchases.js';
 import { interleavedSideSeconds, measureInterleaved, type Scenario } from './load.js';
-import { combine, ratioSpread } from './report.js';
+import { abSummary, combine } from './report.js';
 import { openWorkspace, progress, root, secrets, startService, stopService, words, type Service, type StackSettings } from './stack.js';
 
 const launchesMax = 100;
@@ -73,6 +74,7 @@ export async function main(): Promise<number> {
   const serviceSecrets = secrets();
   let db: Db | null = null;
   const ratios: number[] = [];
+  const cpuRatios: number[] = [];
   try {
     db = createDb(workspace.databaseUrl, 2);
     let scenario: AbScenario | null = null;
@@ -91,11 +93,14 @@ export async function main(): Promise<number> {
           for (const slice of [...runs.ceiling, ...runs.scenario]) {
             if (slice.errors + slice.timeouts + slice.non2xx > 0) problems.push(`launch ${launch + 1}, round ${round + 1}: ${slice.errors} errors, ${slice.timeouts} timeouts, ${slice.non2xx} non-2xx answers (${JSON.stringify(slice.statusCodes)})`);
           }
-          const first = combine(runs.ceiling, { name: order[0], description: '' }).requestsPerSecond;
-          const second = combine(runs.scenario, { name: order[1], description: '' }).requestsPerSecond;
+          const first = combine(runs.ceiling, { name: order[0], description: '' });
+          const second = combine(runs.scenario, { name: order[1], description: '' });
           const [a, b] = order[0] === 'A' ? [first, second] : [second, first];
-          ratios.push(b / a);
-          progress(`launch ${launch + 1} (${order.join(' then ')}), round ${round + 1}: A ${a.toFixed(0)} req/s, B ${b.toFixed(0)} req/s, B/A ${(b / a).toFixed(3)}`);
+          ratios.push(b.requestsPerSecond / a.requestsPerSecond);
+          const [aCpu, bCpu] = [a.cpu?.machineUsPerRequest, b.cpu?.machineUsPerRequest];
+          if (aCpu && bCpu) cpuRatios.push(bCpu / aCpu);
+          const cpu = aCpu && bCpu ? `; machine CPU per request A ${aCpu.toFixed(0)} µs, B ${bCpu.toFixed(0)} µs, B/A ${(bCpu / aCpu).toFixed(3)}` : '';
+          progress(`launch ${launch + 1} (${order.join(' then ')}), round ${round + 1}: A ${a.requestsPerSecond.toFixed(0)} req/s, B ${b.requestsPerSecond.toFixed(0)} req/s, B/A ${(b.requestsPerSecond / a.requestsPerSecond).toFixed(3)}${cpu}`);
         }
       } finally {
         for (const name of order) if (services[name]) await stopService(services[name]!, problems, `service ${name}`);
@@ -103,8 +108,7 @@ export async function main(): Promise<number> {
       problems.push(...((await scenario?.problems?.()) ?? []));
       if (problems.length > 0) throw new Error(problems.join('\n'));
     }
-    const spread = ratioSpread(ratios);
-    process.stdout.write(`\n${settings.scenario}: B/A geometric mean ${spread.geometricMean.toFixed(3)} over ${ratios.length} rounds in ${settings.launches} launches (rounds from ${spread.lowest.toFixed(3)} to ${spread.highest.toFixed(3)})\nA: ${settings.checkouts.A}\nB: ${settings.checkouts.B}\n`);
+    process.stdout.write(`\n${abSummary(settings.scenario, settings.launches, ratios, cpuRatios)}\nA: ${settings.checkouts.A}\nB: ${settings.checkouts.B}\n`);
     return 0;
   } finally {
     await db?.close();

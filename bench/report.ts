@@ -94,6 +94,22 @@ export function ratioSpread(ratios: readonly number[]): { geometricMean: number;
   return { geometricMean: Math.exp(logMean), lowest: Math.min(...ratios), highest: Math.max(...ratios) };
 }
 
+/**
+ * bench:ab's closing lines: the rate of B over A per round, and, when every round measured it, the
+ * machine CPU per request of B over A (below 1: B costs the cores less). On two cores the purchase
+ * rate follows its machine CPU per request (docs/performance.md, session 22): the second line says
+ * whether a change took CPU away or only moved waits, which leave the rate where it was.
+ */
+export function abSummary(scenario: string, launches: number, rates: readonly number[], machineCpu: readonly number[]): string {
+  const rate = ratioSpread(rates);
+  const lines = [`${scenario}: B/A geometric mean ${rate.geometricMean.toFixed(3)} over ${rates.length} rounds in ${launches} launches (rounds from ${rate.lowest.toFixed(3)} to ${rate.highest.toFixed(3)})`];
+  if (machineCpu.length === rates.length) {
+    const cpu = ratioSpread(machineCpu);
+    lines.push(`${scenario}: machine CPU per request B/A geometric mean ${cpu.geometricMean.toFixed(3)} (rounds from ${cpu.lowest.toFixed(3)} to ${cpu.highest.toFixed(3)}; below 1, B costs less)`);
+  }
+  return lines.join('\n');
+}
+
 export function target(scenario: ScenarioResult | undefined, ceiling: string, ratioMin: number, p99MaxMs: number | null): Target | null {
   if (!scenario) return null;
   const ratio = scenario.comparisons.find((comparison) => comparison.ceiling === ceiling)?.ratio ?? 0;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { percentile, type Measurement } from '../../bench/load.js';
-import { combine, floorAgainst, ratioSpread } from '../../bench/report.js';
+import { abSummary, combine, floorAgainst, ratioSpread } from '../../bench/report.js';
 
 // How the bench turns runs into figures (bench/load.ts, bench/report.ts).
 
@@ -40,5 +40,13 @@ describe('bench: measurements', () => {
     expect(ratioSpread([0.9, 1.2])).toMatchObject({ lowest: 0.9, highest: 1.2 });
     expect(() => ratioSpread([])).toThrow();
     expect(() => ratioSpread([1, 0])).toThrow();
+  });
+
+  it('closes bench:ab with the rate of B over A and, when every round measured it, the machine CPU per request of B over A', () => {
+    const [rate, cpu] = abSummary('retained-purchase', 2, [1.25, 0.8, 1.1, 0.9], [0.8, 0.8, 0.9, 1]).split('\n');
+    expect(rate).toBe('retained-purchase: B/A geometric mean 0.997 over 4 rounds in 2 launches (rounds from 0.800 to 1.250)');
+    expect(cpu).toBe('retained-purchase: machine CPU per request B/A geometric mean 0.871 (rounds from 0.800 to 1.000; below 1, B costs less)');
+    // A round without CPU figures (no /proc, say) leaves the CPU line out rather than averaging fewer rounds.
+    expect(abSummary('get-booking', 1, [1, 1], [0.9])).toBe('get-booking: B/A geometric mean 1.000 over 2 rounds in 1 launches (rounds from 1.000 to 1.000)');
   });
 });
