@@ -96,11 +96,15 @@ export async function main(): Promise<number> {
           const first = combine(runs.ceiling, { name: order[0], description: '' });
           const second = combine(runs.scenario, { name: order[1], description: '' });
           const [a, b] = order[0] === 'A' ? [first, second] : [second, first];
-          ratios.push(b.requestsPerSecond / a.requestsPerSecond);
+          const rate = b.requestsPerSecond / a.requestsPerSecond;
+          ratios.push(rate);
           const [aCpu, bCpu] = [a.cpu?.machineUsPerRequest, b.cpu?.machineUsPerRequest];
-          if (aCpu && bCpu) cpuRatios.push(bCpu / aCpu);
-          const cpu = aCpu && bCpu ? `; machine CPU per request A ${aCpu.toFixed(0)} µs, B ${bCpu.toFixed(0)} µs, B/A ${(bCpu / aCpu).toFixed(3)}` : '';
-          progress(`launch ${launch + 1} (${order.join(' then ')}), round ${round + 1}: A ${a.requestsPerSecond.toFixed(0)} req/s, B ${b.requestsPerSecond.toFixed(0)} req/s, B/A ${(b.requestsPerSecond / a.requestsPerSecond).toFixed(3)}${cpu}`);
+          let cpu = '';
+          if (aCpu && bCpu) {
+            cpuRatios.push(bCpu / aCpu);
+            cpu = `; machine CPU per request A ${aCpu.toFixed(0)} µs, B ${bCpu.toFixed(0)} µs, B/A ${(bCpu / aCpu).toFixed(3)}`;
+          }
+          progress(`launch ${launch + 1} (${order.join(' then ')}), round ${round + 1}: A ${a.requestsPerSecond.toFixed(0)} req/s, B ${b.requestsPerSecond.toFixed(0)} req/s, B/A ${rate.toFixed(3)}${cpu}`);
         }
       } finally {
         for (const name of order) if (services[name]) await stopService(services[name]!, problems, `service ${name}`);
