@@ -21,7 +21,7 @@ import { FreshPurchases, freshBookingsNeeded, inFlightBoundMs, mailDrainBoundMs 
 import { interleavedSideSeconds, measure, measureInterleaved, type LoadOptions, type Measurement, type Scenario } from './load.js';
 import { childPids, commandLine, residentBytes, type Child } from './processes.js';
 import { openWorkspace, progress, root, secrets, startCeiling, startService, stopService, type Ceiling, type Service, type StackSettings, type Workspace } from './stack.js';
-import { combine, compare, floorAgainst, summary, target, writeResults, type Results, type ScenarioResult } from './report.js';
+import { combine, compare, cpuBudget, floorAgainst, summary, target, writeResults, type Results, type ScenarioResult } from './report.js';
 
 interface Settings extends LoadOptions, StackSettings {
   listPerPage: number;
@@ -138,6 +138,7 @@ export async function main(): Promise<number> {
       startup,
       purchaseFloor: floorAgainst(runs.ceilings.find((ceiling) => ceiling.name === ceilingNames.purchase), runs.ceilings.find((ceiling) => ceiling.name === ceilingNames.tx)),
       purchaseBatched: runs.batchedPurchase(ceilingNames.batched, ceilingNames.tx),
+      cpuBudgets: targets.map((goal) => cpuBudget(goal, runs.scenario(goal.scenario), runs.ceilings.find((ceiling) => ceiling.name === goal.ceiling))).filter((budget) => budget !== null),
     };
     writeResults(path.join(root, 'bench/results.json'), results);
     process.stdout.write(`\n${summary(results)}\n`);

@@ -46,6 +46,39 @@ export interface Results {
    * path could reach here (not a target).
    */
   purchaseBatched: { floor: string; ceiling: string; ratio: number; meanBatchSize: number } | null;
+  /** Each target's machine CPU per request against its ceiling's (cpuBudget). */
+  cpuBudgets: CpuBudget[];
+}
+
+/**
+ * A target scenario's machine CPU per request against its ceiling's. On two cores a scenario's rate
+ * ratio is about the inverse of its CPU multiple (docs/performance.md, session 22: twelve full runs),
+ * so their product, `relativeBusy`, is how busy the scenario kept the cores next to the ceiling (its
+ * CpuUse.busyShare over the ceiling's), and `budgetUsPerRequest` the machine CPU per request at which
+ * the target's ratio would be met with the cores that busy: what a change has to bring a request down to.
+ */
+export interface CpuBudget {
+  scenario: string;
+  ceiling: string;
+  usPerRequest: number;
+  ceilingUsPerRequest: number;
+  cpuMultiple: number;
+  relativeBusy: number;
+  ratioMin: number;
+  budgetUsPerRequest: number;
+}
+
+/** `goal`'s CPU budget, when its scenario and ceiling both have CPU figures. */
+export function cpuBudget(goal: Target, scenario: Measurement | undefined, ceiling: Measurement | undefined): CpuBudget | null {
+  const used = scenario?.cpu?.machineUsPerRequest;
+  const ceilingUsed = ceiling?.cpu?.machineUsPerRequest;
+  if (!used || !ceilingUsed) return null;
+  const cpuMultiple = used / ceilingUsed;
+  const relativeBusy = goal.ratio * cpuMultiple;
+  return {
+    scenario: goal.scenario, ceiling: goal.ceiling, usPerRequest: used, ceilingUsPerRequest: ceilingUsed, cpuMultiple, relativeBusy, ratioMin: goal.ratioMin,
+    budgetUsPerRequest: (ceilingUsed * relativeBusy) / goal.ratioMin,
+  };
 }
 
 /** `floor` read against `ceiling`, when both ran. */
@@ -170,6 +203,9 @@ export function summary(results: Results): string {
   for (const goal of results.targets) {
     const latency = goal.p99MaxMs === null ? '' : ` and p99 ${fixed(goal.p99Ms, 1)} ms < ${goal.p99MaxMs} ms`;
     lines.push(`target ${goal.met ? 'MET   ' : 'MISSED'} ${goal.scenario}: ${fixed(goal.ratio, 2)} of ${goal.ceiling} (>= ${goal.ratioMin})${latency}`);
+  }
+  for (const budget of results.cpuBudgets) {
+    lines.push(`cpu: ${budget.scenario} ${fixed(budget.usPerRequest)} us of machine CPU per request, ${fixed(budget.cpuMultiple, 2)}x ${budget.ceiling}'s ${fixed(budget.ceilingUsPerRequest)}; rate ratio x CPU multiple ${fixed(budget.relativeBusy, 2)}, at which ${budget.ratioMin} needs <= ${fixed(budget.budgetUsPerRequest)} us per request`);
   }
   const floor = results.purchaseFloor;
   if (floor) lines.push(`floor: ${floor.floor} (the purchase's write set on minimal tables, not a target): ${fixed(floor.ratio, 2)} of ${floor.ceiling}`);

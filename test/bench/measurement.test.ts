@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { percentile, type Measurement } from '../../bench/load.js';
-import { abSummary, combine, floorAgainst, ratioSpread } from '../../bench/report.js';
+import { abSummary, combine, cpuBudget, floorAgainst, ratioSpread, summary, type Results, type Target } from '../../bench/report.js';
+import type { CpuUse } from '../../bench/cpu.js';
 
 // How the bench turns runs into figures (bench/load.ts, bench/report.ts).
 
@@ -48,5 +49,26 @@ describe('bench: measurements', () => {
     expect(cpu).toBe('retained-purchase: machine CPU per request B/A geometric mean 0.871 (rounds from 0.800 to 1.000; below 1, B costs less)');
     // A round without CPU figures (no /proc, say) leaves the CPU line out rather than averaging fewer rounds.
     expect(abSummary('get-booking', 1, [1, 1], [0.9])).toBe('get-booking: B/A geometric mean 1.000 over 2 rounds in 1 launches (rounds from 1.000 to 1.000)');
+  });
+
+  it('reads a target\'s CPU per request against its ceiling\'s: the multiple, the busy share and the CPU per request that would meet the ratio', () => {
+    const cpu = (machineUsPerRequest: number): CpuUse => ({ machineUsPerRequest, serverUsPerRequest: 0, postgresUsPerRequest: 0, loadGeneratorUsPerRequest: 0, busyShare: 0.8, stealShare: 0 });
+    const goal: Target = { scenario: 'POST retained_purchase', ceiling: 'bare 3-statement tx, interleaved', ratioMin: 0.8, ratio: 0.4, p99MaxMs: 50, p99Ms: 80, met: false };
+    const purchase = slice(1200, { name: goal.scenario, cpu: cpu(1250) });
+    const ceiling = slice(3000, { name: goal.ceiling, cpu: cpu(500) });
+    const budget = cpuBudget(goal, purchase, ceiling)!;
+    // 2.5 times the ceiling's CPU at 0.4 of its rate: the cores as busy as the ceiling kept them,
+    // so 0.8 of the rate needs 500 / 0.8 µs per request.
+    expect(budget).toMatchObject({ usPerRequest: 1250, ceilingUsPerRequest: 500, cpuMultiple: 2.5, ratioMin: 0.8 });
+    expect(budget.relativeBusy).toBeCloseTo(1);
+    expect(budget.budgetUsPerRequest).toBeCloseTo(625);
+    // Less busy than the ceiling (waits), the budget shrinks with it.
+    expect(cpuBudget({ ...goal, ratio: 0.3 }, purchase, ceiling)!.budgetUsPerRequest).toBeCloseTo(468.75);
+    expect(cpuBudget(goal, slice(1200), ceiling)).toBeNull();
+    expect(cpuBudget(goal, purchase, undefined)).toBeNull();
+    const results = { date: 'd', ok: true, problems: [], machine: { cpus: 2, cpuModel: 'm', memoryBytes: 2 ** 30, os: 'o', node: 'n', postgres: 'p' },
+      settings: { durationSeconds: 10, warmupSeconds: 3, connections: 50, database: 'embedded', nodeEnv: 'production', logLevel: 'warn', workers: 1, poolSizePerProcess: 10, listPerPage: 20, slices: 4 },
+      ceilings: [], scenarios: [], targets: [goal], workers: null, memory: null, startup: null, purchaseFloor: null, purchaseBatched: null, cpuBudgets: [budget] } satisfies Results;
+    expect(summary(results)).toContain("cpu: POST retained_purchase 1250 us of machine CPU per request, 2.50x bare 3-statement tx, interleaved's 500; rate ratio x CPU multiple 1.00, at which 0.8 needs <= 625 us per request");
   });
 });
