@@ -52,7 +52,7 @@ export interface Results {
 
 /**
  * A target scenario's machine CPU per request against its ceiling's. On two cores a scenario's rate
- * ratio is about the inverse of its CPU multiple (docs/performance.md, session 22: twelve full runs),
+ * ratio is about the inverse of its CPU multiple (docs/performance.md, sessions 22 and 23: every full run),
  * so their product, `relativeBusy`, is how busy the scenario kept the cores next to the ceiling (its
  * CpuUse.busyShare over the ceiling's), and `budgetUsPerRequest` the machine CPU per request at which
  * the target's ratio would be met with the cores that busy: what a change has to bring a request down to.
