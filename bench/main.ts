@@ -136,9 +136,9 @@ export async function main(): Promise<number> {
       workers: workers && { getBookingOneWorkerRps: runs.scenario('GET booking')!.requestsPerSecond, getBookingTwoWorkersRps: workers.getBookingRps, speedup: workers.getBookingRps / runs.scenario('GET booking')!.requestsPerSecond },
       memory: workers && { idleWorkerRssBytes: workers.idleWorkerRssBytes, idlePrimaryRssBytes: workers.idlePrimaryRssBytes, idleSingleProcessRssBytes },
       startup,
-      purchaseFloor: floorAgainst(runs.ceilings.find((ceiling) => ceiling.name === ceilingNames.purchase), runs.ceilings.find((ceiling) => ceiling.name === ceilingNames.tx)),
+      purchaseFloor: floorAgainst(runs.ceilingNamed(ceilingNames.purchase), runs.ceilingNamed(ceilingNames.tx)),
       purchaseBatched: runs.batchedPurchase(ceilingNames.batched, ceilingNames.tx),
-      cpuBudgets: targets.map((goal) => cpuBudget(goal, runs.scenario(goal.scenario), runs.ceilings.find((ceiling) => ceiling.name === goal.ceiling))).filter((budget) => budget !== null),
+      cpuBudgets: targets.map((goal) => cpuBudget(goal, runs.scenario(goal.scenario), runs.ceilingNamed(goal.ceiling))).filter((budget) => budget !== null),
     };
     writeResults(path.join(root, 'bench/results.json'), results);
     process.stdout.write(`\n${summary(results)}\n`);
@@ -166,6 +166,11 @@ class Runs {
 
   scenario(name: string): ScenarioResult | undefined {
     return this.scenarios.find((scenario) => scenario.name === name);
+  }
+
+  /** A ceiling's measurement by name (`ceiling` is the ceiling server). */
+  ceilingNamed(name: string): Measurement | undefined {
+    return this.ceilings.find((ceiling) => ceiling.name === name);
   }
 
   /** `server` answers the requests; its process (and its cluster workers) is the server in the CPU figures. */
@@ -276,7 +281,7 @@ class Runs {
 
   /** The bare batched purchase against `ceilingName`, when both ran. */
   batchedPurchase(batchedName: string, ceilingName: string): Results['purchaseBatched'] {
-    const against = floorAgainst(this.ceilings.find((ceiling) => ceiling.name === batchedName), this.ceilings.find((ceiling) => ceiling.name === ceilingName));
+    const against = floorAgainst(this.ceilingNamed(batchedName), this.ceilingNamed(ceilingName));
     return against && { ...against, meanBatchSize: this.meanBatchSize };
   }
 
@@ -312,7 +317,7 @@ class Runs {
     const path = `${this.tenant.apiPrefix}/transactions?per_page=${this.settings.listPerPage}`;
     const answer = await callOk(this.service.baseUrl, 'GET', path, { headers: this.tenant.headers });
     const json = await this.bareJson('bare JSON (GET transactions page)', 'get-transactions', 'GET', 200, answer.text);
-    const pk = this.ceilings.find((ceiling) => ceiling.name === interleavedName(ceilingNames.pk))!;
+    const pk = this.ceilingNamed(interleavedName(ceilingNames.pk))!;
     await this.runService({ name: 'GET transactions page', description: `GET transactions?per_page=${this.settings.listPerPage}`, method: 'GET', path, requestBytes: 0, responseBytes: bytes(answer.text) }, [pk, json]);
   }
 
