@@ -55,7 +55,8 @@ export interface Results {
  * ratio is about the inverse of its CPU multiple (docs/performance.md, sessions 22 and 23: every full run),
  * so their product, `relativeBusy`, is how busy the scenario kept the cores next to the ceiling (its
  * CpuUse.busyShare over the ceiling's), and `budgetUsPerRequest` the machine CPU per request at which
- * the target's ratio would be met with the cores that busy: what a change has to bring a request down to.
+ * the target's ratio would be met with the cores that busy (today's CPU per request scaled by ratio
+ * over target): what a change has to bring a request down to.
  */
 export interface CpuBudget {
   scenario: string;
@@ -74,10 +75,9 @@ export function cpuBudget(goal: Target, scenario: Measurement | undefined, ceili
   const ceilingUsed = ceiling?.cpu?.machineUsPerRequest;
   if (!used || !ceilingUsed) return null;
   const cpuMultiple = used / ceilingUsed;
-  const relativeBusy = goal.ratio * cpuMultiple;
   return {
-    scenario: goal.scenario, ceiling: goal.ceiling, usPerRequest: used, ceilingUsPerRequest: ceilingUsed, cpuMultiple, relativeBusy, ratioMin: goal.ratioMin,
-    budgetUsPerRequest: (ceilingUsed * relativeBusy) / goal.ratioMin,
+    scenario: goal.scenario, ceiling: goal.ceiling, usPerRequest: used, ceilingUsPerRequest: ceilingUsed, cpuMultiple, relativeBusy: goal.ratio * cpuMultiple, ratioMin: goal.ratioMin,
+    budgetUsPerRequest: (used * goal.ratio) / goal.ratioMin,
   };
 }
 

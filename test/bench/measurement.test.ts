@@ -51,7 +51,7 @@ describe('bench: measurements', () => {
     expect(abSummary('get-booking', 1, [1, 1], [0.9])).toBe('get-booking: B/A geometric mean 1.000 over 2 rounds in 1 launches (rounds from 1.000 to 1.000)');
   });
 
-  it('reads a target\'s CPU per request against its ceiling\'s: the multiple, the busy share and the CPU per request that would meet the ratio', () => {
+  it('reads a target\'s CPU per request against its ceiling\'s: the multiple, how busy it kept the cores next to the ceiling and the CPU per request that would meet the ratio', () => {
     const cpu = (machineUsPerRequest: number): CpuUse => ({ machineUsPerRequest, serverUsPerRequest: 0, postgresUsPerRequest: 0, loadGeneratorUsPerRequest: 0, busyShare: 0.8, stealShare: 0 });
     const goal: Target = { scenario: 'POST retained_purchase', ceiling: 'bare 3-statement tx, interleaved', ratioMin: 0.8, ratio: 0.4, p99MaxMs: 50, p99Ms: 80, met: false };
     const purchase = slice(1200, { name: goal.scenario, cpu: cpu(1250) });
