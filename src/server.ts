@@ -3,7 +3,8 @@ import { ConfigError, loadConfig } from './config.js';
 import { limits } from './limits.js';
 import { createAppContext } from './context.js';
 import { openDatabase } from './storage/database.js';
-import { isClusterWorker, runClusterPrimary, runsAsClusterPrimary, takeOverShutdownSignals } from './cluster.js';
+import { isClusterWorker, runClusterPrimary, runsAsClusterPrimary } from './cluster.js';
+import { takeOverShutdownSignals } from './signals.js';
 import { seedDevelopmentData, startupBanner, type SeedOutcome } from './storage/seed.js';
 import type { Config } from './config.js';
 import { backgroundJobs, startJobRunner, type JobRunner } from './jobs/index.js';
@@ -11,9 +12,11 @@ import { backgroundJobs, startJobRunner, type JobRunner } from './jobs/index.js'
 /** Starts one server process: configuration, database, app, listen, graceful shutdown. */
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Before anything starts: a signal during start-up stops the server once the start ends.
+  const signals = takeOverShutdownSignals();
   // WORKERS > 1: this process supervises the workers (src/cluster.ts) and serves nothing itself.
   if (runsAsClusterPrimary(config)) {
-    return runClusterPrimary(config, {
+    return runClusterPrimary(config, signals, {
       whenListening: async (database) => {
         const context = createAppContext(config, database.db);
         try {
@@ -63,9 +66,7 @@ async function main(): Promise<void> {
     await stop();
     process.exit(0);
   };
-  takeOverShutdownSignals();
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  signals.onFirst((signal) => void shutdown(signal));
 }
 
 /** Plain text on stdout for people; production keeps stdout to the JSON logs. */

@@ -11,7 +11,7 @@ import { freePort } from '../net.js';
 // whatever failed. Its 'exit' handler cannot stop the server either (an async stop in a
 // synchronous event, which throws). Whoever starts the server stops it explicitly (server
 // shutdown, the tests' global teardown, the CLI's database.close()), so both are removed; the
-// signal hooks stay (src/cluster.ts takes SIGINT/SIGTERM over in the server).
+// signal hooks stay (src/signals.ts takes SIGINT/SIGTERM over in the server).
 asyncExitHook.unhookEvent('beforeExit');
 asyncExitHook.unhookEvent('exit');
 

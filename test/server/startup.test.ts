@@ -38,16 +38,28 @@ async function start(env: Record<string, string>, listenPort?: number): Promise<
   return { child, baseUrl: `http://127.0.0.1:${port}`, output: () => stdout, exited };
 }
 
-/** Polls /readyz (bounded); fails early if the process exits. */
+/**
+ * Polls /readyz (bounded) until it answers and the process's own output says it serves: the
+ * banner in development, Fastify's "listening" log line in production (JSON logs, no banner).
+ * A /readyz answer alone may come from another test's server that was handed the same free
+ * port. Fails early if the process exits.
+ */
 async function waitUntilReady(server: Started, options: { banner: boolean } = { banner: true }): Promise<void> {
+  const ownLine = options.banner ? 'trustfare is running' : `"msg":"Server listening at ${server.baseUrl}"`;
   let exitedEarly = false;
   void server.exited.then(() => (exitedEarly = true));
   for (let attempt = 0; attempt < 600 && !exitedEarly; attempt++) {
     const ready = await fetch(`${server.baseUrl}/readyz`).then((response) => response.ok, () => false);
-    if (ready && (!options.banner || server.output().includes('trustfare is running'))) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    if (ready && server.output().includes(ownLine)) return;
+    await new Promise((resolve) => setTimeout(resolve, options.banner ? 100 : 10));
   }
   throw new Error(`server did not become ready: ${(await Promise.race([server.exited, Promise.resolve({ stderr: 'still running' })])).stderr}`);
+}
+
+/** Exit code 0; on failure the message carries what the process printed, the only trace of why. */
+async function expectCleanExit(server: Started): Promise<void> {
+  const { code, stderr } = await server.exited;
+  expect(code, `exit code ${code}\n--- stderr\n${stderr}\n--- stdout\n${server.output()}`).toBe(0);
 }
 
 beforeAll(async () => {
@@ -84,7 +96,7 @@ describe('development start on the embedded database', () => {
     expect((await login.json()).default_site).toMatchObject({ path: 'demo', usertype: 'member_admin', channel_count: 1 });
 
     server.child.kill('SIGTERM');
-    expect((await server.exited).code).toBe(0);
+    await expectCleanExit(server);
     // The embedded PostgreSQL was stopped too: its pid file is gone.
     expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
   }, 180_000);
@@ -100,7 +112,7 @@ describe('development start on the embedded database', () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toHaveLength(1);
     server.child.kill('SIGTERM');
-    expect((await server.exited).code).toBe(0);
+    await expectCleanExit(server);
   }, 180_000);
 });
 
@@ -125,7 +137,7 @@ describe('a port already in use', () => {
       expect(server.output()).toMatch(/API token\s+tfat_\S+/);
       expect(server.output()).toMatch(/password\s+\S{16}/);
       server.child.kill('SIGTERM');
-      expect((await server.exited).code).toBe(0);
+      await expectCleanExit(server);
     } finally {
       if (blocker.listening) blocker.close();
       await db.close();
@@ -195,7 +207,27 @@ describe('production', () => {
       expect(server.output()).not.toContain('trustfare is running');
       expect((await db.query('SELECT 1 FROM sites')).length).toBe(0);
       server.child.kill('SIGTERM');
-      expect((await server.exited).code).toBe(0);
+      await expectCleanExit(server);
+    } finally {
+      await db.close();
+    }
+  }, 60_000);
+
+  it('stops workers that were still starting when SIGTERM came: each shuts down itself, none is killed', async () => {
+    const { db, url } = await createTestDatabase();
+    try {
+      const secrets = Object.fromEntries(['JWT_SECRET', 'CARD_KEYS', 'CARD_FINGERPRINT_KEY', 'SIGNING_SECRET'].map((name) => [name, testEnv[name]!]));
+      const server = await start({ NODE_ENV: 'production', WORKERS: '4', DATABASE_URL: url, DATA_DIR: path.join(dataDir, 'production'), ...secrets });
+      // The first worker to listen answers; the others are still starting.
+      await waitUntilReady(server, { banner: false });
+      server.child.kill('SIGTERM');
+      await expectCleanExit(server);
+      const lines = server.output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { pid: number; msg: string });
+      expect(lines.filter((line) => line.msg === 'workers still running at the end of the grace period; killing them')).toEqual([]);
+      const listening = new Set(lines.filter((line) => line.msg.startsWith('Server listening at')).map((line) => line.pid));
+      const stopped = new Set(lines.filter((line) => line.msg === 'shutting down').map((line) => line.pid));
+      // A worker the signal reached before it loaded anything ends without a word; every one that listened stops itself.
+      for (const pid of listening) expect(stopped).toContain(pid);
     } finally {
       await db.close();
     }
