@@ -34,7 +34,9 @@ async function start(env: Record<string, string>, listenPort?: number): Promise<
   let stderr = '';
   child.stdout!.on('data', (chunk) => (stdout += chunk));
   child.stderr!.on('data', (chunk) => (stderr += chunk));
-  const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => child.on('exit', (code) => resolve({ code, stderr })));
+  // 'close', not 'exit': the output is complete only once the pipes have closed (a cluster's
+  // workers write their last lines to the same pipe just before the primary exits).
+  const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code, stderr })));
   return { child, baseUrl: `http://127.0.0.1:${port}`, output: () => stdout, exited };
 }
 
@@ -190,6 +192,8 @@ describe('a database that cannot be reached', () => {
 });
 
 describe('production', () => {
+  const secrets = Object.fromEntries(['JWT_SECRET', 'CARD_KEYS', 'CARD_FINGERPRINT_KEY', 'SIGNING_SECRET'].map((name) => [name, testEnv[name]!]));
+
   it('refuses to start without real secrets: message on stderr, exit code 1', async () => {
     const server = await start({ NODE_ENV: 'production', DATA_DIR: path.join(dataDir, 'production') });
     const { code, stderr } = await server.exited;
@@ -201,7 +205,6 @@ describe('production', () => {
   it('never seeds, even on an empty database', async () => {
     const { db, url } = await createTestDatabase();
     try {
-      const secrets = Object.fromEntries(['JWT_SECRET', 'CARD_KEYS', 'CARD_FINGERPRINT_KEY', 'SIGNING_SECRET'].map((name) => [name, testEnv[name]!]));
       const server = await start({ NODE_ENV: 'production', DATABASE_URL: url, DATA_DIR: path.join(dataDir, 'production'), ...secrets });
       await waitUntilReady(server, { banner: false });
       expect(server.output()).not.toContain('trustfare is running');
@@ -216,7 +219,6 @@ describe('production', () => {
   it('stops workers that were still starting when SIGTERM came: each shuts down itself, none is killed', async () => {
     const { db, url } = await createTestDatabase();
     try {
-      const secrets = Object.fromEntries(['JWT_SECRET', 'CARD_KEYS', 'CARD_FINGERPRINT_KEY', 'SIGNING_SECRET'].map((name) => [name, testEnv[name]!]));
       const server = await start({ NODE_ENV: 'production', WORKERS: '4', DATABASE_URL: url, DATA_DIR: path.join(dataDir, 'production'), ...secrets });
       // The first worker to listen answers; the others are still starting.
       await waitUntilReady(server, { banner: false });
