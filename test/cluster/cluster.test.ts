@@ -145,7 +145,8 @@ describe('WORKERS=2 on a port already in use', () => {
       let output = '';
       child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
       child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      const code = await new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
+      // 'close': the worker's message is complete only once the pipes have closed.
+      const code = await new Promise<number | null>((resolve) => child.once('close', (exitCode) => resolve(exitCode)));
       expect(code).toBe(1);
       expect(output).toContain(`127.0.0.1:${port} is already in use`);
       expect(output).not.toContain('API token');
