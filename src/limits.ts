@@ -36,6 +36,8 @@ export const limits = {
    * each reused only while credential_epoch is unchanged (oldest forgotten first).
    */
   principalsRememberedMax: 10_000,
+  /** Authors' names a process remembers for GET booking (src/domain/users/author-names.ts; oldest forgotten first). */
+  authorNamesRememberedMax: 10_000,
   passwordLengthMin: 8,
   passwordLengthMax: 200,
   usernameLengthMax: 60,

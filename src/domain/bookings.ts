@@ -142,24 +142,23 @@ function bookingFromColumns(row: BookingTableColumns, author: Pick<BookingColumn
 }
 
 /**
- * The booking's table row as one JSON value (`to_json(b)`) with its author's columns, for hot
- * single-booking reads: the API process parses one JSON value far more cheaply than 28 typed
- * columns (issue 7). Timestamps arrive as ISO 8601 text, bigints as JSON numbers.
+ * The booking's table row as one JSON value (`to_json(b)`), for hot single-booking reads: the API
+ * process parses one JSON value far more cheaply than 28 typed columns (issue 7). Timestamps
+ * arrive as ISO 8601 text, bigints as JSON numbers. Without the author's names: GET booking has
+ * them from AuthorNameMemory (src/domain/users/author-names.ts), with no join on users.
  */
-export const bookingJsonSelect = `to_json(b) AS booking, u.username AS author_username, u.display_name AS author_name`;
+export const bookingJsonSelect = 'to_json(b) AS booking';
 
 export type BookingJson = BookingTableColumns & { created_at: string; modified_at: string };
 
 export interface BookingJsonRow {
   [column: string]: unknown;
   booking: BookingJson;
-  author_username: string;
-  author_name: string;
 }
 
-export function bookingFromJsonRow(row: BookingJsonRow): BookingRecord {
+export function bookingFromJsonRow(row: BookingJsonRow, author: Pick<BookingColumns, 'author_username' | 'author_name'>): BookingRecord {
   const { booking } = row;
-  return bookingFromColumns(booking, row, gmtDateTimeOfJson(booking.created_at), gmtDateTimeOfJson(booking.modified_at));
+  return bookingFromColumns(booking, author, gmtDateTimeOfJson(booking.created_at), gmtDateTimeOfJson(booking.modified_at));
 }
 
 /** `<site_id>-<id>`, the booking ID prefixed with the site ID. */

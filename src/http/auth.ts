@@ -282,7 +282,8 @@ async function rememberedRow(db: Db, memory: Memory, { presented, key }: Present
     return undefined;
   }
   touchRemembered(db, remembered, nowMs);
-  return Object.assign(row, { auth: remembered.principal });
+  // The statement found the epoch unchanged: the row was read at the remembered one.
+  return Object.assign(row, { auth: remembered.principal, auth_epoch: remembered.epoch });
 }
 
 /** The principal remembered for a presentation, if it may still be used as far as this process can tell without the database. */
@@ -459,7 +460,7 @@ export function requireAccessConfirmedByRoute(options: AuthOptions, rule: Access
 /**
  * requireAccess and the route's read in one statement (AuthenticatedRead): the hook sets the
  * principal with the same checks and answers as requireAccess, and keeps the read's row for the
- * handler (`rowOf(request)`: undefined when the read found nothing). `values(request)` gives the
+ * handler (`readOf(request)`: undefined when the read found nothing). `values(request)` gives the
  * read's parameters from the raw request (the hook runs before validation, as requireAccess).
  */
 export function requireAccessWithRead<T extends Row>(options: AuthOptions, read: AuthenticatedRead & { values(request: FastifyRequest): unknown[]; found(row: Row): boolean }, rule: AccessRule = {}) {
@@ -471,17 +472,21 @@ export function requireAccessWithRead<T extends Row>(options: AuthOptions, read:
       return row.auth_current === true ? row : undefined;
     },
   };
-  const rows = new WeakMap<FastifyRequest, T>();
+  const reads = new WeakMap<FastifyRequest, { row: T; epoch: string }>();
   return {
     async hook(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
       const row = await authenticatedRow(request, options, statements, read.values(request), memory);
       const principal = principalFromRow(row.auth);
       request.principal = principal;
       admit(request, principal, rule);
-      if (read.found(row)) rows.set(request, row as unknown as T);
+      if (read.found(row)) reads.set(request, { row: row as unknown as T, epoch: String(row.auth_epoch) });
     },
-    rowOf(request: FastifyRequest): T | undefined {
-      return rows.get(request);
+    /**
+     * The route's row, with the credential epoch (migration 016) its statement read: what is
+     * remembered at that epoch (AuthorNameMemory) is as current as the row.
+     */
+    readOf(request: FastifyRequest): { row: T; epoch: string } | undefined {
+      return reads.get(request);
     },
   };
 }

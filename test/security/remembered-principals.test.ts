@@ -186,6 +186,47 @@ describe('remembered principals keep to their site (GET booking)', () => {
   });
 });
 
+describe("GET booking's author names, remembered per process against the epoch", () => {
+  let shop: Shop;
+  const authorOf = async (id = shop.bookingId) => {
+    const body = expectStatus(await getBooking(shop, shop.site.headers, shop.site.path, id), 200);
+    return { author: body.author, authorname: body.authorname };
+  };
+  const readsOf = (names: string[]) => names.filter((name) => name.includes('booking_json_by_id') || name === 'author_names');
+  beforeEach(async () => {
+    shop = await newShop();
+    await authorOf();
+    await authorOf();
+  });
+
+  it('reads the booking alone once its author is known', async () => {
+    expect(readsOf(await statementsOf(() => getBooking(shop)))).toEqual(['auth_remembered_booking_json_by_id']);
+  });
+
+  it('shows a display name changed anywhere on the next request', async () => {
+    await t.db.query("UPDATE users SET display_name = 'Renamed Author' WHERE id = $1", [shop.site.userId]);
+    expect(await authorOf()).toEqual({ author: shop.site.username, authorname: 'Renamed Author' });
+  });
+
+  it('shows a username changed anywhere on the next request', async () => {
+    const username = `${shop.site.username}-renamed`;
+    await t.db.query('UPDATE users SET username = $2 WHERE id = $1', [shop.site.userId, username]);
+    expect((await authorOf()).author).toBe(username);
+  });
+
+  it("reads another author's names on first sight, then remembers them", async () => {
+    const member = await addUser(t.db, shop.site.siteId, { role: 'member' });
+    const booking = await makeBooking(t, { path: shop.site.path, headers: member.headers }, shop.channelId);
+    // Adding a member moved the epoch (its token copies the membership, migration 014): one request
+    // to remember the principal, and the first author's names, at the new one.
+    await authorOf();
+    const first = await statementsOf(async () => expect(await authorOf(booking.id as number)).toEqual({ author: member.username, authorname: member.username }));
+    expect(readsOf(first)).toEqual(['auth_remembered_booking_json_by_id', 'author_names']);
+    const second = await statementsOf(async () => expect(await authorOf(booking.id as number)).toEqual({ author: member.username, authorname: member.username }));
+    expect(readsOf(second)).toEqual(['auth_remembered_booking_json_by_id']);
+  });
+});
+
 describe('the epoch read shared by concurrent requests (requireAccess)', () => {
   it('serves 20 concurrent requests of a remembered principal with fewer reads than requests, and none misses a revocation made before it', async () => {
     const shop = await newShop();

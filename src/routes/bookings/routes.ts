@@ -8,6 +8,7 @@ import {
   type BookingJsonRow, type BookingPatch, type BookingRecord, type BookingRow,
 } from '../../domain/bookings.js';
 import { paymentRequestUrl } from '../../domain/payment-request-link.js';
+import { AuthorNameMemory } from '../../domain/users/author-names.js';
 import { errorResponseSchema } from '../../http/openapi.js';
 import { principalOf, requireAccess, requireAccessWithRead } from '../../http/auth.js';
 import { conflict, invalidId, invalidParams } from '../../http/errors.js';
@@ -37,16 +38,18 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
   // Members and member_admins read and write; read-only users are held to GET by requireAccess.
   const access = requireAccess(auth);
   // GET bookings/{id} authenticates and reads the booking in one statement (issue 7).
-  // The booking comes as one JSON column (bookingJsonSelect): the cheapest row to parse.
+  // The booking comes as one JSON column (bookingJsonSelect): the cheapest row to parse. Its
+  // author's names come from this process's memory, valid for the epoch the statement read.
   const accessWithBooking = requireAccessWithRead<BookingJsonRow>(auth, {
     name: 'booking_json_by_id',
-    sql: `SELECT b.site_id AS booking_site_id, ${bookingJsonSelect} FROM ${bookingFrom} WHERE b.id = $3 AND b.deleted_at IS NULL`,
+    sql: `SELECT b.site_id AS booking_site_id, ${bookingJsonSelect} FROM bookings b WHERE b.id = $3 AND b.deleted_at IS NULL`,
     // Another site's booking is not found (404), exactly like a missing one.
     on: 'item.booking_site_id = auth.auth_site_id',
     // A malformed id reads nothing (id 0 never exists) and answers 404 like an unknown one.
     values: (request) => [parseItemId((request.params as { id?: string }).id ?? '') ?? 0],
     found: (row) => row.booking !== null,
   });
+  const authorNames = new AuthorNameMemory();
   const base = `${apiPrefix}/bookings`;
   const today = () => gmtDate(context.now());
 
@@ -83,9 +86,11 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
   });
 
   app.get(`${base}/:id`, { onRequest: accessWithBooking.hook, schema: { summary: 'Get a booking', tags, params: ItemParams, response: { ...errors, 200: BookingSchema } } }, async (request) => {
-    const row = accessWithBooking.rowOf(request);
-    if (!row) throw invalidId('booking ID');
-    return bookingToWire(context, request, bookingFromJsonRow(row));
+    const read = accessWithBooking.readOf(request);
+    if (!read) throw invalidId('booking ID');
+    const authorId = read.row.booking.author_id;
+    const author = authorNames.known(authorId, read.epoch) ?? (await authorNames.read(context.db, authorId));
+    return bookingToWire(context, request, bookingFromJsonRow(read.row, author));
   });
 
   app.post(
