@@ -3,6 +3,13 @@ import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { limits } from '../limits.js';
 
 /**
+ * credential_epoch (migration 016) as a scalar subquery, for a statement to read it in its own
+ * snapshot: what remembered principals and authors' names are checked against. A bigint; append
+ * `::text` where it is compared as the string a process remembers.
+ */
+export const credentialEpochSql = '(SELECT e.epoch FROM credential_epoch e)';
+
+/**
  * What a JWT is for. `user` tokens call the REST API; `refresh` tokens only obtain new user
  * tokens; `cardvaultuser` tokens only open the vaulting app.
  */

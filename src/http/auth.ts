@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Row, Statement } from '../storage/db.js';
-import { apiTokenPrefix, hashToken, issuedBeforePasswordChange, looksLikeJwt, verifyJwt, type JwtClaims } from '../domain/credentials.js';
+import { apiTokenPrefix, credentialEpochSql, hashToken, issuedBeforePasswordChange, looksLikeJwt, verifyJwt, type JwtClaims } from '../domain/credentials.js';
 import { allFulfilled, Batcher } from '../batcher.js';
 import { makeRoomForOne } from '../bounded.js';
 import { PrincipalMemory, type RememberedPrincipal } from './principals.js';
@@ -100,8 +100,6 @@ export interface AuthenticatedRead {
 }
 
 type Statements = Record<Credential, Statement>;
-
-const credentialEpochSql = '(SELECT e.epoch FROM credential_epoch e)';
 
 // The principal comes as one JSON column, `auth` (PrincipalRow): pg builds a parser and a
 // property per column of every result, which cost more than one JSON.parse (issue 7).

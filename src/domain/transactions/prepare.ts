@@ -3,6 +3,7 @@ import type { Queryable } from '../../storage/db.js';
 import { invalidId, invalidParam, missingParams } from '../../http/errors.js';
 import { limits } from '../../limits.js';
 import { channelFrom, channelFromRow, channelSelect, type ChannelRecord, type ChannelRow } from '../channels.js';
+import { credentialEpochSql } from '../credentials.js';
 import {
   assertCardAllowedInMode, assertCardUsableOnChannel, cardById, cardByVaultToken, chargeableCardColumns, chargeableCardJoin, chargeableCardOf, resolvePaymentCard,
   type CardRecord, type ChargeableCard, type ChargeableCardColumns, type SealedPan,
@@ -87,7 +88,7 @@ export interface Lookup {
  */
 const lookupStatement = {
   name: 'transaction_create_lookup',
-  text: `SELECT m.ordinality, (SELECT e.epoch::text FROM credential_epoch e) AS credential_epoch, ${channelSelect},
+  text: `SELECT m.ordinality, ${credentialEpochSql}::text AS credential_epoch, ${channelSelect},
                 coalesce((SELECT json_agg(json_build_object('id', b.id, 'channel_id', b.channel_id, 'currency', b.currency, 'language', b.language))
                             FROM unnest($5::bigint[], $6::bigint[]) AS n(ordinality, id) JOIN bookings b ON b.id = n.id
                            WHERE n.ordinality = m.ordinality AND b.site_id = m.site_id AND b.deleted_at IS NULL), '[]'::json) AS booking_list,

@@ -1,6 +1,7 @@
 import { makeRoomForOne } from '../../bounded.js';
 import { limits } from '../../limits.js';
 import type { Db, Statement } from '../../storage/db.js';
+import { credentialEpochSql } from '../credentials.js';
 
 /** A user's names as a booking shows its author (`author`, `authorname`). */
 export type AuthorNames = {
@@ -15,7 +16,7 @@ type RememberedNames = AuthorNames & {
 
 const authorNamesStatement: Statement = {
   name: 'author_names',
-  text: 'SELECT u.username AS author_username, u.display_name AS author_name, (SELECT e.epoch FROM credential_epoch e)::text AS epoch FROM users u WHERE u.id = $1',
+  text: `SELECT u.username AS author_username, u.display_name AS author_name, ${credentialEpochSql}::text AS epoch FROM users u WHERE u.id = $1`,
 };
 
 /**
