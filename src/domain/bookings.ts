@@ -299,10 +299,32 @@ const patchColumns: { [K in keyof BookingPatch]-?: string } = {
   suppliers: 'suppliers',
 };
 
+/** Types whose money adds to what a booking holds (a capture only converts an authorisation). */
+export const fundingTypes: readonly string[] = ['purchase', 'authorize', 'retained_purchase', 'retained_authorize'];
+
+/**
+ * SQL: the money that funding attempts still in flight (`incomplete`, or `pending` a 3DS
+ * challenge) are about to put on booking `booking` (an alias), `types` a text[] parameter holding
+ * fundingTypes. Each place that holds a booking's total against its money counts it, so neither
+ * a second payment nor a lower total can leave the booking paid above its total once the first
+ * settles. Read it after the booking's lock is held: a later statement sees what the lock's
+ * previous holder committed.
+ */
+export function fundingInFlightSql(booking: string, types: string): string {
+  return `coalesce((SELECT sum(tb.total) FROM transaction_bookings tb JOIN transactions t ON t.id = tb.transaction_id
+                     WHERE tb.booking_id = ${booking}.id AND t.status IN ('incomplete', 'pending') AND t.type = ANY(${types}::text[])), 0)`;
+}
+
+const fundingInFlightStatement = {
+  name: 'booking_funding_in_flight',
+  text: `SELECT ${fundingInFlightSql('b', '$2')}::bigint AS in_flight FROM bookings b WHERE b.id = $1`,
+};
+
 /**
  * Applies a patch inside the caller's transaction, with the booking row locked against the
- * payments code. The total may not drop below the money linked to the booking (captured plus
- * authorised), a booking with transactions stays on its channel, and the status is re-derived.
+ * payments code. The total may not drop below the money linked to the booking (captured,
+ * authorised, and attempted by payments still in flight), a booking with transactions stays on
+ * its channel, and the status is re-derived.
  */
 export async function updateBooking(tx: Queryable, options: { siteId: number; id: number; patch: BookingPatch; today: string }): Promise<BookingRecord | BookingRefusal | undefined> {
   const current = await loadBooking(tx, { siteId: options.siteId, id: options.id, lock: 'update' });
@@ -322,8 +344,13 @@ export async function updateBooking(tx: Queryable, options: { siteId: number; id
     suppliers: patch.suppliers ?? [],
   };
   const refusal = (await refuseInvalid(tx, options.siteId, next)) ?? { params: {} };
-  const linked = current.totalPaid + current.totalAuthorized;
-  if (next.total < linked) refusal.params.total = `The total cannot be less than the money already linked to the booking (${linked}).`;
+  if (patch.total !== undefined) {
+    const { in_flight: inFlight } = await tx.one<{ in_flight: number }>(fundingInFlightStatement, [current.id, fundingTypes]);
+    const linked = current.totalPaid + current.totalAuthorized + inFlight;
+    if (next.total < linked) refusal.params.total = inFlight > 0
+      ? `The total cannot be less than the money linked to the booking (${linked}, of which ${inFlight} in payments still being processed).`
+      : `The total cannot be less than the money already linked to the booking (${linked}).`;
+  }
   if (next.channelId !== current.channelId && current.transactionIds.length > 0) refusal.params.channels = 'A booking with transactions cannot move to another channel.';
   if (Object.keys(refusal.params).length > 0) return refusal;
 

@@ -134,6 +134,20 @@ describe('vault and retained purchases', () => {
     expectStatus(await api(t, site, 'PUT', `bookings/${booking.id}`, { total: 3000 }), 200);
   });
 
+  it('PUT booking total below a payment still in flight (a pending 3DS challenge) is refused: the booking never ends paid above its total', async () => {
+    const booking = await makeBooking(t, site, channel.id, { total: 5000 });
+    expectStatus(await retained(t, site, channel, booking, 1000, { linked_id: card.id }), 201);
+    const pending = expectStatus(await api(t, site, 'POST', 'transactions', {
+      transaction_types: 'purchase', channels: channel.id, currencies: channel.currencies, total: 3000, token: 'tok_visa_3ds_challenge', attempt_3ds: true,
+      bookings: [{ id: booking.id, currencies: channel.currencies, total: 3000 }],
+    }), 201);
+    expect(pending.status).toBe('pending');
+    const body = expectError(await api(t, site, 'PUT', `bookings/${booking.id}`, { total: 3999 }), 400, 'rest_invalid_param');
+    expect(body.data.params.total).toBe('The total cannot be less than the money linked to the booking (4000, of which 3000 in payments still being processed).');
+    expect(expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200)).toMatchObject({ total: 5000, total_unpaid: 4000 });
+    expect(expectStatus(await api(t, site, 'PUT', `bookings/${booking.id}`, { total: 4000 }), 200)).toMatchObject({ total: 4000, total_unpaid: 3000 });
+  });
+
   it('a payment above the booking\'s unpaid total is refused', async () => {
     const booking = await makeBooking(t, site, channel.id, { total: 1000 });
     const response = await retained(t, site, channel, booking, 1500, { linked_id: card.id });

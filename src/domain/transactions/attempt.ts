@@ -1,7 +1,8 @@
 import type { AppContext } from '../../context.js';
 import { invalidParam } from '../../http/errors.js';
 import type { Queryable, Transaction } from '../../storage/db.js';
-import { fundingTypes, recordAttempts, type BookingAttempt } from './bookings.js';
+import { fundingTypes } from '../bookings.js';
+import { recordAttempts, type BookingAttempt } from './bookings.js';
 import { assertForexPart, recordForexAndAllocations } from './forex-allocations.js';
 import type { PaymentPlan } from './prepare.js';
 import { adjustRemaining, adjustShares, bookingShares, findTransaction, insertTransactions, type BookingShare, type NewTransaction, type NewTransactionRow } from './repository.js';

@@ -1,4 +1,5 @@
 import { deriveBookingStatus, gmtDate, type BookingStatus } from '../booking-status.js';
+import { fundingInFlightSql, fundingTypes } from '../bookings.js';
 import { invalidParam, type ApiError } from '../../http/errors.js';
 import type { Queryable, Transaction } from '../../storage/db.js';
 import type { BookingDelta } from './effects.js';
@@ -47,8 +48,6 @@ function derive(booking: LockedBooking, options: { today: string; isDraft: boole
   });
 }
 
-/** Types whose money adds to what a booking holds (a capture only converts an authorisation). */
-export const fundingTypes: readonly string[] = ['purchase', 'authorize', 'retained_purchase', 'retained_authorize'];
 
 /** One attempt's bookings (recordAttempts). */
 export interface BookingAttempt {
@@ -125,9 +124,7 @@ const recordAttemptStatement = {
              FROM unnest($1::bigint[], $2::text[], $3::bigint[], $5::boolean[]) AS d(id, status, transaction_id, refuse_overfunding)
             WHERE b.id = d.id
         RETURNING b.id, b.total,
-                  CASE WHEN d.refuse_overfunding THEN (b.total_paid + b.total_authorized + coalesce((
-                    SELECT sum(tb.total) FROM transaction_bookings tb JOIN transactions t ON t.id = tb.transaction_id
-                     WHERE tb.booking_id = b.id AND t.status IN ('incomplete', 'pending') AND t.type = ANY($6::text[])), 0))::bigint END AS held
+                  CASE WHEN d.refuse_overfunding THEN (b.total_paid + b.total_authorized + ${fundingInFlightSql('b', '$6')})::bigint END AS held
          )
          SELECT id FROM attempted WHERE CASE WHEN held > total THEN refuse_overfunding(id, total) ELSE false END`,
 };
