@@ -1,4 +1,5 @@
 import { languageCodes, type LanguageCode } from '../i18n/catalogue.js';
+import { describedPattern } from './patterns.js';
 
 /**
  * Fixed lists of the spec and decisions.md: country codes accepted wherever a country is an
@@ -43,7 +44,7 @@ export const supplierCategoryCodes = Object.keys(supplierCategories) as Supplier
 
 /** Supplier ids look like `GB-1042-ACC`: country, number, category. */
 export const supplierIdItemPattern = '[A-Z]{2}-[0-9]{1,10}-[A-Z]{3}';
-export const supplierIdPattern = `^${supplierIdItemPattern}$`;
+export const supplierIdPattern = describedPattern(`^${supplierIdItemPattern}$`, 'a supplier id such as GB-1042-ACC');
 
 /**
  * One email address: deliberately loose (a local part, `@`, a dotted domain, no spaces or
@@ -52,7 +53,10 @@ export const supplierIdPattern = `^${supplierIdItemPattern}$`;
 export const emailPattern = '[^\\s@,\\u0000]+@[^\\s@,.\\u0000]+(\\.[^\\s@,.\\u0000]+)+';
 
 /** Zero or more addresses separated by commas (spaces around commas allowed). */
-export const emailListPattern = `^\\s*(${emailPattern}(\\s*,\\s*${emailPattern})*)?\\s*$`;
+export const emailListPattern = describedPattern(`^\\s*(${emailPattern}(\\s*,\\s*${emailPattern})*)?\\s*$`, 'email addresses separated by commas');
+
+/** One email address, anchored. */
+export const emailAddressPattern = describedPattern(`^${emailPattern}$`, 'an email address');
 
 /** `a@x.com , b@y.com` → `a@x.com,b@y.com`. */
 export function normaliseEmailList(text: string): string {

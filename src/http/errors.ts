@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { patternPhrase } from '../domain/patterns.js';
 
 /**
  * An expected failure with the spec's error shape `{code, message, data: {status, ...}}`.
@@ -110,10 +111,22 @@ function fromValidation(issues: ValidationIssue[], context = 'body'): ApiError {
       params[joinPath(issue.instancePath, String(issue.params.missingProperty))] = 'is required';
       continue;
     }
-    const name = issue.instancePath ? issue.instancePath.slice(1).replace(/\//g, '.') : context;
-    params[name] ??= describe(issue);
+    params[paramName(issue, context)] ??= describe(issue);
   }
   return invalidParams(params);
+}
+
+/**
+ * The key of `data.params` (spec, Errors 3: "keyed by the offending parameter"): an unknown field
+ * by its own name, a body's nested value by its path (`bookings.0.total`), a query parameter by
+ * its name alone. Query lists are arrays only after coercion (`status=Paid` is checked as
+ * `status/0`), so an index there names nothing the client sent.
+ */
+function paramName(issue: ValidationIssue, context: string): string {
+  if (issue.keyword === 'additionalProperties') return joinPath(issue.instancePath, String(issue.params.additionalProperty));
+  if (!issue.instancePath) return context;
+  const path = issue.instancePath.slice(1).split('/');
+  return context === 'body' ? path.join('.') : path[0]!;
 }
 
 function joinPath(instancePath: string, property: string): string {
@@ -124,5 +137,7 @@ function joinPath(instancePath: string, property: string): string {
 function describe(issue: ValidationIssue): string {
   if (issue.keyword === 'enum') return `must be one of ${(issue.params.allowedValues as unknown[]).join(', ')}`;
   if (issue.keyword === 'additionalProperties') return `unknown field ${String(issue.params.additionalProperty)}`;
+  const phrase = issue.keyword === 'pattern' ? patternPhrase(String(issue.params.pattern)) : undefined;
+  if (phrase) return `must be ${phrase}`;
   return issue.message ?? 'is invalid';
 }

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { limits } from '../limits.js';
 import type { Queryable, Row } from '../storage/db.js';
 import { invalidParam } from './errors.js';
+import { describedPattern } from '../domain/patterns.js';
 
 /**
  * Shared list machinery (decisions.md "Lists"): query parameter schemas, parsing of id and value
@@ -34,27 +35,30 @@ export function CodeEnum(values: readonly string[]): TString {
  * Free text. NUL characters are refused at the edge: PostgreSQL text cannot hold them, so they
  * would otherwise surface as a database error. `nonBlank` also requires a visible character.
  */
+const plainTextPattern = describedPattern('^[^\\u0000]*$', 'text without NUL characters');
+const nonBlankTextPattern = describedPattern('^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$', 'text with at least one visible character (and no NUL characters)');
+
 export function Text(options: { maxLength: number; minLength?: number; nonBlank?: boolean }): TString {
-  const pattern = options.nonBlank ? '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$' : '^[^\\u0000]*$';
+  const pattern = options.nonBlank ? nonBlankTextPattern : plainTextPattern;
   return Type.String({ maxLength: options.maxLength, ...(options.minLength !== undefined ? { minLength: options.minLength } : {}), pattern });
 }
 
-const integerIdPattern = '^[0-9]{1,15}(,[0-9]{1,15})*,?$';
+const integerIdPattern = describedPattern('^[0-9]{1,15}(,[0-9]{1,15})*,?$', 'positive integer ids separated by commas');
 
 /** Comma-separated positive integer ids, as one value or repeated (`include=1,2&include=3`). */
 export const IntegerIdList = Type.Array(Type.String({ pattern: integerIdPattern, maxLength: limits.listFilterValuesMax * 16 }), { maxItems: limits.listFilterValuesMax });
 
-/** Comma-separated values, each matching `itemPattern` (anchored here). */
-export function ValueList(itemPattern: string, itemLengthMax: number = limits.nameLengthMax): TArray<TString> {
+/** Comma-separated values, each matching `itemPattern` (anchored here) and described by `itemsPhrase` ("4-digit numbers"). */
+export function ValueList(itemPattern: string, itemsPhrase: string, itemLengthMax: number = limits.nameLengthMax): TArray<TString> {
   return Type.Array(
-    Type.String({ pattern: `^(${itemPattern})(,(${itemPattern}))*,?$`, maxLength: limits.listFilterValuesMax * (itemLengthMax + 1) }),
+    Type.String({ pattern: describedPattern(`^(${itemPattern})(,(${itemPattern}))*,?$`, `${itemsPhrase}, one or more separated by commas`), maxLength: limits.listFilterValuesMax * (itemLengthMax + 1) }),
     { maxItems: limits.listFilterValuesMax },
   );
 }
 
 /** Comma-separated values drawn from a fixed set. */
 export function EnumList(values: readonly string[]): TArray<TString> {
-  return ValueList(values.map(escapeRegExp).join('|'));
+  return ValueList(values.map(escapeRegExp).join('|'), `values among ${values.join(', ')}`);
 }
 
 export const pageParam = Type.Integer({ minimum: 1, maximum: limits.pageMax, default: 1 });
@@ -63,7 +67,10 @@ export const orderParam = StringEnum(['asc', 'desc'] as const, { default: 'asc' 
 
 /** ISO 8601 date or date-time (`2026-01-31`, `2026-01-31T10:00:00`, with optional `Z`/offset). */
 export const isoDateTimeParam = Type.String({
-  pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$',
+  pattern: describedPattern(
+    '^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$',
+    'an ISO 8601 date or date-time, such as 2026-01-31 or 2026-01-31T10:00:00Z',
+  ),
 });
 
 /** `include`, `exclude`, `page`, `per_page`, `order` and `orderby` (limited to `orderbyFields`). */

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { limits } from '../../limits.js';
 import { allocationOperators, type AllocationRequest } from './plan.js';
+import { calendarDatePattern, currencyCodePattern } from '../patterns.js';
 
 /**
  * The spec's "Allocation input item" as a schema (the transactions route validates bodies with
@@ -13,10 +14,10 @@ export const AllocationInputSchema = Type.Object(
     reference: Type.Optional(Type.String({ maxLength: limits.nameLengthMax })),
     description: Type.Optional(Type.String({ maxLength: limits.stringLengthMax })),
     channels: Type.Integer({ minimum: 1 }),
-    currencies: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$' })),
+    currencies: Type.Optional(Type.String({ pattern: currencyCodePattern })),
     total: Type.Integer({ minimum: 1, maximum: limits.amountCentsMax }),
     operator: Type.Optional(Type.Union(allocationOperators.map((operator) => Type.Literal(operator)))),
-    statement_date: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$' })),
+    statement_date: Type.Optional(Type.String({ pattern: calendarDatePattern })),
   },
   { additionalProperties: false },
 );

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { limits } from '../../limits.js';
+import { describedPattern } from '../../domain/patterns.js';
 
 export const roleSchema = Type.Union([Type.Literal('member_admin'), Type.Literal('member')]);
 
@@ -10,7 +11,7 @@ export const sitePathParams = Type.Object({
 export const credentialsBody = Type.Object({
   username: Type.String({ minLength: 1, maxLength: limits.emailLengthMax }),
   password: Type.String({ minLength: 1, maxLength: limits.passwordLengthMax }),
-  otp: Type.Optional(Type.String({ pattern: '^[0-9]{6}$', description: 'Current 6-digit code of the authenticator app; required once two-factor authentication is confirmed.' })),
+  otp: Type.Optional(Type.String({ pattern: describedPattern('^[0-9]{6}$', 'a code of 6 digits'), description: 'Current 6-digit code of the authenticator app; required once two-factor authentication is confirmed.' })),
 });
 export type CredentialsBody = Static<typeof credentialsBody>;
 

@@ -1,11 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { bookingStatuses } from '../../domain/booking-status.js';
 import { currencyCodes } from '../../domain/money.js';
-import { emailPattern, languageCodes, supplierIdPattern } from '../../domain/reference-data.js';
+import { emailAddressPattern, languageCodes, supplierIdPattern } from '../../domain/reference-data.js';
 import { CodeEnum, EnumList, IntegerIdList, StringEnum, Text, ValueList, isoDateTimeParam, listQueryProperties } from '../../http/pagination.js';
 import { limits } from '../../limits.js';
+import { calendarDatePattern, countryCodePattern } from '../../domain/patterns.js';
 
-const dateText = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' });
+const dateText = Type.String({ pattern: calendarDatePattern });
 const personName = Text({ minLength: 1, maxLength: limits.nameLengthMax, nonBlank: true });
 
 const LinkSchema = Type.Object({ href: Type.String() });
@@ -66,12 +67,12 @@ const readOnlyFields = {
 const required = {
   firstname: personName,
   surname: personName,
-  email: Type.String({ pattern: `^${emailPattern}$`, maxLength: limits.emailLengthMax }),
+  email: Type.String({ pattern: emailAddressPattern, maxLength: limits.emailLengthMax }),
   date: dateText,
   total: Type.Integer({ minimum: 0, maximum: limits.amountCentsMax }),
   currencies: CodeEnum(currencyCodes),
   // Shape here; membership of the spec's country list is checked in the domain (a shorter message).
-  countries: Type.String({ pattern: '^[A-Z]{2}$' }),
+  countries: Type.String({ pattern: countryCodePattern }),
   channels: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
 };
 
@@ -116,7 +117,7 @@ export const BookingListQuery = Type.Object({
   after: Type.Optional(isoDateTimeParam),
   status: Type.Optional(EnumList(bookingStatuses)),
   channels: Type.Optional(IntegerIdList),
-  countries: Type.Optional(ValueList('[A-Z]{2}', 2)),
+  countries: Type.Optional(ValueList('[A-Z]{2}', 'two-letter country codes in capitals', 2)),
   surname: Type.Optional(Text({ maxLength: limits.nameLengthMax })),
   email: Type.Optional(Text({ maxLength: limits.emailLengthMax })),
   date_before: Type.Optional(isoDateTimeParam),

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { limits } from '../../limits.js';
+import { countryCodePattern, describedPattern } from '../../domain/patterns.js';
 
 const text = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
 
@@ -7,16 +8,16 @@ const text = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
 export const CaptureCardBody = Type.Object(
   {
     channels: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Channel the card is vaulted to' }),
-    card_number: Type.String({ minLength: 12, maxLength: 23, pattern: '^[0-9][0-9 -]*[0-9]$', description: 'Digits; spaces and dashes ignored' }),
-    expiry_month: Type.Union([Type.Integer({ minimum: 1, maximum: 12 }), Type.String({ pattern: '^(0?[1-9]|1[0-2])$' })]),
-    expiry_year: Type.Union([Type.Integer({ minimum: 0, maximum: 2200 }), Type.String({ pattern: '^([0-9]{2}|[0-9]{4})$' })]),
-    cvv: Type.String({ pattern: '^[0-9]{3,4}$' }),
+    card_number: Type.String({ minLength: 12, maxLength: 23, pattern: describedPattern('^[0-9][0-9 -]*[0-9]$', 'the card number: digits, spaces and dashes allowed'), description: 'Digits; spaces and dashes ignored' }),
+    expiry_month: Type.Union([Type.Integer({ minimum: 1, maximum: 12 }), Type.String({ pattern: describedPattern('^(0?[1-9]|1[0-2])$', 'a month from 1 to 12') })]),
+    expiry_year: Type.Union([Type.Integer({ minimum: 0, maximum: 2200 }), Type.String({ pattern: describedPattern('^([0-9]{2}|[0-9]{4})$', 'a year of 2 or 4 digits') })]),
+    cvv: Type.String({ pattern: describedPattern('^[0-9]{3,4}$', '3 or 4 digits') }),
     name: text(limits.nameLengthMax),
     email: Type.Optional(Type.String({ maxLength: limits.emailLengthMax, format: 'email' })),
     address: text(limits.cardHolderAddressLengthMax),
     city: text(limits.nameLengthMax),
     zip: text(limits.cardHolderZipLengthMax),
-    country: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$' })),
+    country: Type.Optional(Type.String({ pattern: countryCodePattern })),
   },
   { additionalProperties: false },
 );

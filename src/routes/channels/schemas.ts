@@ -122,7 +122,7 @@ export const ChannelListQuery = Type.Object({
   ...listQueryProperties(channelOrderbyFields),
   account_mode: Type.Optional(EnumList(accountModes)),
   account_type: Type.Optional(EnumList(accountTypes)),
-  currencies: Type.Optional(ValueList('[A-Za-z]{1,3}', 3)),
+  currencies: Type.Optional(ValueList('[A-Za-z]{1,3}', 'currency codes or parts of them (1 to 3 letters)', 3)),
   external_id: Type.Optional(text(limits.nameLengthMax)),
   name: Type.Optional(text(limits.nameLengthMax)),
   statement_period: Type.Optional(EnumList(statementPeriods)),

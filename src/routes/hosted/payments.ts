@@ -12,6 +12,7 @@ import { bearerToken } from '../../http/auth.js';
 import { ApiError, invalidParam } from '../../http/errors.js';
 import { sharedAssets } from './assets.js';
 import { html, page, sendPage } from './html.js';
+import { currencyCodePattern } from '../../domain/patterns.js';
 
 /** The modal's token_error argument and the answer to any unknown or expired page session. */
 export function sessionExpired(): ApiError {
@@ -28,7 +29,7 @@ export async function requireSession(context: AppContext, request: FastifyReques
 const PayBody = Type.Object(
   {
     card_token: Type.String({ minLength: 1, maxLength: 2048 }),
-    currencies: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$' })),
+    currencies: Type.Optional(Type.String({ pattern: currencyCodePattern })),
     /** Payment request page: the amount it showed in `currencies` (minor units). */
     total: Type.Optional(Type.Integer({ minimum: 1, maximum: limits.amountCentsMax })),
   },

@@ -29,14 +29,14 @@ const supplierIdRegExp = new RegExp(supplierIdPattern);
 const orderColumns: Record<string, string> = { id: 'id', name: 'name', url: 'url', country: 'country', category: 'category' };
 
 export const SupplierListQuery = Type.Object({
-  include: Type.Optional(ValueList(supplierIdItemPattern, 20)),
+  include: Type.Optional(ValueList(supplierIdItemPattern, 'supplier ids such as GB-1042-ACC', 20)),
   page: Type.Optional(pageParam),
   per_page: Type.Optional(perPageParam),
   order: Type.Optional(orderParam),
   orderby: Type.Optional(StringEnum(['id', 'name', 'url', 'country', 'category'] as const, { default: 'id' })),
   name: Type.Optional(Text({ maxLength: limits.nameLengthMax })),
   url: Type.Optional(Text({ maxLength: limits.stringLengthMax })),
-  countries: Type.Optional(ValueList('[A-Z]{2}', 2)),
+  countries: Type.Optional(ValueList('[A-Z]{2}', 'two-letter country codes in capitals', 2)),
   categories: Type.Optional(EnumList(supplierCategoryCodes)),
 });
 

@@ -1,10 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { AllocationInputListSchema, AllocationInputSchema, AllocationOutputSchema, ForexItemSchema } from '../../domain/allocations/index.js';
 import { currencyCodes } from '../../domain/money.js';
-import { countryCodes, emailPattern, languageCodes } from '../../domain/reference-data.js';
+import { countryCodes, emailAddressPattern, languageCodes } from '../../domain/reference-data.js';
 import { paymentMethods, transactionStatuses, transactionTypes } from '../../domain/transactions/index.js';
 import { CodeEnum, EnumList, IntegerIdList, StringEnum, ValueList, isoDateTimeParam, listQueryProperties } from '../../http/pagination.js';
 import { limits } from '../../limits.js';
+import { describedPattern } from '../../domain/patterns.js';
 
 const text = (maxLength: number = limits.stringLengthMax) => Type.String({ maxLength });
 const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -45,11 +46,11 @@ export const TransactionCreateBody = Type.Object(
     total: Type.Optional(amount),
     bookings: Type.Optional(Type.Array(TransactionBookingInput, { maxItems: limits.bookingsPerTransactionMax })),
     linked_id: Type.Optional(id),
-    token: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: '^[A-Za-z0-9_.~-]+$' })),
+    token: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: describedPattern('^[A-Za-z0-9_.~-]+$', 'a token of letters, digits and . _ ~ -') })),
     language: Type.Optional(CodeEnum(languageCodes)),
     payee_name: Type.Optional(text(limits.nameLengthMax)),
     payee_surname: Type.Optional(text(limits.nameLengthMax)),
-    payee_email: Type.Optional(Type.String({ pattern: `^${emailPattern}$`, maxLength: limits.emailLengthMax })),
+    payee_email: Type.Optional(Type.String({ pattern: emailAddressPattern, maxLength: limits.emailLengthMax })),
     countries: Type.Optional(CodeEnum(countryCodes)),
     psp: Type.Optional(text(100)),
     payment_methods: Type.Optional(StringEnum(paymentMethods)),
@@ -124,16 +125,16 @@ export const TransactionListQuery = Type.Object({
   status: Type.Optional(EnumList(transactionStatuses)),
   channels: Type.Optional(IntegerIdList),
   channels_exclude: Type.Optional(IntegerIdList),
-  bin_number: Type.Optional(ValueList('[0-9]{6,8}', 8)),
-  countries: Type.Optional(ValueList('[A-Z]{2}', 2)),
-  currencies: Type.Optional(ValueList('[A-Z]{3}', 3)),
-  currencies_exclude: Type.Optional(ValueList('[A-Z]{3}', 3)),
-  last_four_digits: Type.Optional(ValueList('[0-9]{4}', 4)),
+  bin_number: Type.Optional(ValueList('[0-9]{6,8}', 'BINs of 6 to 8 digits', 8)),
+  countries: Type.Optional(ValueList('[A-Z]{2}', 'two-letter country codes in capitals', 2)),
+  currencies: Type.Optional(ValueList('[A-Z]{3}', 'three-letter currency codes in capitals', 3)),
+  currencies_exclude: Type.Optional(ValueList('[A-Z]{3}', 'three-letter currency codes in capitals', 3)),
+  last_four_digits: Type.Optional(ValueList('[0-9]{4}', 'last four digits', 4)),
   payment_methods: Type.Optional(EnumList(paymentMethods)),
   transaction_types: Type.Optional(EnumList(transactionTypes)),
   payee_surname: Type.Optional(text(limits.nameLengthMax)),
   payee_email: Type.Optional(text(limits.emailLengthMax)),
-  reference: Type.Optional(ValueList('[^,]{1,200}', 200)),
+  reference: Type.Optional(ValueList('[^,]{1,200}', 'references of 1 to 200 characters without commas', 200)),
   statement_date_after: Type.Optional(isoDateTimeParam),
   statement_date_before: Type.Optional(isoDateTimeParam),
 });

@@ -279,6 +279,17 @@ describe('bookings: list filters', () => {
       expect(response.json().code, query).toBe('rest_invalid_param');
     }
   });
+
+  it('keys a refused filter by its parameter and says what it expected, in words', async () => {
+    const status = (await call(t, site, 'GET', 'bookings?status=Paid')).json();
+    expect(status).toEqual({
+      code: 'rest_invalid_param',
+      message: 'Invalid parameter(s): status',
+      data: { status: 400, params: { status: 'must be values among draft, unpaid, partial-payment, authorized, paid, completed, locked, one or more separated by commas' } },
+    });
+    expect((await call(t, site, 'GET', 'bookings?channels=abc')).json().data.params).toEqual({ channels: 'must be positive integer ids separated by commas' });
+    expect((await call(t, site, 'GET', 'bookings?before=yesterday')).json().data.params).toEqual({ before: 'must be an ISO 8601 date or date-time, such as 2026-01-31 or 2026-01-31T10:00:00Z' });
+  });
 });
 
 describe('bookings: errors', () => {
@@ -324,7 +335,7 @@ describe('bookings: errors', () => {
       [{ channels: '1' }, 'channels'],
       [{ content: 'x'.repeat(10_001) }, 'content'],
       [{ payment_request_url: 'yes' }, 'payment_request_url'],
-      [{ nickname: 'x' }, 'body'],
+      [{ nickname: 'x' }, 'nickname'],
     ];
     for (const [patch, param] of cases) {
       const response = await call(t, site, 'POST', 'bookings', { ...valid(), ...patch });
@@ -333,6 +344,15 @@ describe('bookings: errors', () => {
       expect(Object.keys(response.json().data.params), JSON.stringify(patch)).toContain(param);
     }
     expect(await snapshot(t)).toBe(before);
+  });
+
+  it('says in words what a refused value should look like, never as a regular expression', async () => {
+    const said = async (patch: Record<string, unknown>) => (await call(t, site, 'POST', 'bookings', { ...valid(), ...patch })).json().data.params;
+    expect(await said({ date: '30/06/2027' })).toEqual({ date: 'must be a date as YYYY-MM-DD' });
+    expect(await said({ countries: 'gb' })).toEqual({ countries: 'must be a two-letter country code in capitals (ISO 3166-1 alpha-2), such as GB' });
+    expect(await said({ email: 'nope' })).toEqual({ email: 'must be an email address' });
+    expect(await said({ firstname: '   ' })).toEqual({ firstname: 'must be text with at least one visible character (and no NUL characters)' });
+    expect(await said({ nickname: 'x' })).toEqual({ nickname: 'unknown field nickname' });
   });
 
   it('refuses invalid updates and changes nothing', async () => {

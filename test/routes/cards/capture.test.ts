@@ -101,7 +101,7 @@ describe('POST /{path}/site-json/vendor/v2/cards', () => {
     expect((await post(body({ expiry_month: '01', expiry_year: 2020 }))).json().data.params).toHaveProperty('expiry_year');
     expect((await post(body({ card_number: '5555555555554444', cvv: '1234' }))).json().data.params).toHaveProperty('cvv');
     expect((await post(body({ card_number: '4242424242424242' }))).json().data.params.card_number).toMatch(/Test channels/);
-    expect((await post(body({ pan: '4111' }))).json().data.params).toEqual({ body: 'unknown field pan' });
+    expect((await post(body({ pan: '4111' }))).json().data.params).toEqual({ pan: 'unknown field pan' });
     const missing = await post({ channels: channel });
     expect(missing.json()).toMatchObject({ code: 'rest_missing_callback_param', data: { params: expect.arrayContaining(['card_number', 'cvv']) } });
     expect(await count()).toBe(before);

@@ -204,7 +204,7 @@ describe('channels: errors', () => {
       [{ name: 'x', currencies: 'GBP', chargeback_mail: 'a@b' }, 'chargeback_mail'],
       [{ name: 'x', currencies: 'GBP', mail_failures: 'true' }, 'mail_failures'],
       [{ name: 7, currencies: 'GBP' }, 'name'],
-      [{ name: 'x', currencies: 'GBP', surprise: 1 }, 'body'],
+      [{ name: 'x', currencies: 'GBP', surprise: 1 }, 'surprise'],
     ];
     for (const [body, param] of cases) {
       const response = await call(t, admin, 'POST', 'channels', body);

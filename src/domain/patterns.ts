@@ -1,0 +1,23 @@
+/**
+ * The API's string patterns, each with the phrase that completes "must be …", so a refused value
+ * is told what was expected ("must be a date as YYYY-MM-DD") instead of being shown a regular
+ * expression (http/errors.ts). A pattern is described where it is made; one that is not falls
+ * back to the validator's own message.
+ */
+const phrases = new Map<string, string>();
+
+/** `pattern`, remembered with its phrase. One pattern has one phrase: two would be a programmer's error. */
+export function describedPattern(pattern: string, phrase: string): string {
+  const known = phrases.get(pattern);
+  if (known !== undefined && known !== phrase) throw new Error(`pattern ${pattern} described twice: "${known}" and "${phrase}"`);
+  phrases.set(pattern, phrase);
+  return pattern;
+}
+
+export function patternPhrase(pattern: string): string | undefined {
+  return phrases.get(pattern);
+}
+
+export const calendarDatePattern = describedPattern('^[0-9]{4}-[0-9]{2}-[0-9]{2}$', 'a date as YYYY-MM-DD');
+export const countryCodePattern = describedPattern('^[A-Z]{2}$', 'a two-letter country code in capitals (ISO 3166-1 alpha-2), such as GB');
+export const currencyCodePattern = describedPattern('^[A-Z]{3}$', 'a three-letter currency code in capitals (ISO 4217), such as USD');
