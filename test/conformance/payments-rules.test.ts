@@ -37,6 +37,12 @@ describe('sandbox tokens on POST /transactions (decisions.md)', () => {
     expect(failed.status).toBe('failed');
     const booking = await makeBooking(t, site, channel.id, { total: 1000 });
     expectError(await retained(t, site, channel, booking, 1000, { linked_id: failed.id }), 400, 'rest_invalid_param');
+    // Nor by its token, which the vaulting app hands back on a failed vault too.
+    expect(failed.token).toMatch(/^[A-Za-z0-9]{32}$/);
+    const byToken = expectError(await retained(t, site, channel, booking, 1000, { token: failed.token }), 400, 'rest_invalid_param');
+    expect(byToken.data.params.token).toBe('The card of this token was never vaulted successfully (its vault transaction did not complete); vault the card again.');
+    expectError(await post({ transaction_types: 'purchase', total: 1000, token: failed.token, bookings: share(booking, 1000) }), 400, 'rest_invalid_param');
+    expect(expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200)).toMatchObject({ status: 'unpaid', transaction_ids: [] });
   });
 
   it('vault with a non-zero total is refused', async () => {

@@ -205,7 +205,12 @@ export async function captureCard(db: Queryable, deps: VaultDeps, input: Capture
 
 // Named (prepared once per connection): both run on every retained charge.
 const cardByIdStatement = { name: 'vault_card_by_id', text: `SELECT ${cardColumns} FROM cards WHERE id = $1 AND site_id = $2` };
-const cardByTokenStatement = { name: 'vault_card_by_token', text: `SELECT ${cardColumns} FROM cards WHERE token = $1 AND site_id = $2` };
+const cardByTokenStatement = {
+  name: 'vault_card_by_token',
+  text: `SELECT ${cardColumns},
+                EXISTS (SELECT 1 FROM transactions t WHERE t.card_id = cards.id AND t.type = 'vault' AND t.status = 'complete') AS vaulted
+           FROM cards WHERE token = $1 AND site_id = $2`,
+};
 const cardSecretStatement = { name: 'vault_card_secret', text: 'SELECT key_id, wrapped_key, pan_ciphertext FROM cards WHERE id = $1 AND site_id = $2' };
 
 type SecretRow = { key_id: string; wrapped_key: Buffer; pan_ciphertext: Buffer };
@@ -256,10 +261,17 @@ export async function cardById(db: Queryable, siteId: number, id: number): Promi
   return row ? toCard(row) : null;
 }
 
+/**
+ * The card of a vault token, once a vault transaction of it completed: the vaulting app hands the
+ * token back after a failed vault too (its status is only a visual hint), and a card the bank
+ * refused at verification is not to be charged without its CVV. Such a token is a 400 on `token`.
+ */
 export async function cardByVaultToken(db: Queryable, siteId: number, token: string): Promise<CardRecord | null> {
   if (!/^[A-Za-z0-9]{32}$/.test(token)) return null;
-  const row = await db.maybeOne<CardRow & Record<string, unknown>>(cardByTokenStatement, [token, siteId]);
-  return row ? toCard(row) : null;
+  const row = await db.maybeOne<CardRow & { vaulted: boolean } & Record<string, unknown>>(cardByTokenStatement, [token, siteId]);
+  if (!row) return null;
+  if (!row.vaulted) throw invalidParam('token', 'The card of this token was never vaulted successfully (its vault transaction did not complete); vault the card again.');
+  return toCard(row);
 }
 
 export interface ResolvedCard {

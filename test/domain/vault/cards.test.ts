@@ -104,8 +104,17 @@ describe('resolvePaymentCard', () => {
     expect(await resolvePaymentCard(t.db, t.context.vault, { siteId: site.siteId, token: `${cardToken.slice(0, -2)}AA` })).toBeNull();
   });
 
-  it('resolves the permanent vault token without a CVV, only within its site', async () => {
-    const { card } = await capture();
+  it('resolves the permanent vault token without a CVV once the card is vaulted, only within its site', async () => {
+    const { card, cardToken } = await capture();
+    // Captured, not yet vaulted: the bank has not verified the card.
+    const unverified = await apiErrorOf(resolvePaymentCard(t.db, t.context.vault, { siteId: site.siteId, token: card.token }));
+    expect(unverified.status).toBe(400);
+    expect(Object.keys(unverified.data.params as object)).toEqual(['token']);
+    const vault = await t.app.inject({
+      method: 'POST', url: `/${site.path}/site-json/vendor/v2/transactions`, headers: site.headers,
+      payload: { transaction_types: 'vault', channels: testChannel, currencies: 'USD', total: 0, token: cardToken },
+    });
+    expect(vault.json()).toMatchObject({ status: 'complete', token: card.token });
     expect(await resolvePaymentCard(t.db, t.context.vault, { siteId: site.siteId, token: card.token })).toMatchObject({ card: { id: card.id }, via: 'vault_token' });
     const other = await createSite(t.db);
     expect(await resolvePaymentCard(t.db, t.context.vault, { siteId: other.siteId, token: card.token })).toBeNull();
