@@ -78,6 +78,13 @@ describe('vaulting app 1.8.0 in Chromium', () => {
     expect(transaction.json()).toMatchObject({ status: 'complete', transaction_types: 'vault', total: 0, token: params.token });
   });
 
+  it("vaults in the channel's currency when the page names the card's own currency (an informational input)", async () => {
+    const landed = await submitAndLand(testCards.visa, { currency: 'EUR', session_id: 'eur1' });
+    expect(Object.fromEntries(landed.searchParams)).toMatchObject({ session_id: 'eur1', status: 'success' });
+    const transaction = await e2e.t.app.inject({ url: `/${merchant.site.path}/site-json/vendor/v2/transactions/${landed.searchParams.get('transaction_id')}`, headers: merchant.site.headers });
+    expect(transaction.json()).toMatchObject({ status: 'complete', transaction_types: 'vault', currencies: 'USD', total: 0 });
+  });
+
   it('redirects a declined card with status failed', async () => {
     const landed = await submitAndLand(testCards.visaDeclined, { session_id: 'dec1' });
     expect(Object.fromEntries(landed.searchParams)).toMatchObject({ status: 'failed', last_four: '0002', session_id: 'dec1' });

@@ -160,7 +160,10 @@ export async function openVaultApp(db: Queryable, options: { jwtSecret: Uint8Arr
     siteId: channel.siteId,
     channelId: channel.id,
     userId: user.userId,
-    currency: inputs.currency ?? channel.currency,
+    // The card's own currency (`currency` input) is informational: a vault is a zero-value
+    // verification in the channel's currency, the only one the payments core accepts there
+    // (docs/hosted-pages.md). Taking the input here refused every card of a page opened with it.
+    currency: channel.currency,
     amount: 0,
     language: inputs.language ?? parseLanguage(channel.language) ?? 'enGB',
     options: {
