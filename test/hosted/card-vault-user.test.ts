@@ -90,6 +90,35 @@ describe('cardvaultuser tokens that outlived their grant', () => {
   });
 });
 
+describe("an open vaulting app's session, once its user's grant changed", () => {
+  /** The page's session token, as its script reads it from the page data block. */
+  const sessionOf = (page: { body: string }) => /"session":"(hps_[A-Za-z0-9_-]+)"/.exec(page.body)![1]!;
+  const captureWithSession = (m: Merchant, session: string) => t.app.inject({
+    method: 'POST', url: `/${m.site.path}/site-json/vendor/v2/cards`, headers: { authorization: `Bearer ${session}` },
+    payload: { channels: m.channel.id, card_number: '5555555555554444', expiry_month: '04', expiry_year: new Date().getUTCFullYear() + 2, cvv: '123' },
+  });
+  const vaultWithSession = (session: string) => t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: `Bearer ${session}` }, payload: { card_token: 'tok_visa' } });
+
+  it.each([
+    ['made read-only', (m: Merchant) => t.db.query('UPDATE memberships SET read_only = true WHERE site_id = $1 AND user_id = $2', [m.site.siteId, m.site.userId])],
+    ['removed from the site', (m: Merchant) => t.db.query('DELETE FROM memberships WHERE site_id = $1 AND user_id = $2', [m.site.siteId, m.site.userId])],
+    ['given a new password', (m: Merchant) => setPassword(t.db, m.site.userId, 'a new password, long enough')],
+  ])('stores no card once the user is %s', async (_change, change) => {
+    const m = await merchant();
+    const page = await openVaultApp(m, await earlierToken(m));
+    const session = sessionOf(page);
+    const before = await captureWithSession(m, session);
+    expect(before.statusCode).toBe(201);
+    await change(m);
+    const captured = await captureWithSession(m, session);
+    expect(captured.json()).toMatchObject({ code: 'jwt_auth_invalid_token', data: { status: 401 } });
+    const vaulted = await vaultWithSession(session);
+    expect(vaulted.json()).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
+    expect(await stored(m)).toEqual({ sessions: 1, cards: 1 });
+    expect(await t.db.query('SELECT id FROM transactions WHERE site_id = $1', [m.site.siteId])).toEqual([]);
+  });
+});
+
 describe('vaulting app wording', () => {
   it('says what the page does (saving a card), not "Payment to", and takes the expiry placeholder from the language', async () => {
     const m = await merchant();

@@ -125,11 +125,24 @@ export async function createHostedSession(db: Queryable, input: NewHostedSession
   return { token, session: fromRow(row) };
 }
 
-/** The live session of a token, or null when unknown or expired. */
+/**
+ * The live session of a token, or null when unknown or expired. A vaulting app's session also
+ * ends with its user's grant, as the cardvaultuser token that opened it would (card-vault-user.ts):
+ * once the user is no longer a member of the site, is made read-only, or changes password, the
+ * page stores no more cards (the REST API sees such changes on the next request too).
+ */
 export async function findHostedSession(db: Queryable, token: string, now: Date): Promise<HostedSession | null> {
   if (!looksLikeHostedSessionToken(token)) return null;
   const row = await db.maybeOne<SessionRow & Record<string, unknown>>(
-    { name: 'hosted_session_by_token', text: `SELECT ${columns} FROM hosted_sessions WHERE token_hash = $1 AND expires_at > $2` } as never,
+    {
+      name: 'hosted_session_by_token',
+      text: `SELECT ${columns} FROM hosted_sessions
+              WHERE token_hash = $1 AND expires_at > $2
+                AND (kind <> 'vault' OR EXISTS (
+                      SELECT 1 FROM memberships m JOIN users u ON u.id = m.user_id
+                       WHERE m.user_id = hosted_sessions.user_id AND m.site_id = hosted_sessions.site_id AND NOT m.read_only
+                         AND u.password_changed_at <= hosted_sessions.created_at))`,
+    } as never,
     [hashToken(token), now],
   );
   return row ? fromRow(row) : null;
