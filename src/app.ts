@@ -4,6 +4,7 @@ import type { DestinationStream } from 'pino';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './context.js';
 import { limits } from './limits.js';
+import { luhnValid } from './domain/vault/card-types.js';
 import { ApiError, errorHandler, invalidParam } from './http/errors.js';
 import { findNulCharacter, validatorCompiler } from './http/validation.js';
 import { registerRoutes } from './routes/index.js';
@@ -46,8 +47,15 @@ const secretQueryParameters = /([?&](?:auth|token|access_token|refresh_token|pas
 // The token of a payment request link (`/pay/<token>`) is a capability: it pays the booking.
 const secretPathSegments = /^(\/pay\/)[^/?#]+/;
 
+// A card number anywhere else in a URL, as someone pasting one into a page's query string would
+// put it: 12 to 19 digits, maybe split by spaces (`+`, `%20`) or dashes, that pass the Luhn check.
+const digitRuns = /[0-9](?:(?:[ +-]|%20)?[0-9]){11,18}/g;
+
 export function redactUrl(url: string): string {
-  return url.replace(secretPathSegments, '$1[redacted]').replace(secretQueryParameters, '$1[redacted]');
+  return url
+    .replace(secretPathSegments, '$1[redacted]')
+    .replace(secretQueryParameters, '$1[redacted]')
+    .replace(digitRuns, (run) => (luhnValid(run.replace(/%20|[^0-9]/g, '')) ? '[redacted]' : run));
 }
 
 const requestSerializer = (request: FastifyRequest) => ({

@@ -32,6 +32,15 @@ describe('URLs in the logs', () => {
     }
   });
 
+  it('hide a card number pasted into any query parameter, however it is spaced', () => {
+    expect(redactUrl('/vault/1.8.0/?name=4111111111111111&channels=1')).toBe('/vault/1.8.0/?name=[redacted]&channels=1');
+    expect(redactUrl('/vault/1.8.0/?zip=4111+1111+1111+1111')).toBe('/vault/1.8.0/?zip=[redacted]');
+    expect(redactUrl('/vault/1.8.0/?city=5555%205555%205555%204444&env=test')).toBe('/vault/1.8.0/?city=[redacted]&env=test');
+    expect(redactUrl('/x?address=3782-822463-10005')).toBe('/x?address=[redacted]');
+    // Long numbers that are not card numbers stay: ids, timestamps.
+    expect(redactUrl('/demo/site-json/vendor/v2/transactions?include=1234567890123&_=1700000000000')).toBe('/demo/site-json/vendor/v2/transactions?include=1234567890123&_=1700000000000');
+  });
+
   it('keep ordinary URLs readable', () => {
     expect(redactUrl('/demo/site-json/vendor/v2/bookings?page=2')).toBe('/demo/site-json/vendor/v2/bookings?page=2');
     expect(redactUrl('/payments/x')).toBe('/payments/x');
