@@ -94,6 +94,15 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     void reply.code(404).send(error.toJSON());
   });
   app.decorateRequest('principal', null);
+  // DELETE and GET take no body, but many HTTP clients send `Content-Type: application/json` on
+  // every request: an empty body there is no body, not "invalid JSON". Everything else goes to
+  // Fastify's own parser (prototype-poisoning checks included).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' && (request.method === 'DELETE' || request.method === 'GET')) return done(null, undefined);
+    parseJson(request, body as string, done);
+  });
   // Both synchronous (done callback): an async hook costs a promise and a microtask per request.
   app.addHook('preValidation', (request, _reply, done) => {
     const found = findNulCharacter(request.query) ?? findNulCharacter(request.body) ?? findNulCharacter(request.params);

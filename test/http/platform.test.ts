@@ -103,3 +103,33 @@ describe('logs', () => {
     }
   });
 });
+
+// Request bodies at the edge: what is not JSON is refused in the error shape before anything
+// runs, and a bodiless DELETE is not refused for the Content-Type header many clients always send.
+const channels = () => `/${site.path}/site-json/vendor/v2/channels`;
+const send = (method: 'POST' | 'DELETE', url: string, payload: string | undefined, contentType = 'application/json') =>
+  t.app.inject({ method, url, headers: { ...site.headers, 'content-type': contentType }, ...(payload === undefined ? {} : { payload }) });
+const channelCount = async () => (await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM channels WHERE site_id = $1 AND deleted_at IS NULL', [site.siteId])).count;
+
+describe('JSON bodies', () => {
+  it('refuses malformed, empty and prototype-poisoning JSON with 400 rest_invalid_json, creating nothing', async () => {
+    for (const payload of ['{"name": "x",', '', '{"name":"x","currencies":"USD","__proto__":{"admin":true}}']) {
+      const response = await send('POST', channels(), payload);
+      expect(response.json(), JSON.stringify(payload)).toEqual({ code: 'rest_invalid_json', message: 'The request body is not valid JSON.', data: { status: 400 } });
+    }
+    expect(await channelCount()).toBe(0);
+  });
+
+  it('refuses another media type with 415', async () => {
+    const response = await send('POST', channels(), 'name=x', 'application/x-www-form-urlencoded');
+    expect(response.json()).toMatchObject({ code: 'rest_unsupported_media_type', data: { status: 415 } });
+  });
+
+  it('takes a DELETE without a body even when it says application/json', async () => {
+    const created = await send('POST', channels(), JSON.stringify({ name: 'Tours', currencies: 'USD' }));
+    expect(created.statusCode).toBe(201);
+    const deleted = await send('DELETE', `${channels()}/${created.json().id}`, undefined);
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    expect(await channelCount()).toBe(0);
+  });
+});

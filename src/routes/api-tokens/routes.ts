@@ -6,6 +6,7 @@ import { AccountError } from '../../domain/users/errors.js';
 import { principalOf, requireAccess } from '../../http/auth.js';
 import { ApiError, invalidId, invalidParam } from '../../http/errors.js';
 import { errorResponseSchema } from '../../http/openapi.js';
+import { parseItemId } from '../../http/pagination.js';
 import { sitePathParams } from '../auth/schemas.js';
 import { apiTokenRecordSchema, createApiTokenBody, createdApiTokenSchema, messageSchema, tokenIdParams } from './schemas.js';
 
@@ -55,7 +56,8 @@ export async function apiTokenRoutes(app: App, context: AppContext): Promise<voi
     { preHandler, schema: { summary: 'Delete one of your API tokens', tags, params: tokenIdParams, response: { 200: messageSchema, ...errors } } },
     async (request) => {
       const principal = principalOf(request);
-      const deleted = await deleteApiToken(db, { siteId: principal.siteId, userId: principal.userId }, request.params.token_id);
+      const id = parseItemId(request.params.token_id);
+      const deleted = id !== undefined && (await deleteApiToken(db, { siteId: principal.siteId, userId: principal.userId }, id));
       if (!deleted) throw invalidId('API token ID');
       return { message: 'The API token has been deleted.' };
     },

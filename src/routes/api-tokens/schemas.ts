@@ -29,7 +29,8 @@ export const createdApiTokenSchema = Type.Object({
 
 export const tokenIdParams = Type.Object({
   path: Type.String({ minLength: 1, maxLength: 63 }),
-  token_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+  // Text, so a malformed id is a 404 like an unknown one, as on every item route (ItemParams).
+  token_id: Type.String({ maxLength: 64 }),
 });
 
 export const messageSchema = Type.Object({ message: Type.String() });

@@ -149,9 +149,11 @@ describe('DELETE api-tokens', () => {
     expect((await tokens(site, 'GET', undefined, '', colleague.headers)).json()).toHaveLength(1);
   });
 
-  it('rejects a non-numeric id', async () => {
+  it('answers a malformed id as an unknown one (404 rest_post_invalid_id), as every item route does', async () => {
     const site = await createSite(t.db);
-    expect((await tokens(site, 'DELETE', undefined, '/abc')).statusCode).toBe(400);
+    for (const id of ['abc', '0', '-1', '9223372036854775808']) {
+      expect((await tokens(site, 'DELETE', undefined, `/${id}`)).json(), id).toMatchObject({ code: 'rest_post_invalid_id', data: { status: 404 } });
+    }
   });
 });
 
