@@ -210,6 +210,14 @@ describe('vault and retained purchases', () => {
     expectError(await retained(t, site, channel, booking, 1000, { linked_id: card.id, [field]: value }), 400, 'rest_invalid_param');
   });
 
+  it('a card charge is recorded as credit-card; bank-transfer is refused and charges nothing', async () => {
+    const booking = await makeBooking(t, site, channel.id, { total: 1000 });
+    const refused = expectError(await retained(t, site, channel, booking, 1000, { linked_id: card.id, payment_methods: 'bank-transfer' }), 400, 'rest_invalid_param');
+    expect(refused.data.params).toEqual({ payment_methods: 'This transaction is paid by card: payment_methods can only be credit-card.' });
+    expect(expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200)).toMatchObject({ status: 'unpaid', transaction_ids: [] });
+    expect(expectStatus(await retained(t, site, channel, booking, 1000, { linked_id: card.id }), 201).payment_methods).toBe('credit-card');
+  });
+
   it('linked_id of an unknown transaction is refused (400 or 404)', async () => {
     const booking = await makeBooking(t, site, channel.id, { total: 1000 });
     const response = await retained(t, site, channel, booking, 1000, { linked_id: 987654 });

@@ -218,6 +218,11 @@ async function resolveCard(
   context: AppContext, db: Queryable, actor: Actor, input: TransactionInput, lookup: { channel: ChannelRecord; linked: TransactionRecord | null; linkedCard: ChargeableCard | null },
 ): Promise<PlanCard> {
   const { channel, linked } = lookup;
+  // Every transaction this API creates moves money by card (a charge, or a follow-up of one), so
+  // it is recorded as `credit-card`; `bank-transfer` would hide it from card reports and filters.
+  if (input.paymentMethod !== undefined && input.paymentMethod !== 'credit-card') {
+    throw invalidParam('payment_methods', 'This transaction is paid by card: payment_methods can only be credit-card.');
+  }
   if (isFollowUpType(input.type)) return { card: linked?.cardId ? await cardById(db, actor.siteId, linked.cardId) : null };
   let resolved: PlanCard & { card: CardRecord };
   if (isRetainedType(input.type)) {
