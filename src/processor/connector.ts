@@ -37,6 +37,11 @@ export interface AuthoriseRequest {
   mode: 'test' | 'live';
   /** null: do not attempt 3DS. */
   threeDs: ThreeDsRequest | null;
+  /**
+   * A retained charge (merchant-initiated): the cardholder is absent, and the card was verified
+   * when it was vaulted. Issuers take such charges without 3-D Secure; `threeDs` is then null.
+   */
+  merchantInitiated: boolean;
   /** A forced decline code (vaulting app `fail_code`), honoured on test channels only. */
   forcedDeclineCode?: string;
 }

@@ -59,6 +59,21 @@ describe('3-D Secure', () => {
     expect((await bookingRow(t, booking)).status).toBe('paid');
   });
 
+  it('charges a card vaulted through a challenge later without one (merchant-initiated); a retained charge takes no attempt_3ds', async () => {
+    const vault = (await post(t, shop, { transaction_types: 'vault', channels: shop.channelId, currencies: shop.currency, total: 0, token: 'tok_visa_3ds_challenge', attempt_3ds: true })).json();
+    expect(vault.status).toBe('pending');
+    await t.app.inject({ method: 'POST', url: new URL(vault['3ds_response'].challenge_url).pathname, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'result=authenticate' });
+    await t.app.inject({ method: 'GET', url: `/3ds/return/${vault.uuid}` });
+    expect((await get(t, shop, `/transactions/${vault.id}`)).json().status).toBe('complete');
+    const booking = await createBooking(t, shop, { total: 2700 });
+    const retained = { transaction_types: 'retained_purchase', channels: shop.channelId, currencies: shop.currency, total: 2700, linked_id: vault.id, bookings: [{ id: booking, currencies: shop.currency, total: 2700 }] };
+    const refused = await post(t, shop, { ...retained, attempt_3ds: true });
+    expect(refused.json()).toMatchObject({ code: 'rest_invalid_param', data: { status: 400, params: { attempt_3ds: expect.stringContaining('merchant-initiated') } } });
+    expect((await bookingRow(t, booking)).transaction_ids).toEqual([]);
+    expect((await post(t, shop, retained)).json()).toMatchObject({ status: 'complete', '3ds_response': null });
+    expect((await bookingRow(t, booking)).status).toBe('paid');
+  });
+
   it('fails a purchase whose challenge fails, whatever the browser claims', async () => {
     const { booking, transaction } = await challengeFor(3500);
     const forged = await t.app.inject({ method: 'GET', url: `/3ds/return/${transaction.uuid}?status=complete` });

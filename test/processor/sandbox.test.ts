@@ -30,6 +30,7 @@ function request(overrides: Partial<AuthoriseRequest> & { token?: string } = {})
     capture: true,
     mode: 'test',
     threeDs: null,
+    merchantInitiated: false,
     ...rest,
   };
 }
@@ -124,6 +125,12 @@ describe('sandbox 3DS2', () => {
 
   it('soft-declines a challenge card when 3DS was not attempted', async () => {
     expect(await sandbox.authorise(request({ token: 'tok_visa_3ds_challenge' }))).toMatchObject({ kind: 'declined', code: '100.380.100' });
+  });
+
+  it('takes a merchant-initiated (retained) charge of a challenge card without 3DS, forced declines still applying', async () => {
+    const charged = approved(await sandbox.authorise(request({ token: 'tok_mastercard_3ds_challenge', merchantInitiated: true })));
+    expect(charged.threeDs).toBeUndefined();
+    expect(await sandbox.authorise(request({ token: 'tok_visa_3ds_challenge', amount: 10_051, merchantInitiated: true }))).toMatchObject({ kind: 'declined', code: '800.100.151' });
   });
 
   it('reports cards outside 3DS as not enrolled (never frictionless) when 3DS is requested, approved without it', async () => {

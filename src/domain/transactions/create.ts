@@ -11,7 +11,7 @@ import type { PaymentPlan } from './prepare.js';
 import { boundedCall, type CallResult } from './processor-call.js';
 import { failRow, lockRow, lockRows, planSettlement } from './settle.js';
 import { writeSettlements, type SettlementWrite } from './repository.js';
-import { capturesAtOnce, isAdminType, isFollowUpType, type Actor, type AdminTransactionType, type TransactionInput, type TransactionRecord } from './types.js';
+import { capturesAtOnce, isAdminType, isFollowUpType, isRetainedType, type Actor, type AdminTransactionType, type TransactionInput, type TransactionRecord } from './types.js';
 import { loadTransactionViews, viewsOfRows, type TransactionJson } from './view.js';
 
 /**
@@ -157,6 +157,7 @@ async function callProcessor(context: AppContext, plan: PaymentPlan, record: Tra
       card,
       capture: capturesAtOnce(type),
       mode,
+      merchantInitiated: isRetainedType(type),
       threeDs: record.attempt3ds ? { returnUrl: threeDsReturnUrl(context, record.uuid), merchantName: plan.channel.descriptor ?? receiptLabelOf(plan.channel) } : null,
       ...(plan.input.forcedDeclineCode !== undefined ? { forcedDeclineCode: plan.input.forcedDeclineCode } : {}),
     }),

@@ -63,6 +63,10 @@ function assertAmount(input: TransactionInput): void {
     return;
   }
   if (!input.total || input.total <= 0) throw invalidParam('total', 'The total must be a positive amount in cents.');
+  // The spec keeps `pending` (awaiting the cardholder's 3DS) to purchase, vault and authorise.
+  if (input.attempt3ds && isRetainedType(input.type)) {
+    throw invalidParam('attempt_3ds', 'A retained charge is merchant-initiated: the cardholder is not there to authenticate, and the card was verified when it was vaulted. Send it without attempt_3ds.');
+  }
   if (input.redirectUrl !== undefined && !/^https?:\/\//i.test(input.redirectUrl)) throw invalidParam('redirect_url', 'The redirect URL must be an http or https URL.');
 }
 

@@ -42,12 +42,14 @@ function bankAnswer(request: AuthoriseRequest): BankAnswer {
  * with 3DS requested is challenged and the bank's answer applies after "Authenticate"; a
  * challenge card without 3DS is soft-declined (the issuer insists); frictionless cards pass 3DS
  * silently; other cards are not enrolled: with 3DS requested they are authorised without it and
- * the answer says so (`not_enrolled`), never `frictionless` (docs/sandbox.md).
+ * the answer says so (`not_enrolled`), never `frictionless` (docs/sandbox.md). A merchant-initiated
+ * (retained) charge skips 3DS altogether: the issuer exempts it, as the cardholder is not there.
  */
 export function decideAuthorisation(request: AuthoriseRequest): AuthorisationDecision {
   const behaviour = testCardByPan(request.card.pan)?.behaviour ?? 'approve';
   const bank = bankAnswer(request);
   const noAnswer = behaviour === 'no_answer';
+  if (request.merchantInitiated) return { answer: bank, afterChallenge: null, threeDs: null, noAnswer };
   if (behaviour === 'challenge') {
     if (!request.threeDs) {
       return { answer: declined(sandboxCodes.authenticationRequired.code, sandboxCodes.authenticationRequired.message), afterChallenge: null, threeDs: null, noAnswer };

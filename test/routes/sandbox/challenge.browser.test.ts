@@ -31,7 +31,7 @@ describe('sandbox 3DS challenge in Chromium', () => {
     const reference = randomUUID();
     const returnUrl = `${origin}/healthz?from=3ds`;
     const outcome = await connector.authorise({
-      reference, amount: 4_200, currency: 'GBP', capture: true, mode: 'test', threeDs: { returnUrl, merchantName: 'Sunny Tours' },
+      reference, amount: 4_200, currency: 'GBP', capture: true, mode: 'test', threeDs: { returnUrl, merchantName: 'Sunny Tours' }, merchantInitiated: false,
       card: { pan: '4200000000000042', expiryMonth: 12, expiryYear: 2040, cvv: '123' },
     });
     if (outcome.kind !== 'challenge') throw new Error('expected a challenge');

@@ -20,6 +20,7 @@ async function challenge(overrides: Partial<AuthoriseRequest> = {}) {
     capture: true,
     mode: 'test',
     threeDs: { returnUrl, merchantName: 'Sunny <Tours>' },
+    merchantInitiated: false,
     ...overrides,
   };
   const outcome = await t.context.connector.authorise(request);
