@@ -79,7 +79,9 @@ describe('sandbox tokens on POST /transactions (decisions.md)', () => {
     expectError(await api(t, site, 'POST', 'transactions', { transaction_types: 'vault', channels: live.id, currencies: 'GBP', total: 0, token: 'tok_visa' }), 400, 'rest_invalid_param');
     // A card vaulted on a test channel cannot move to a live one.
     const booking = await makeBooking(t, site, live.id, { total: 1000 });
-    expectError(await retained(t, site, live, booking, 1000, { linked_id: card.id }), 400, 'rest_invalid_param');
+    const moved = expectError(await retained(t, site, live, booking, 1000, { linked_id: card.id }), 400, 'rest_invalid_param');
+    // Keyed by what named the card: here linked_id, no token was sent.
+    expect(Object.keys(moved.data.params)).toEqual(['linked_id']);
   });
 });
 

@@ -108,7 +108,7 @@ function overfundingRefusalOf(error: unknown): ApiError | undefined {
   const { code, detail } = error as { code?: string; detail?: string };
   if (code !== overfundingSqlState || detail === undefined) return undefined;
   const { booking_id: id, total } = JSON.parse(detail) as { booking_id: number; total: number };
-  return invalidParam('bookings', `Booking ${id}: this payment would take the money on the booking above its total (${total}); pay at most its unpaid total.`);
+  return invalidParam('bookings', `Booking ${id}: this payment would take the money on the booking above its total (${total}); pay at most its unpaid total, less any payment of it still being processed.`);
 }
 
 const overfundingSqlState = 'TF001';

@@ -237,7 +237,8 @@ async function resolveCard(
     if (!found) throw invalidParam('token', 'Unknown or expired card token.');
     resolved = { card: found.card, ...(found.cvv !== undefined ? { cvv: found.cvv } : {}), ...(found.via === 'capture_token' ? { captureToken: input.token! } : {}) };
   }
-  assertCardAllowedInMode(resolved.card, channel.accountMode, 'token');
+  // Keyed by what named the card: a retained charge may name it by linked_id alone.
+  assertCardAllowedInMode(resolved.card, channel.accountMode, input.token === undefined ? 'linked_id' : 'token');
   assertCardUsableOnChannel(resolved.card, channel, 'channels');
   return resolved;
 }
