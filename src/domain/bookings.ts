@@ -218,10 +218,14 @@ function refuseShape(booking: BookingInput): Record<string, string> {
  * look for bookings, so it cannot be deleted or re-currencied under the booking, while bookings
  * of one channel (and payments, which only take weaker locks) do not wait for each other.
  */
-async function refuseInvalid(tx: Queryable, siteId: number, booking: BookingInput): Promise<BookingRefusal | null> {
+/** `joinsChannel`: the booking is new to its channel (a create, or a move); false keeps a booking where it is. */
+async function refuseInvalid(tx: Queryable, siteId: number, booking: BookingInput, joinsChannel = true): Promise<BookingRefusal | null> {
   const params = refuseShape(booking);
   const channel = await loadChannel(tx, { siteId, id: booking.channelId, lock: 'key share' });
   if (!channel) params.channels = 'Invalid channel ID.';
+  // A closed channel takes no payments (prepare.ts), so no new bookings to be paid through it
+  // either; one it already holds can still be corrected.
+  else if (joinsChannel && channel.accountMode === 'closed') params.channels = 'The channel is closed and takes no new bookings.';
   else if (channel.currency !== booking.currency) {
     params.channels = `The booking currency (${booking.currency}) must match the channel base currency (${channel.currency}).`;
   }
@@ -236,7 +240,7 @@ async function refuseInvalid(tx: Queryable, siteId: number, booking: BookingInpu
 
 /**
  * The whole create in one statement (one round trip, atomic on its own): the row is inserted
- * only when the channel is a live channel of the site in the booking's currency (key-share-locked
+ * only when the channel is a live (not deleted, not closed) channel of the site in the booking's currency (key-share-locked
  * as in refuseInvalid; under READ COMMITTED a concurrent channel update is waited for and its
  * new version re-checked) and every supplier exists; it answers the booking as loadBooking does.
  */
@@ -246,7 +250,7 @@ const insertBookingStatement = {
            INSERT INTO bookings (site_id, channel_id, author_id, status, content, firstname, surname, email, date_end, date_start, pax, reference, total, currency, country, language, suppliers)
            SELECT c.site_id, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, c.currency, $15, $16, $17::text[]
              FROM channels c
-            WHERE c.id = $2 AND c.site_id = $1 AND c.deleted_at IS NULL AND c.currency = $14::text
+            WHERE c.id = $2 AND c.site_id = $1 AND c.deleted_at IS NULL AND c.currency = $14::text AND c.account_mode <> 'closed'
               AND (SELECT count(*) FROM suppliers WHERE id = ANY($17::text[])) = cardinality($17::text[])
               FOR KEY SHARE OF c
            RETURNING *)
@@ -343,7 +347,7 @@ export async function updateBooking(tx: Queryable, options: { siteId: number; id
     channelId: patch.channelId ?? current.channelId,
     suppliers: patch.suppliers ?? [],
   };
-  const refusal = (await refuseInvalid(tx, options.siteId, next)) ?? { params: {} };
+  const refusal = (await refuseInvalid(tx, options.siteId, next, next.channelId !== current.channelId)) ?? { params: {} };
   if (patch.total !== undefined) {
     const { in_flight: inFlight } = await tx.one<{ in_flight: number }>(fundingInFlightStatement, [current.id, fundingTypes]);
     const linked = current.totalPaid + current.totalAuthorized + inFlight;

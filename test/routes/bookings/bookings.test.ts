@@ -368,6 +368,23 @@ describe('bookings: errors', () => {
     expect(await snapshot(t)).toBe(before);
   });
 
+  it('takes no new booking on a closed channel, and still lets one it holds be corrected', async () => {
+    const closing = await makeChannel(t, site, { name: 'Closing', currencies: 'GBP' });
+    const held = await makeBooking(site, { channels: closing.id });
+    await t.db.query(`UPDATE channels SET account_mode = 'closed' WHERE id = $1`, [closing.id]);
+    const created = await call(t, site, 'POST', 'bookings', { ...valid(), channels: closing.id });
+    expect(created.json()).toEqual({
+      code: 'rest_invalid_param',
+      message: 'Invalid parameter(s): channels',
+      data: { status: 400, params: { channels: 'The channel is closed and takes no new bookings.' } },
+    });
+    const other = await makeBooking(site);
+    const moved = await call(t, site, 'PUT', `bookings/${other.id}`, { channels: closing.id });
+    expect(moved.json().data.params).toEqual({ channels: 'The channel is closed and takes no new bookings.' });
+    expect((await call(t, site, 'PUT', `bookings/${held.id}`, { surname: 'Byron' })).json()).toMatchObject({ surname: 'Byron', channels: closing.id });
+    expect(await t.db.query('SELECT id FROM bookings WHERE channel_id = $1', [closing.id])).toEqual([{ id: held.id }]);
+  });
+
   it('refuses a channel of another site as the booking channel', async () => {
     const foreign = await makeChannel(t, other, { name: 'Foreign', currencies: 'GBP' });
     const response = await call(t, site, 'POST', 'bookings', { ...valid(), channels: foreign.id });
