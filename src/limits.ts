@@ -100,6 +100,11 @@ export const limits = {
   modalAuthLifetimeSeconds: 15 * 60,
   /** Tolerated clock difference for auth string timestamps in the future. */
   modalAuthClockSkewSeconds: 60,
+  /**
+   * The least a payment request link lives from when it is issued: a link asked for after the
+   * booking's end date (a balance collected after travel) would otherwise be born expired.
+   */
+  paymentRequestLifetimeMinSeconds: 7 * 24 * 60 * 60,
   /** Lifetime of a hosted page session (vault app, modal frame, payment request page). */
   hostedSessionLifetimeSeconds: 30 * 60,
   /** Failed card attempts per hosted page session; the next one is refused. */

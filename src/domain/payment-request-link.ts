@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { limits } from '../limits.js';
 
 /**
  * Signed, expiring links to the hosted payment request page of a booking:
@@ -40,13 +41,18 @@ export function verifyPaymentRequestToken(secret: Buffer, token: string, now: Da
   return { siteId, bookingId, expiresAt: new Date(expiresUnix * 1000) };
 }
 
-/** Links stay valid until 23:59:59 GMT on the day after the booking's end date (`YYYY-MM-DD`). */
-export function paymentRequestExpiry(dateEnd: string): Date {
+/**
+ * Links stay valid until 23:59:59 GMT on the day after the booking's end date (`YYYY-MM-DD`), and
+ * at least `limits.paymentRequestLifetimeMinSeconds` after they are issued.
+ */
+export function paymentRequestExpiry(dateEnd: string, issuedAt: Date): Date {
   const [year, month, day] = dateEnd.split('-').map(Number) as [number, number, number];
-  return new Date(Date.UTC(year, month - 1, day + 1, 23, 59, 59));
+  const afterEndDate = Date.UTC(year, month - 1, day + 1, 23, 59, 59);
+  const leastLifetime = Math.floor(issuedAt.getTime() / 1000) * 1000 + limits.paymentRequestLifetimeMinSeconds * 1000;
+  return new Date(Math.max(afterEndDate, leastLifetime));
 }
 
-export function paymentRequestUrl(options: { baseUrl: string; secret: Buffer; siteId: number; bookingId: number; dateEnd: string }): string {
-  const token = signPaymentRequestToken(options.secret, { siteId: options.siteId, bookingId: options.bookingId, expiresAt: paymentRequestExpiry(options.dateEnd) });
+export function paymentRequestUrl(options: { baseUrl: string; secret: Buffer; siteId: number; bookingId: number; dateEnd: string; issuedAt: Date }): string {
+  const token = signPaymentRequestToken(options.secret, { siteId: options.siteId, bookingId: options.bookingId, expiresAt: paymentRequestExpiry(options.dateEnd, options.issuedAt) });
   return `${options.baseUrl}/pay/${token}`;
 }

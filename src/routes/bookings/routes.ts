@@ -183,7 +183,7 @@ export function bookingToWire(context: AppContext, request: FastifyRequest, book
   const collection = `${context.config.baseUrl}/${principal.sitePath}/site-json/vendor/v2/bookings`;
   const self: BookingWire['_links']['self'][number] = { href: `${collection}/${booking.id}` };
   if (options.paymentRequest) {
-    self.payment_request = paymentRequestUrl({ baseUrl: context.config.baseUrl, secret: context.config.secrets.signingSecret, siteId: booking.siteId, bookingId: booking.id, dateEnd: booking.dateEnd });
+    self.payment_request = paymentRequestUrl({ baseUrl: context.config.baseUrl, secret: context.config.secrets.signingSecret, siteId: booking.siteId, bookingId: booking.id, dateEnd: booking.dateEnd, issuedAt: context.now() });
   }
   return {
     id: booking.id,

@@ -113,6 +113,15 @@ describe('bookings: happy paths', () => {
     expect(verifyPaymentRequestToken(t.config.secrets.signingSecret, moved, new Date('2027-03-02T23:00:00Z'))?.bookingId).toBe(booking.id);
   });
 
+  it('gives a booking whose end date has passed a payment request link that works for a week (a balance collected after travel)', async () => {
+    const past = await makeBooking(site, { date: '2026-11-01', payment_request_url: true });
+    const token = past._links.self[0].payment_request.split('/pay/')[1]!;
+    expect(verifyPaymentRequestToken(t.config.secrets.signingSecret, token, now)?.expiresAt).toEqual(new Date('2026-11-28T10:00:00Z'));
+    const page = await t.app.inject({ url: `/pay/${token}` });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('id="card-form"');
+  });
+
   it('updates any input field, ignoring read-only ones', async () => {
     const booking = await makeBooking(site);
     const response = await call(t, member, 'PUT', `bookings/${booking.id}`, {
