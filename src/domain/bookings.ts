@@ -240,9 +240,10 @@ async function refuseInvalid(tx: Queryable, siteId: number, booking: BookingInpu
 
 /**
  * The whole create in one statement (one round trip, atomic on its own): the row is inserted
- * only when the channel is a live (not deleted, not closed) channel of the site in the booking's currency (key-share-locked
- * as in refuseInvalid; under READ COMMITTED a concurrent channel update is waited for and its
- * new version re-checked) and every supplier exists; it answers the booking as loadBooking does.
+ * only when the channel is one of the site's, neither deleted nor closed, in the booking's currency
+ * (key-share-locked as in refuseInvalid; under READ COMMITTED a concurrent channel update is waited
+ * for and its new version re-checked) and every supplier exists; it answers the booking as
+ * loadBooking does.
  */
 const insertBookingStatement = {
   name: 'booking_insert',
