@@ -53,9 +53,9 @@ export const TransactionCreateBody = Type.Object(
     payee_email: Type.Optional(Type.String({ pattern: emailAddressPattern, maxLength: limits.emailLengthMax })),
     countries: Type.Optional(CodeEnum(countryCodes)),
     psp: Type.Optional(text(100)),
-    payment_methods: Type.Optional(StringEnum(paymentMethods)),
+    payment_methods: Type.Optional(StringEnum(paymentMethods, { description: 'credit-card (the default): every transaction created here moves money by card; bank-transfer is refused' })),
     ip_address: Type.Optional(Type.String({ anyOf: [{ format: 'ipv4' }, { format: 'ipv6' }], maxLength: 45 } as Parameters<typeof Type.String>[0])),
-    attempt_3ds: Type.Optional(Type.Boolean()),
+    attempt_3ds: Type.Optional(Type.Boolean({ description: 'Ask for 3-D Secure (purchase, authorize, vault); refused on retained charges, which are merchant-initiated' })),
     redirect_url: Type.Optional(Type.String({ minLength: 1, maxLength: limits.redirectUrlLengthMax })),
     // Issue 4: the spec's "Allocation input item" (docs/allocations.md).
     allocations: Type.Optional(allocationInputList),
