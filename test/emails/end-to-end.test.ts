@@ -127,6 +127,25 @@ describe('mails from real payments', () => {
     expect(await deliver()).toEqual([]);
   });
 
+  it("a capture's receipt and its refund's mail go to the payer named on the authorisation, not the lead traveller", async () => {
+    const channelId = await channel({});
+    const bookingId = await booking(channelId, { email: 'lead@example.com' });
+    const authorisation = await api('POST', '/transactions', {
+      transaction_types: 'authorize', channels: channelId, currencies: 'EUR', total: 80_000, token: 'tok_visa', bookings: [{ id: bookingId, currencies: 'EUR', total: 80_000 }],
+      payee_email: 'payer@example.com', payee_name: 'Pablo', payee_surname: 'Pagador',
+    });
+    const capture = await api('POST', '/transactions', {
+      transaction_types: 'capture', channels: channelId, currencies: 'EUR', total: 80_000, linked_id: authorisation.id, bookings: [{ id: bookingId, currencies: 'EUR', total: 80_000 }],
+    });
+    expect(capture.status).toBe('complete');
+    await api('POST', '/transactions', {
+      transaction_types: 'refund', channels: channelId, currencies: 'EUR', total: 1_000, linked_id: capture.id, bookings: [{ id: bookingId, currencies: 'EUR', total: 1_000 }],
+    });
+    const mails = await deliver();
+    expect(mails.map((mail) => mail.envelopeTo)).toEqual([['payer@example.com'], ['payer@example.com']]);
+    expect(mails.every((mail) => mail.text.includes('Pablo Pagador'))).toBe(true);
+  });
+
   it('refund and chargeback keep the language of the original payment; chargeback_mail gets the notice', async () => {
     const channelId = await channel({ language: 'esES', chargeback_mail: 'disputes@alpine.example', primary_mail: 'ops@alpine.example' });
     const bookingId = await booking(channelId, { email: 'booker@example.com' });

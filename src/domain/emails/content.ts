@@ -1,7 +1,7 @@
 import { minorUnitDigits } from '../money.js';
 import { firstLanguage, type LanguageCode } from '../../i18n/catalogue.js';
 import { audienceOf, type MailKind } from './kinds.js';
-import type { BookingRow, TransactionFacts, TransactionRow } from './facts.js';
+import type { BookingRow, PayerRow, TransactionFacts, TransactionRow } from './facts.js';
 
 export interface Money {
   total: number;
@@ -49,9 +49,17 @@ export function mailLanguage(kind: MailKind, facts: TransactionFacts): LanguageC
   return firstLanguage(facts.original.language, facts.bookings[0]?.language, facts.channel.language);
 }
 
-/** The payer's address: the transaction's payee_email, the original payment's, else the booking's. */
+/**
+ * The payer's address: the transaction's payee_email, the original payment's (for a capture, the
+ * authorisation's), else the booking's.
+ */
 export function payerEmailOf(facts: TransactionFacts): string | null {
-  return nonEmpty(facts.transaction.payee_email) ?? nonEmpty(facts.original.payee_email) ?? nonEmpty(facts.bookings[0]?.email) ?? null;
+  return payersOf(facts).map((payer) => nonEmpty(payer.payee_email)).find(Boolean) ?? nonEmpty(facts.bookings[0]?.email) ?? null;
+}
+
+/** Where the payee fields are looked for, nearest first. */
+function payersOf(facts: TransactionFacts): PayerRow[] {
+  return facts.capturedFrom ? [facts.transaction, facts.original, facts.capturedFrom] : [facts.transaction, facts.original];
 }
 
 export function mailDataFor(kind: MailKind, facts: TransactionFacts, language: LanguageCode = mailLanguage(kind, facts)): MailData {
@@ -64,7 +72,7 @@ export function mailDataFor(kind: MailKind, facts: TransactionFacts, language: L
     language,
     company: nonEmpty(channel.receipt_label) ?? channel.site_name,
     channelName: channel.name,
-    payerName: payerNameOf(transaction, original, bookings[0]),
+    payerName: payerNameOf(payersOf(facts), bookings[0]),
     payerEmail: payerEmailOf(facts) ?? '',
     bookings: bookings.map((booking) => ({ trustId: trustId(booking.site_id, booking.id), reference: booking.reference })),
     transactionTrustId: trustId(subject.site_id, subject.id),
@@ -76,10 +84,9 @@ export function mailDataFor(kind: MailKind, facts: TransactionFacts, language: L
   };
 }
 
-function payerNameOf(transaction: TransactionRow, original: TransactionRow, booking: BookingRow | undefined): string {
+function payerNameOf(payers: PayerRow[], booking: BookingRow | undefined): string {
   const name = (row: { first: string | null | undefined; last: string | null | undefined }) => [row.first, row.last].map((part) => part?.trim() ?? '').filter(Boolean).join(' ');
-  return name({ first: transaction.payee_name, last: transaction.payee_surname })
-    || name({ first: original.payee_name, last: original.payee_surname })
+  return payers.map((payer) => name({ first: payer.payee_name, last: payer.payee_surname })).find(Boolean)
     || name({ first: booking?.firstname, last: booking?.surname });
 }
 

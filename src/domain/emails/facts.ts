@@ -54,10 +54,19 @@ export interface ChannelRow {
 }
 
 /** Everything a mail about one transaction needs, read in the caller's database transaction. */
+/** The payee fields of a transaction. */
+export type PayerRow = Pick<TransactionRow, 'payee_email' | 'payee_name' | 'payee_surname'>;
+
 export interface TransactionFacts {
   transaction: TransactionRow;
   /** The payment a refund or chargeback applies to (itself for a payment). */
   original: TransactionRow;
+  /**
+   * When `original` is a capture: the payer named on the authorisation it captured (a capture
+   * takes no payee fields of its own, docs/payments.md), so its receipt, and the refund and
+   * chargeback mails of it, reach that payer rather than the booking's lead traveller.
+   */
+  capturedFrom: PayerRow | null;
   bookings: BookingRow[];
   channel: ChannelRow;
 }
@@ -90,6 +99,8 @@ const factsStatement = {
   SELECT own.id,
          to_json(own) AS transaction,
          to_json(original) AS original,
+         (SELECT json_build_object('payee_email', a.payee_email, 'payee_name', a.payee_name, 'payee_surname', a.payee_surname)
+            FROM transactions a WHERE original.type = 'capture' AND a.id = original.linked_id) AS captured_from,
          (SELECT to_json(x) FROM (
             SELECT c.id, c.name, c.language, c.currency::text AS currency, c.primary_mail, c.mail_bcc_transactional_mails, c.mail_failures, c.receipt_label,
                    c.chargeback_mail, s.name AS site_name
@@ -108,7 +119,7 @@ type JsonTransaction = Omit<TransactionRow, 'created_at' | 'settled_at'> & { cre
 
 /** The facts of each transaction that exists, by id. */
 export async function loadFactsOfTransactions(q: Queryable, transactionIds: readonly number[]): Promise<Map<number, TransactionFacts>> {
-  const rows = await q.query<{ id: number; transaction: JsonTransaction; original: JsonTransaction; channel: ChannelRow | null; bookings: BookingRow[] }>(factsStatement, [
+  const rows = await q.query<{ id: number; transaction: JsonTransaction; original: JsonTransaction; captured_from: PayerRow | null; channel: ChannelRow | null; bookings: BookingRow[] }>(factsStatement, [
     transactionIds,
     limits.mailLinkedDepthMax,
     followLinkedTypes,
@@ -116,7 +127,7 @@ export async function loadFactsOfTransactions(q: Queryable, transactionIds: read
   const facts = new Map<number, TransactionFacts>();
   for (const row of rows) {
     if (!row.channel) throw new Error(`transaction ${row.id}: its channel ${row.transaction.channel_id} does not exist`);
-    facts.set(row.id, { transaction: fromJson(row.transaction), original: fromJson(row.original), bookings: row.bookings, channel: row.channel });
+    facts.set(row.id, { transaction: fromJson(row.transaction), original: fromJson(row.original), capturedFrom: row.captured_from, bookings: row.bookings, channel: row.channel });
   }
   return facts;
 }
