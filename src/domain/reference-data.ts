@@ -48,15 +48,19 @@ export const supplierIdPattern = describedPattern(`^${supplierIdItemPattern}$`, 
 
 /**
  * One email address: deliberately loose (a local part, `@`, a dotted domain, no spaces or
- * commas), since the only real check is delivery; lengths are bounded separately.
+ * commas), since the only real check is delivery; lengths are bounded separately. The local part
+ * is limited to what a mail header carries unquoted (RFC 5322 atext and dots, ASCII): the service
+ * sends without SMTPUTF8, so an address it could never deliver to is refused where it is given,
+ * not found out when a receipt fails (emails/mime.ts, sendableAddress). The domain may be
+ * internationalised: it is sent in its punycode form.
  */
-export const emailPattern = '[^\\s@,\\u0000]+@[^\\s@,.\\u0000]+(\\.[^\\s@,.\\u0000]+)+';
+export const emailPattern = "[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[^\\s@,.\\u0000]+(\\.[^\\s@,.\\u0000]+)+";
 
 /** Zero or more addresses separated by commas (spaces around commas allowed). */
 export const emailListPattern = describedPattern(`^\\s*(${emailPattern}(\\s*,\\s*${emailPattern})*)?\\s*$`, 'email addresses separated by commas');
 
 /** One email address, anchored. */
-export const emailAddressPattern = describedPattern(`^${emailPattern}$`, 'an email address');
+export const emailAddressPattern = describedPattern(`^${emailPattern}$`, 'an email address (ASCII before the @)');
 
 /** `a@x.com , b@y.com` → `a@x.com,b@y.com`. */
 export function normaliseEmailList(text: string): string {

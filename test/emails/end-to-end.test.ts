@@ -127,6 +127,19 @@ describe('mails from real payments', () => {
     expect(await deliver()).toEqual([]);
   });
 
+  it('an address on a channel list that no header can carry is skipped: the receipt and the other copies still go', async () => {
+    const refused = await t.app.inject({ method: 'POST', url: `${base}/channels`, headers: site.headers, payload: { name: 'Nord', currencies: 'EUR', primary_mail: 'jörg@nord.example' } });
+    expect(refused.json()).toMatchObject({ code: 'rest_invalid_param', data: { params: { primary_mail: 'must be email addresses separated by commas' } } });
+    const channelId = await channel({ primary_mail: 'ops@nord.example', mail_bcc_transactional_mails: true });
+    // Stored before the API refused such addresses.
+    await t.db.query(`UPDATE channels SET primary_mail = 'jörg@nord.example, ops@nord.example' WHERE id = $1`, [channelId]);
+    const bookingId = await booking(channelId, { email: 'lena@example.com' });
+    await purchase(channelId, bookingId, 80_000);
+    const mails = await deliver();
+    expect(mails.map((mail) => mail.envelopeTo.sort())).toEqual([['lena@example.com', 'ops@nord.example']]);
+    expect(mails[0]!.raw).toMatch(/^Reply-To: ops@nord\.example\r?$/im);
+  });
+
   it("a capture's receipt and its refund's mail go to the payer named on the authorisation, not the lead traveller", async () => {
     const channelId = await channel({});
     const bookingId = await booking(channelId, { email: 'lead@example.com' });

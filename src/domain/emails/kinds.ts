@@ -1,4 +1,5 @@
 import { limits } from '../../limits.js';
+import { sendableAddress } from './mime.js';
 
 /** Every email the service sends about a transaction. */
 export const mailKinds = ['receipt', 'refund', 'failure', 'chargeback', 'chargeback-notice'] as const;
@@ -68,7 +69,9 @@ export function parseAddressList(list: string): string[] {
   const seen = new Set<string>();
   const addresses: string[] = [];
   for (const candidate of list.split(',').map((part) => part.trim())) {
-    if (!addressPattern.test(candidate) || seen.has(candidate.toLowerCase())) continue;
+    // One that a header cannot carry (mime.ts) is skipped like a malformed one, so it never stops
+    // the mail of the others on the list.
+    if (!addressPattern.test(candidate) || sendableAddress(candidate) === undefined || seen.has(candidate.toLowerCase())) continue;
     seen.add(candidate.toLowerCase());
     addresses.push(candidate);
   }

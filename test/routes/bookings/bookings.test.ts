@@ -359,7 +359,8 @@ describe('bookings: errors', () => {
     const said = async (patch: Record<string, unknown>) => (await call(t, site, 'POST', 'bookings', { ...valid(), ...patch })).json().data.params;
     expect(await said({ date: '30/06/2027' })).toEqual({ date: 'must be a date as YYYY-MM-DD' });
     expect(await said({ countries: 'gb' })).toEqual({ countries: 'must be a two-letter country code in capitals (ISO 3166-1 alpha-2), such as GB' });
-    expect(await said({ email: 'nope' })).toEqual({ email: 'must be an email address' });
+    expect(await said({ email: 'nope' })).toEqual({ email: 'must be an email address (ASCII before the @)' });
+    expect(await said({ email: 'jörg@example.com' })).toEqual({ email: 'must be an email address (ASCII before the @)' });
     expect(await said({ firstname: '   ' })).toEqual({ firstname: 'must be text with at least one visible character (and no NUL characters)' });
     expect(await said({ nickname: 'x' })).toEqual({ nickname: 'unknown field nickname' });
   });
