@@ -89,6 +89,22 @@ describe('hosted page APIs', () => {
     expect(current.decline).toMatchObject({ code: '999.123.456', reason: 'refusée par le prestataire de paiement' });
   });
 
+  it("reads back only the page's own payments, never another payment of its booking (its payer, card and vault token)", async () => {
+    const { token, bookingId } = await bookingSession(6_000, { kind: 'pay' });
+    const headers = { authorization: `Bearer ${token}` };
+    const other = await t.app.inject({
+      method: 'POST', url: `/${site.path}/site-json/vendor/v2/transactions`, headers: site.headers,
+      payload: { transaction_types: 'purchase', channels: channel.id, currencies: 'USD', total: 1_000, token: 'tok_mastercard_declined', payee_email: 'other.payer@example.com', bookings: [{ id: bookingId, currencies: 'USD', total: 1_000 }] },
+    });
+    expect(other.json()).toMatchObject({ status: 'failed', last_four_digits: '5100' });
+    const none = await t.app.inject({ url: '/hosted/payments/current', headers });
+    expect(none.statusCode).toBe(404);
+    expect(none.body).not.toContain('other.payer@example.com');
+    expect(none.body).not.toContain('5100');
+    const declined = (await t.app.inject({ method: 'POST', url: '/hosted/payments', headers, payload: { card_token: 'tok_visa_declined' } })).json();
+    expect((await t.app.inject({ url: '/hosted/payments/current', headers })).json()).toMatchObject({ outcome: 'failed', transaction: { id: declined.transaction.id } });
+  });
+
   it('refuses unknown session tokens with the token_error shape', async () => {
     const answer = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: 'Bearer hps_' + 'a'.repeat(43) }, payload: { card_token: 'tok_visa' } });
     expect(answer.statusCode).toBe(403);

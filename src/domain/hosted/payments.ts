@@ -108,15 +108,10 @@ export async function payWithSession(context: AppContext, session: HostedSession
 
 /** The state of the session's latest payment: after a 3DS challenge, or on reload. */
 export async function currentPayment(context: AppContext, session: HostedSession): Promise<HostedPaymentAnswer | null> {
-  let transactionId = session.transactionId ?? session.pendingTransactionId;
-  if (transactionId === null) {
-    const last = await context.db.maybeOne<{ id: number }>(
-      `SELECT id FROM transactions WHERE site_id = $1 AND channel_id = $2 AND id = ANY($3::bigint[]) ORDER BY id DESC LIMIT 1`,
-      [session.siteId, session.channelId, await sessionTransactionIds(context, session)],
-    );
-    if (!last) return null;
-    transactionId = last.id;
-  }
+  // Only the session's own attempts: the booking's other payments (the API's, other pages') are
+  // not for whoever holds the page's link to read.
+  const transactionId = session.transactionId ?? session.pendingTransactionId ?? session.lastTransactionId;
+  if (transactionId === null) return null;
   const [view] = await loadTransactionViews(context.db, context.config, session.siteId, [transactionId]);
   if (!view) return null;
   // A challenge or an unknown outcome settles later; record where it ended up.
@@ -124,12 +119,6 @@ export async function currentPayment(context: AppContext, session: HostedSession
     await recordAttemptOutcome(context.db, session.id, { transactionId, status: view.status });
   }
   return answerFor(context, await getHostedSession(context.db, session.id), transactionId);
-}
-
-async function sessionTransactionIds(context: AppContext, session: HostedSession): Promise<number[]> {
-  if (session.bookingId === null) return [];
-  const row = await context.db.maybeOne<{ transaction_ids: number[] }>('SELECT transaction_ids FROM bookings WHERE id = $1 AND site_id = $2', [session.bookingId, session.siteId]);
-  return row?.transaction_ids ?? [];
 }
 
 async function answerFor(context: AppContext, session: HostedSession, transactionId: number): Promise<HostedPaymentAnswer> {

@@ -39,6 +39,8 @@ export interface HostedSession {
   attempts: number;
   transactionId: number | null;
   pendingTransactionId: number | null;
+  /** The session's own latest attempt, whatever its outcome (migration 028). */
+  lastTransactionId: number | null;
   expiresAt: Date;
   /** Modal sessions: the auth string's shared record (modal-auth-uses.ts), else null. */
   modalAuthId: number | null;
@@ -81,6 +83,7 @@ interface SessionRow {
   attempts: number;
   transaction_id: number | null;
   pending_transaction_id: number | null;
+  last_transaction_id: number | null;
   expires_at: Date;
   modal_auth_id: number | null;
   auth_failures: number | null;
@@ -88,7 +91,7 @@ interface SessionRow {
 
 // Usable in SELECT ... FROM hosted_sessions and in RETURNING alike.
 const columns = `id, kind, site_id, channel_id, user_id, booking_id, amount, currency, host_origin, language, options,
-  attempts, transaction_id, pending_transaction_id, expires_at, modal_auth_id,
+  attempts, transaction_id, pending_transaction_id, last_transaction_id, expires_at, modal_auth_id,
   (SELECT a.failures FROM modal_auth_uses a WHERE a.id = hosted_sessions.modal_auth_id) AS auth_failures`;
 
 function fromRow(row: SessionRow): HostedSession {
@@ -107,6 +110,7 @@ function fromRow(row: SessionRow): HostedSession {
     attempts: row.attempts,
     transactionId: row.transaction_id,
     pendingTransactionId: row.pending_transaction_id,
+    lastTransactionId: row.last_transaction_id,
     expiresAt: row.expires_at,
     modalAuthId: row.modal_auth_id,
     authFailures: row.auth_failures,
@@ -211,14 +215,14 @@ export async function recordAttemptOutcome(db: Queryable, sessionId: number, out
   if (outcome.status === 'complete') {
     await db.query(
       `WITH session AS (
-         UPDATE hosted_sessions SET transaction_id = $2, pending_transaction_id = NULL WHERE id = $1 AND transaction_id IS NULL RETURNING modal_auth_id)
+         UPDATE hosted_sessions SET transaction_id = $2, pending_transaction_id = NULL, last_transaction_id = $2 WHERE id = $1 AND transaction_id IS NULL RETURNING modal_auth_id)
        UPDATE modal_auth_uses SET failures = greatest(failures - 1, 0) WHERE id = (SELECT modal_auth_id FROM session)`,
       [sessionId, outcome.transactionId],
     );
   } else if (outcome.status === 'pending' || outcome.status === 'incomplete') {
-    await db.query('UPDATE hosted_sessions SET pending_transaction_id = $2 WHERE id = $1', [sessionId, outcome.transactionId]);
+    await db.query('UPDATE hosted_sessions SET pending_transaction_id = $2, last_transaction_id = $2 WHERE id = $1', [sessionId, outcome.transactionId]);
   } else {
-    await db.query('UPDATE hosted_sessions SET pending_transaction_id = NULL WHERE id = $1', [sessionId]);
+    await db.query('UPDATE hosted_sessions SET pending_transaction_id = NULL, last_transaction_id = $2 WHERE id = $1', [sessionId, outcome.transactionId]);
   }
 }
 
