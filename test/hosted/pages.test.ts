@@ -105,6 +105,40 @@ describe('hosted page APIs', () => {
     expect((await t.app.inject({ url: '/hosted/payments/current', headers })).json()).toMatchObject({ outcome: 'failed', transaction: { id: declined.transaction.id } });
   });
 
+  it('offers the payment request page only what can be paid: never "fully paid" for money merely held, nor a form a closed channel would refuse', async () => {
+    const shown = async (channelId: number, total: number, pay?: { type: 'authorize' | 'purchase'; total: number }) => {
+      const booking = (await t.app.inject({
+        method: 'POST', url: `/${site.path}/site-json/vendor/v2/bookings`, headers: site.headers,
+        payload: { firstname: 'Ada', surname: 'Lovelace', email: 'ada@example.com', date: '2031-05-20', total, currencies: 'USD', countries: 'GB', channels: channelId, payment_request_url: true },
+      })).json();
+      if (pay) {
+        const paid = await t.app.inject({
+          method: 'POST', url: `/${site.path}/site-json/vendor/v2/transactions`, headers: site.headers,
+          payload: { transaction_types: pay.type, channels: channelId, currencies: 'USD', total: pay.total, token: 'tok_visa', bookings: [{ id: booking.id, currencies: 'USD', total: pay.total }] },
+        });
+        expect(paid.json().status).toBe('complete');
+      }
+      const page = await t.app.inject({ url: new URL(booking._links.self[0].payment_request).pathname });
+      expect(page.statusCode).toBe(200);
+      return { body: page.body, bookingId: booking.id as number };
+    };
+    expect((await shown(channel.id, 4_000, { type: 'purchase', total: 4_000 })).body).toContain('This booking is fully paid. Nothing is due.');
+    const held = await shown(channel.id, 4_000, { type: 'authorize', total: 4_000 });
+    expect(held.body).toContain('Nothing is due on this booking: its total is already paid or held on a card.');
+    expect(held.body).not.toContain('id="card-form"');
+    const partly = await shown(channel.id, 4_000, { type: 'authorize', total: 1_500 });
+    expect(partly.body).toMatch(/id="amount-due">US\$25\.00</);
+    const closing = (await t.app.inject({ method: 'POST', url: `/${site.path}/site-json/vendor/v2/channels`, headers: site.headers, payload: { name: 'Closing', currencies: 'USD', receipt_label: 'Sunny Tours' } })).json();
+    const unpaidOnClosed = (await t.app.inject({
+      method: 'POST', url: `/${site.path}/site-json/vendor/v2/bookings`, headers: site.headers,
+      payload: { firstname: 'Ada', surname: 'Lovelace', email: 'ada@example.com', date: '2031-05-20', total: 3_000, currencies: 'USD', countries: 'GB', channels: closing.id, payment_request_url: true },
+    })).json();
+    await t.db.query(`UPDATE channels SET account_mode = 'closed' WHERE id = $1`, [closing.id]);
+    const closed = await t.app.inject({ url: new URL(unpaidOnClosed._links.self[0].payment_request).pathname });
+    expect(closed.body).toContain('This booking cannot be paid online. Please contact Sunny Tours.');
+    expect(closed.body).not.toContain('fully paid');
+  });
+
   it('refuses unknown session tokens with the token_error shape', async () => {
     const answer = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: 'Bearer hps_' + 'a'.repeat(43) }, payload: { card_token: 'tok_visa' } });
     expect(answer.statusCode).toBe(403);

@@ -63,6 +63,8 @@ export const messages = {
   converted: '{amount} zum Kurs von {rate}',
   rateChanged: 'Der Wechselkurs hat sich geändert: Der Betrag beträgt jetzt {amount}. Bitte prüfen Sie ihn und bezahlen Sie erneut.',
   fullyPaid: 'Diese Buchung ist vollständig bezahlt. Es ist nichts fällig.',
+  nothingDue: 'Für diese Buchung ist nichts fällig: Der Gesamtbetrag ist bereits bezahlt oder auf einer Karte reserviert.',
+  notPayableOnline: 'Diese Buchung kann nicht online bezahlt werden. Bitte wenden Sie sich an {company}.',
   receipt: 'Beleg',
   transactionId: 'Transaktionsnummer',
   amountPaid: 'Bezahlter Betrag',

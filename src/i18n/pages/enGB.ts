@@ -64,6 +64,8 @@ export const messages = {
   converted: '{amount} at a rate of {rate}',
   rateChanged: 'The exchange rate has changed: the amount is now {amount}. Please check it and pay again.',
   fullyPaid: 'This booking is fully paid. Nothing is due.',
+  nothingDue: 'Nothing is due on this booking: its total is already paid or held on a card.',
+  notPayableOnline: 'This booking cannot be paid online. Please contact {company}.',
   receipt: 'Receipt',
   transactionId: 'Transaction ID',
   amountPaid: 'Amount paid',

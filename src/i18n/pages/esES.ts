@@ -63,6 +63,8 @@ export const messages = {
   converted: '{amount} a un tipo de {rate}',
   rateChanged: 'El tipo de cambio ha cambiado: el importe es ahora {amount}. Compruébelo y vuelva a pagar.',
   fullyPaid: 'Esta reserva está totalmente pagada. No hay nada pendiente.',
+  nothingDue: 'No hay nada pendiente en esta reserva: su importe total ya está pagado o retenido en una tarjeta.',
+  notPayableOnline: 'Esta reserva no se puede pagar en línea. Póngase en contacto con {company}.',
   receipt: 'Recibo',
   transactionId: 'Número de transacción',
   amountPaid: 'Importe pagado',

@@ -63,6 +63,8 @@ export const messages = {
   converted: '{amount} au taux de {rate}',
   rateChanged: 'Le taux de change a changé : le montant est maintenant de {amount}. Vérifiez-le et payez à nouveau.',
   fullyPaid: 'Cette réservation est entièrement payée. Rien n’est dû.',
+  nothingDue: 'Rien n’est dû pour cette réservation : son montant total est déjà payé ou réservé sur une carte.',
+  notPayableOnline: 'Cette réservation ne peut pas être payée en ligne. Veuillez contacter {company}.',
   receipt: 'Reçu',
   transactionId: 'Numéro de transaction',
   amountPaid: 'Montant payé',

@@ -63,6 +63,8 @@ export const messages = {
   converted: '{amount} al tasso di {rate}',
   rateChanged: 'Il tasso di cambio è cambiato: l\'importo ora è {amount}. Controllalo e paga di nuovo.',
   fullyPaid: 'Questa prenotazione è interamente pagata. Non è dovuto nulla.',
+  nothingDue: 'Non è dovuto nulla per questa prenotazione: l’importo totale è già pagato o bloccato su una carta.',
+  notPayableOnline: 'Questa prenotazione non può essere pagata online. Contatta {company}.',
   receipt: 'Ricevuta',
   transactionId: 'Numero di transazione',
   amountPaid: 'Importo pagato',

@@ -63,6 +63,8 @@ export const messages = {
   converted: '{amount} pēc kursa {rate}',
   rateChanged: 'Valūtas kurss ir mainījies: summa tagad ir {amount}. Lūdzu, pārbaudiet to un maksājiet vēlreiz.',
   fullyPaid: 'Šī rezervācija ir pilnībā apmaksāta. Nekas nav jāmaksā.',
+  nothingDue: 'Par šo rezervāciju nekas nav jāmaksā: kopsumma jau ir samaksāta vai rezervēta kartē.',
+  notPayableOnline: 'Šo rezervāciju nevar apmaksāt tiešsaistē. Lūdzu, sazinieties ar {company}.',
   receipt: 'Kvīts',
   transactionId: 'Darījuma numurs',
   amountPaid: 'Samaksātā summa',

@@ -63,6 +63,8 @@ export const messages = {
   converted: '{amount} à taxa de {rate}',
   rateChanged: 'A taxa de câmbio mudou: o valor agora é {amount}. Confira e pague novamente.',
   fullyPaid: 'Esta reserva está totalmente paga. Nada é devido.',
+  nothingDue: 'Não há nada a pagar nesta reserva: o valor total já está pago ou reservado em um cartão.',
+  notPayableOnline: 'Esta reserva não pode ser paga on-line. Entre em contato com {company}.',
   receipt: 'Recibo',
   transactionId: 'Número da transação',
   amountPaid: 'Valor pago',

@@ -63,6 +63,8 @@ export const messages = {
   converted: '{amount} la cursul de {rate}',
   rateChanged: 'Cursul de schimb s-a modificat: suma este acum {amount}. Verificați-o și plătiți din nou.',
   fullyPaid: 'Această rezervare este plătită integral. Nu este nimic de plată.',
+  nothingDue: 'Nu este nimic de plată pentru această rezervare: suma totală este deja plătită sau blocată pe un card.',
+  notPayableOnline: 'Această rezervare nu poate fi plătită online. Vă rugăm să contactați {company}.',
   receipt: 'Chitanță',
   transactionId: 'Numărul tranzacției',
   amountPaid: 'Sumă plătită',

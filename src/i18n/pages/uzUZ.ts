@@ -63,6 +63,8 @@ export const messages = {
   converted: '{amount}, kurs {rate}',
   rateChanged: 'Valyuta kursi o‘zgardi: summa endi {amount}. Iltimos, tekshirib, qaytadan to‘lang.',
   fullyPaid: 'Bu bron toʻliq toʻlangan. Hech narsa toʻlash shart emas.',
+  nothingDue: 'Bu bron boʻyicha hech narsa toʻlash shart emas: umumiy summa allaqachon toʻlangan yoki kartada band qilingan.',
+  notPayableOnline: 'Bu bronni onlayn toʻlab boʻlmaydi. Iltimos, {company} bilan bogʻlaning.',
   receipt: 'Kvitansiya',
   transactionId: 'Tranzaksiya raqami',
   amountPaid: 'Toʻlangan summa',

@@ -63,6 +63,8 @@ export const messages = {
   converted: '{amount}，汇率 {rate}',
   rateChanged: '汇率已变动：金额现为 {amount}。请核对后重新付款。',
   fullyPaid: '此预订已全额付清，无需再付款。',
+  nothingDue: '此预订无需付款：总金额已付清或已在银行卡上预授权。',
+  notPayableOnline: '此预订无法在线支付，请联系{company}。',
   receipt: '收据',
   transactionId: '交易编号',
   amountPaid: '已付金额',

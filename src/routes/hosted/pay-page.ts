@@ -67,10 +67,15 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
     const locale = localeOf(language);
     const t = translatorFor(language);
     const company = receiptLabelOf(channel);
-    const due = bookingTotalUnpaid(booking);
+    const unpaid = bookingTotalUnpaid(booking);
+    // What the page may take: the unpaid total less what authorisations already hold on a card
+    // (the payments core would refuse it as taking the booking above its total).
+    const due = Math.max(0, unpaid - booking.totalAuthorized);
     const header = { language, title: t('titlePayRequest'), heading: t('titlePayRequest'), subheading: t('paymentTo', { company }), style: sharedAssets.style };
-    if (due <= 0 || channel.accountMode === 'closed') {
-      return sendPage(reply, 200, hostedPage({ ...header, content: html`${summaryView(t, booking, locale)}<div class="outcome success" role="status"><p>${t('fullyPaid')}</p></div>` }), payCsp);
+    const nothingToPay = unpaid <= 0 ? t('fullyPaid') : channel.accountMode === 'closed' ? t('notPayableOnline', { company }) : due <= 0 ? t('nothingDue') : null;
+    if (nothingToPay !== null) {
+      const outcome = unpaid <= 0 ? 'success' : 'info';
+      return sendPage(reply, 200, hostedPage({ ...header, content: html`${summaryView(t, booking, locale)}<div class="outcome ${outcome}" role="status"><p>${nothingToPay}</p></div>` }), payCsp);
     }
     const { token: sessionToken, session } = await createHostedSession(context.db, {
       kind: 'pay', siteId: booking.siteId, channelId: channel.id, userId: booking.authorId, bookingId: booking.id, amount: due, currency: channel.currency, language,
