@@ -59,15 +59,19 @@ export function deriveBookingStatus(facts: BookingMoneyFacts): BookingStatus {
 
 /**
  * The status to show now. `completed` depends on the calendar, and no write happens when a
- * paid booking's end date passes, so reads turn a stored `paid` into `completed` on the fly.
+ * paid booking's end date passes, so reads turn a stored `paid` into `completed` on the fly. A
+ * `draft` (a booking the modal created, no payment attempted yet) shows as such only in the
+ * modal's callbacks (`showDraft`), as the spec says; the REST API shows what it is, `unpaid`,
+ * also when the modal was abandoned and the draft stays.
  */
-export function currentBookingStatus(stored: BookingStatus, dateEnd: string, today: string): BookingStatus {
+export function currentBookingStatus(stored: BookingStatus, dateEnd: string, today: string, options: { showDraft?: boolean } = {}): BookingStatus {
+  if (stored === 'draft') return options.showDraft ? 'draft' : 'unpaid';
   return stored === 'paid' && dateEnd < today ? 'completed' : stored;
 }
 
-/** SQL form of currentBookingStatus, for filtering lists; `$today` is a placeholder. */
+/** SQL form of currentBookingStatus (the REST API's), for filtering lists; `$today` is a placeholder. */
 export function currentBookingStatusSql(alias: string, todayPlaceholder: string): string {
-  return `(CASE WHEN ${alias}.status = 'paid' AND ${alias}.date_end < ${todayPlaceholder}::date THEN 'completed' ELSE ${alias}.status END)`;
+  return `(CASE WHEN ${alias}.status = 'paid' AND ${alias}.date_end < ${todayPlaceholder}::date THEN 'completed' WHEN ${alias}.status = 'draft' THEN 'unpaid' ELSE ${alias}.status END)`;
 }
 
 let formattedDay = Number.NaN;

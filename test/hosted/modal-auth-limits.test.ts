@@ -123,3 +123,15 @@ describe('one modal auth string, many modal sessions', () => {
     expect((await openSession(auth, total)).attemptsLeft).toBe(3);
   });
 });
+
+describe("a modal's draft booking", () => {
+  it('shows as draft only in the modal; the REST API shows it, abandoned or not, as unpaid', async () => {
+    const total = 2_400;
+    const answer = (await open(authFor(total), total)).json();
+    expect(answer.booking).toMatchObject({ status: 'draft' });
+    const api = (rest: string) => t.app.inject({ url: `/${site.path}/site-json/vendor/v2/${rest}`, headers: site.headers });
+    expect((await api(`bookings/${answer.booking.id}`)).json()).toMatchObject({ status: 'unpaid', total_unpaid: total });
+    expect(((await api('bookings?status=unpaid')).json() as { id: number }[]).map((booking) => booking.id)).toContain(answer.booking.id);
+    expect((await api('bookings?status=draft')).json()).toMatchObject({ code: 'rest_invalid_param', data: { params: { status: expect.any(String) } } });
+  });
+});

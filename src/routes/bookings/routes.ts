@@ -178,7 +178,7 @@ function bookingPatch(body: BookingBodyFields): BookingPatch {
 }
 
 /** The Booking table on the wire, with `_links` (and a payment request link when asked for). */
-export function bookingToWire(context: AppContext, request: FastifyRequest, booking: BookingRecord, options: { paymentRequest?: boolean } = {}): BookingWire {
+export function bookingToWire(context: AppContext, request: FastifyRequest, booking: BookingRecord, options: { paymentRequest?: boolean; showDraft?: boolean } = {}): BookingWire {
   const principal = principalOf(request);
   const collection = `${context.config.baseUrl}/${principal.sitePath}/site-json/vendor/v2/bookings`;
   const self: BookingWire['_links']['self'][number] = { href: `${collection}/${booking.id}` };
@@ -193,7 +193,8 @@ export function bookingToWire(context: AppContext, request: FastifyRequest, book
     author: booking.authorUsername,
     author_id: booking.authorId,
     authorname: booking.authorName,
-    status: currentBookingStatus(booking.status, booking.dateEnd, gmtDate(context.now())),
+    // `draft` goes out only to the modal's callbacks (showDraft), outside BookingSchema's REST enum.
+    status: currentBookingStatus(booking.status, booking.dateEnd, gmtDate(context.now()), { showDraft: options.showDraft ?? false }) as BookingWire['status'],
     title: bookingTitle(booking),
     content: booking.content,
     firstname: booking.firstname,

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { bookingStatuses } from '../../domain/booking-status.js';
+import { publicBookingStatuses } from '../../domain/booking-status.js';
 import { currencyCodes } from '../../domain/money.js';
 import { emailAddressPattern, languageCodes, supplierIdPattern } from '../../domain/reference-data.js';
 import { CodeEnum, EnumList, IntegerIdList, StringEnum, Text, ValueList, isoDateTimeParam, listQueryProperties } from '../../http/pagination.js';
@@ -20,7 +20,7 @@ export const BookingSchema = Type.Object({
   author: Type.String(),
   author_id: Type.Integer(),
   authorname: Type.String(),
-  status: StringEnum(bookingStatuses),
+  status: StringEnum(publicBookingStatuses),
   title: Type.String(),
   content: Type.String(),
   firstname: Type.String(),
@@ -115,7 +115,7 @@ export const BookingListQuery = Type.Object({
   ...listQueryProperties(bookingOrderbyFields),
   before: Type.Optional(isoDateTimeParam),
   after: Type.Optional(isoDateTimeParam),
-  status: Type.Optional(EnumList(bookingStatuses)),
+  status: Type.Optional(EnumList(publicBookingStatuses)),
   channels: Type.Optional(IntegerIdList),
   countries: Type.Optional(ValueList('[A-Z]{2}', 'two-letter country codes in capitals', 2)),
   surname: Type.Optional(Text({ maxLength: limits.nameLengthMax })),

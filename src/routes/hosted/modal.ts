@@ -179,7 +179,7 @@ export async function modalRoutes(app: App, context: AppContext): Promise<void> 
     return reply.code(201).header('cache-control', 'no-store').send({
       session: opened.token,
       booking_event: opened.event,
-      booking: bookingToWire(context, principalLike, opened.booking),
+      booking: bookingToWire(context, principalLike, opened.booking, { showDraft: true }),
       amount: parsed.total,
       currencies: parsed.currencies,
       amount_formatted: formatMoney(parsed.total, parsed.currencies, localeOf(language)),

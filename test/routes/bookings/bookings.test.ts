@@ -294,7 +294,7 @@ describe('bookings: list filters', () => {
     expect(status).toEqual({
       code: 'rest_invalid_param',
       message: 'Invalid parameter(s): status',
-      data: { status: 400, params: { status: 'must be values among draft, unpaid, partial-payment, authorized, paid, completed, locked, one or more separated by commas' } },
+      data: { status: 400, params: { status: 'must be values among authorized, completed, locked, paid, partial-payment, unpaid, one or more separated by commas' } },
     });
     expect((await call(t, site, 'GET', 'bookings?channels=abc')).json().data.params).toEqual({ channels: 'must be positive integer ids separated by commas' });
     expect((await call(t, site, 'GET', 'bookings?before=yesterday')).json().data.params).toEqual({ before: 'must be an ISO 8601 date or date-time, such as 2026-01-31 or 2026-01-31T10:00:00Z' });
