@@ -134,7 +134,7 @@ async function claimDueMails(context: AppContext, batchSize: number, claimedUnti
                                 ORDER BY next_attempt_at, id
                                 LIMIT $3
                                 FOR UPDATE SKIP LOCKED`)}
-      RETURNING id, site_id, transaction_id, kind, language, from_name, reply_to, to_addresses, bcc_addresses, subject, text_body, html_body, attempts`,
+      RETURNING id, site_id, transaction_id, kind, language, from_name, reply_to, to_addresses, bcc_addresses, subject, text_body, html_body, attempts, retry_recipients`,
     [context.now(), claimedUntil, batchSize],
   );
 }
@@ -144,6 +144,8 @@ interface Outcome {
   row: ClaimedMail;
   /** `pending`: a temporary failure, due again at nextAttemptAt. */
   status: 'sent' | 'pending' | 'failed';
+  /** Pending for these recipients only (the relay took the others). */
+  retryRecipients: string[] | null;
   deliveryId: string | null;
   error: string | null;
   nextAttemptAt: Date | null;
@@ -153,13 +155,18 @@ async function deliverOne(context: AppContext, row: ClaimedMail): Promise<Outcom
   try {
     const receipt = await context.mailer.send(outgoingMail(context, row));
     const note = receipt.rejected.length > 0 ? `refused recipients: ${receipt.rejected.join(', ')}` : null;
-    return { row, status: 'sent', deliveryId: receipt.deliveryId, error: note, nextAttemptAt: null };
+    // Deferred recipients (4xx) are owed the mail: pending again for them alone, so accepted
+    // copies (a merchant's Bcc) are not sent twice and the payer's receipt is not lost.
+    if (receipt.deferred.length > 0 && row.attempts < limits.mailAttemptsMax) {
+      return { row, status: 'pending', deliveryId: receipt.deliveryId, error: note, retryRecipients: receipt.deferred, nextAttemptAt: new Date(context.now().getTime() + retryDelayMs(row.attempts)) };
+    }
+    return { row, status: 'sent', deliveryId: receipt.deliveryId, error: note, retryRecipients: null, nextAttemptAt: null };
   } catch (error) {
     const permanent = error instanceof MailDeliveryError && error.permanent;
     const exhausted = row.attempts >= limits.mailAttemptsMax;
     const message = (error as Error).message.slice(0, limits.mailErrorLengthMax);
-    if (permanent || exhausted) return { row, status: 'failed', deliveryId: null, error: message, nextAttemptAt: null };
-    return { row, status: 'pending', deliveryId: null, error: message, nextAttemptAt: new Date(context.now().getTime() + retryDelayMs(row.attempts)) };
+    if (permanent || exhausted) return { row, status: 'failed', deliveryId: null, error: message, retryRecipients: null, nextAttemptAt: null };
+    return { row, status: 'pending', deliveryId: null, error: message, retryRecipients: null, nextAttemptAt: new Date(context.now().getTime() + retryDelayMs(row.attempts)) };
   }
 }
 
@@ -198,13 +205,15 @@ async function recordOutcomes(context: AppContext, outcomes: readonly Outcome[])
     `UPDATE email_outbox o
         SET status = r.status, delivery_id = r.delivery_id, last_error = r.last_error,
             next_attempt_at = COALESCE(r.next_attempt_at, o.next_attempt_at),
-            sent_at = CASE WHEN r.status = 'sent' THEN $7::timestamptz ELSE o.sent_at END
-       FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])
-            AS r(id, attempts, status, delivery_id, last_error, next_attempt_at)
+            sent_at = CASE WHEN r.status = 'sent' THEN $7::timestamptz ELSE o.sent_at END,
+            retry_recipients = CASE WHEN r.retry IS NULL THEN o.retry_recipients ELSE ARRAY(SELECT jsonb_array_elements_text(r.retry)) END
+       FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $8::jsonb[])
+            AS r(id, attempts, status, delivery_id, last_error, next_attempt_at, retry)
       WHERE o.id = r.id AND o.attempts = r.attempts AND ${stillPendingSql}`,
     [
       outcomes.map((outcome) => outcome.row.id), outcomes.map((outcome) => outcome.row.attempts), outcomes.map((outcome) => outcome.status),
       outcomes.map((outcome) => outcome.deliveryId), outcomes.map((outcome) => outcome.error), outcomes.map((outcome) => outcome.nextAttemptAt), context.now(),
+      outcomes.map((outcome) => (outcome.retryRecipients ? JSON.stringify(outcome.retryRecipients) : null)),
     ],
   );
 }
@@ -215,6 +224,7 @@ function outgoingMail(context: AppContext, row: ClaimedMail): OutgoingMail {
     from: { name: row.from_name, address: context.config.mailFrom },
     to: row.to_addresses,
     bcc: row.bcc_addresses,
+    ...(row.retry_recipients ? { envelopeTo: row.retry_recipients } : {}),
     replyTo: row.reply_to,
     subject: row.subject,
     text: row.text_body,

@@ -140,6 +140,21 @@ describe('mails from real payments', () => {
     expect(mails[0]!.raw).toMatch(/^Reply-To: ops@nord\.example\r?$/im);
   });
 
+  it("a payer the relay defers (greylisting) still gets the receipt, later, and the merchant's copy that went through is not sent twice", async () => {
+    const channelId = await channel({ primary_mail: 'ops@grey.example', mail_bcc_transactional_mails: true });
+    const bookingId = await booking(channelId, { email: 'grey@example.com' });
+    await purchase(channelId, bookingId, 80_000);
+    smtp.deferRecipient('grey@example.com', 1);
+    expect((await deliver()).map((mail) => mail.envelopeTo)).toEqual([['ops@grey.example']]);
+    const row = await t.db.one<{ status: string; retry_recipients: string[] }>('SELECT o.status, o.retry_recipients FROM email_outbox o JOIN transactions x ON x.id = o.transaction_id JOIN transaction_bookings tb ON tb.transaction_id = x.id WHERE tb.booking_id = $1', [bookingId]);
+    expect(row).toEqual({ status: 'pending', retry_recipients: ['grey@example.com'] });
+    await t.db.query('UPDATE email_outbox SET next_attempt_at = now() - interval \'1 second\' WHERE status = \'pending\'');
+    smtp.received.length = 0;
+    const later = await deliver();
+    expect(later.map((mail) => mail.envelopeTo)).toEqual([['grey@example.com']]);
+    expect(later[0]!.raw).toMatch(/^To: grey@example\.com\r?$/im);
+  });
+
   it("a capture's receipt and its refund's mail go to the payer named on the authorisation, not the lead traveller", async () => {
     const channelId = await channel({});
     const bookingId = await booking(channelId, { email: 'lead@example.com' });

@@ -50,7 +50,12 @@ type MailRequest = {
 };
 
 /** A pending outbox row claimed by a delivery run: what rendering wrote, with its id and the attempt the claim made. */
-export type ClaimedMail = Omit<RenderedOutboxRow, 'status' | 'last_error'> & { id: number; attempts: number };
+export type ClaimedMail = Omit<RenderedOutboxRow, 'status' | 'last_error'> & {
+  id: number;
+  attempts: number;
+  /** The recipients still owed the mail after a relay deferred them (migration 029); absent or null: all. */
+  retry_recipients?: string[] | null;
+};
 
 export interface RenderRun {
   /** Requests taken (and deleted); a request may call for no mail at all. */

@@ -6,13 +6,18 @@ import { limits } from '../../limits.js';
 import { composeMessage, envelopeRecipients, type MimeMail } from './mime.js';
 
 /** One mail to send: what composeMessage writes (Message-ID stable per outbox row, so a repeated delivery is recognisable). */
-export type OutgoingMail = MimeMail;
+export type OutgoingMail = MimeMail & {
+  /** The envelope's recipients when not all of `to` and `bcc` (a retry for the deferred ones). */
+  envelopeTo?: string[];
+};
 
 export interface DeliveryReceipt {
   /** The SMTP server's answer or the path of the .eml file. */
   deliveryId: string;
   /** Recipients the server refused while accepting others. */
   rejected: string[];
+  /** Of those, the ones refused for now (4xx): worth another attempt, for them alone. */
+  deferred: string[];
 }
 
 /** Sends one mail or throws a MailDeliveryError; built once per process from configuration. */
@@ -62,8 +67,10 @@ export function smtpMailer(url: string): Mailer {
       // nodemailer sends the message as composed (raw) to the envelope's recipients: Bcc only there.
       const message = composed(mail, { bccHeader: false });
       try {
-        const info = await transport.sendMail({ envelope: { from: mail.from.address, to: envelopeRecipients(mail) }, raw: message });
-        return { deliveryId: String(info.response ?? info.messageId), rejected: info.rejected.map(String) };
+        const info = await transport.sendMail({ envelope: { from: mail.from.address, to: mail.envelopeTo ?? envelopeRecipients(mail) }, raw: message });
+        const refusals = (info as { rejectedErrors?: { recipient?: string; responseCode?: number }[] }).rejectedErrors ?? [];
+        const deferred = refusals.filter((refusal) => refusal.recipient !== undefined && (refusal.responseCode ?? 0) >= 400 && (refusal.responseCode ?? 0) < 500);
+        return { deliveryId: String(info.response ?? info.messageId), rejected: info.rejected.map(String), deferred: deferred.map((refusal) => refusal.recipient!) };
       } catch (error) {
         throw classifySmtpError(error);
       }
@@ -112,7 +119,7 @@ export function fileMailer(directory: string): Mailer {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') made = false;
         throw new MailDeliveryError(`cannot write ${file}: ${(error as Error).message}`, false);
       }
-      return { deliveryId: file, rejected: [] };
+      return { deliveryId: file, rejected: [], deferred: [] };
     },
     close: () => undefined,
   };

@@ -14,6 +14,8 @@ export interface TestSmtpServer {
   received: ReceivedMail[];
   /** The next `count` messages are refused with this SMTP reply code (e.g. 451, 550). */
   refuseNext(count: number, responseCode: number): void;
+  /** RCPT TO `address` is deferred (450, as greylisting does) the next `count` times it is given. */
+  deferRecipient(address: string, count: number): void;
   /** Each message is answered this long after its data arrived (a slow relay); 0 by default. */
   answerDelayMs: number;
   /** The most messages the server was answering at one time (reset it to measure). */
@@ -32,6 +34,7 @@ export async function startSmtpServer(options: { idleTimeoutMs?: number } = {}):
   let refusals = 0;
   let refusalCode = 451;
   let answering = 0;
+  const deferrals = new Map<string, number>();
   const state: TestSmtpServer = {
     url: '',
     received,
@@ -42,6 +45,9 @@ export async function startSmtpServer(options: { idleTimeoutMs?: number } = {}):
       refusals = count;
       refusalCode = responseCode;
     },
+    deferRecipient(address, count) {
+      deferrals.set(address, count);
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
   const server = new SMTPServer({
@@ -49,6 +55,14 @@ export async function startSmtpServer(options: { idleTimeoutMs?: number } = {}):
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
     ...(options.idleTimeoutMs ? { socketTimeout: options.idleTimeoutMs } : {}),
+    onRcptTo(address, _session, callback) {
+      const left = deferrals.get(address.address) ?? 0;
+      if (left <= 0) return callback();
+      deferrals.set(address.address, left - 1);
+      const error = new Error('Greylisted, try again later') as Error & { responseCode: number };
+      error.responseCode = 450;
+      callback(error);
+    },
     onConnect(_session, callback) {
       state.connections += 1;
       callback();
