@@ -1,7 +1,7 @@
 import type { Queryable } from '../storage/db.js';
 import { loadChannel } from './channels.js';
 import { deriveBookingStatus, type BookingStatus } from './booking-status.js';
-import { defaultLanguage, isCountryCode } from './reference-data.js';
+import { isCountryCode } from './reference-data.js';
 import { gmtDateTime, gmtDateTimeOfJson } from './gmt.js';
 
 /**
@@ -249,7 +249,7 @@ const insertBookingStatement = {
   name: 'booking_insert',
   text: `WITH inserted AS (
            INSERT INTO bookings (site_id, channel_id, author_id, status, content, firstname, surname, email, date_end, date_start, pax, reference, total, currency, country, language, suppliers)
-           SELECT c.site_id, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, c.currency, $15, $16, $17::text[]
+           SELECT c.site_id, c.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, c.currency, $15, coalesce($16::text, c.language), $17::text[]
              FROM channels c
             WHERE c.id = $2 AND c.site_id = $1 AND c.deleted_at IS NULL AND c.currency = $14::text AND c.account_mode <> 'closed'
               AND (SELECT count(*) FROM suppliers WHERE id = ANY($17::text[])) = cardinality($17::text[])
@@ -264,7 +264,9 @@ async function insertBooking(db: Queryable, options: { siteId: number; authorId:
   const row = await db.maybeOne<BookingRow>(insertBookingStatement, [
     options.siteId, input.channelId, options.authorId, options.draft ? 'draft' : 'unpaid', input.content ?? '', input.firstname, input.surname, input.email,
     input.dateEnd, input.dateStart ?? null, input.pax ?? null, input.reference ?? '', input.total, input.currency, input.country,
-    input.language ?? defaultLanguage, input.suppliers,
+    // Without one, the channel's "default mail receipt language" (spec), itself enGB by default:
+    // the booking's language is what its receipts fall back to (docs/emails.md).
+    input.language ?? null, input.suppliers,
   ]);
   return row ? bookingFromRow(row) : undefined;
 }

@@ -99,6 +99,12 @@ describe('bookings: happy paths', () => {
     expect(booking).toMatchObject({ content: '', date_start: null, pax: null, reference: '', language: 'enGB', suppliers: [], status: 'unpaid' });
   });
 
+  it("takes its channel's default mail receipt language when it names none", async () => {
+    const german = await makeChannel(t, site, { name: 'Reisen', currencies: 'GBP', language: 'deDE' });
+    expect(await makeBooking(site, { channels: german.id })).toMatchObject({ language: 'deDE' });
+    expect(await makeBooking(site, { channels: german.id, language: 'frFR' })).toMatchObject({ language: 'frFR' });
+  });
+
   it('adds a signed payment request link valid until the end of the day after the end date', async () => {
     const booking = await makeBooking(site, { payment_request_url: true });
     const link: string = booking._links.self[0].payment_request;
