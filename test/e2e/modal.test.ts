@@ -108,6 +108,22 @@ describe('payment modal in Chromium', () => {
     expect(events[0]!.argument).toMatchObject({ id: bookingId, surname: 'Turing', total: 30_000 });
   });
 
+  it('takes a signed field from the options when the booking does not carry it (docs/modal.md: booking, then options)', async () => {
+    const created = await e2e.t.app.inject({
+      method: 'POST', url: `/${merchant.site.path}/site-json/vendor/v2/bookings`, headers: merchant.site.headers,
+      payload: { firstname: 'Ada', surname: 'Lovelace', email: 'ada@example.com', date: '2031-07-01', total: 20_000, currencies: 'USD', countries: 'GB', channels: merchant.channelId },
+    });
+    const total = 7_000;
+    const auth = signAuthString({ channels: merchant.channelId, currencies: 'USD', total, reference: 'REF-9' }, merchant.channelSecret, new Date());
+    await openModal({ path: merchant.site.path, channels: merchant.channelId, currencies: 'USD', total, auth, verify: ['reference'], reference: 'REF-9', booking: { booking_id: created.json().id } });
+    await expect.poll(names, slow).toEqual(['booking_exists']);
+    events = [];
+    // A different value than the one signed is still refused.
+    await openModal({ path: merchant.site.path, channels: merchant.channelId, currencies: 'USD', total, auth, verify: ['reference'], reference: 'REF-10', booking: { booking_id: created.json().id } });
+    // (Opening again closes the first modal.)
+    await expect.poll(names, slow).toEqual(['modal_closed', 'token_error']);
+  });
+
   it('reports booking_error with data.params for bad booking data', async () => {
     // The spec's example: the booking currency differs from the channel base currency.
     await openModal(modalOptions(5_000, { booking: { ...bookingData, currencies: 'EUR' } }));

@@ -50,6 +50,7 @@ const SessionBody = Type.Object(
     auth: Type.Unknown(),
     verify: Type.Optional(Type.Unknown()),
     booking: Type.Optional(Type.Unknown()),
+    signed: Type.Optional(Type.Unknown()),
     language: Type.Optional(Type.Unknown()),
     origin: Type.Unknown(),
   },
@@ -95,6 +96,8 @@ interface SessionRequest {
   auth: string;
   verify: string[];
   booking: Record<string, unknown>;
+  /** Signed fields the modal's options gave outside `booking`. */
+  signed: Record<string, unknown>;
   language: string | undefined;
   origin: string;
 }
@@ -103,6 +106,7 @@ interface SessionRequest {
 function parseSessionBody(body: Record<string, unknown>): SessionRequest {
   const verify = body.verify ?? [];
   const booking = body.booking ?? {};
+  const signed = body.signed ?? {};
   const ok =
     typeof body.path === 'string' && /^[a-z0-9][a-z0-9-]{0,62}$/.test(body.path) &&
     Number.isSafeInteger(body.channels) && (body.channels as number) > 0 &&
@@ -114,17 +118,18 @@ function parseSessionBody(body: Record<string, unknown>): SessionRequest {
   const origin = parseOrigin(body.origin);
   if (!origin) throw invalidParams({ origin: 'must be the origin of the page opening the modal' });
   if (typeof booking !== 'object' || booking === null || Array.isArray(booking)) throw invalidParams({ booking: 'must be an object of booking fields' });
+  if (typeof signed !== 'object' || signed === null || Array.isArray(signed)) throw sessionExpired();
   return {
     path: body.path as string, channels: body.channels as number, currencies: body.currencies as string, total: body.total as number, auth: body.auth as string,
-    verify: verify as string[], booking: booking as Record<string, unknown>, language: typeof body.language === 'string' ? body.language : undefined, origin,
+    verify: verify as string[], booking: booking as Record<string, unknown>, signed: signed as Record<string, unknown>, language: typeof body.language === 'string' ? body.language : undefined, origin,
   };
 }
 
-/** The signed optional fields: each named in `verify` and present in the booking data (or top level). */
-function verifiedValues(request: SessionRequest, body: Record<string, unknown>): Record<string, SignedValue> {
+/** The signed optional fields: each named in `verify` and present in the booking data (or given beside it, `signed`). */
+function verifiedValues(request: SessionRequest): Record<string, SignedValue> {
   const values: Record<string, SignedValue> = {};
   for (const name of request.verify) {
-    const value = request.booking[name] ?? body[name];
+    const value = request.booking[name] ?? request.signed[name];
     if (!(typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || Array.isArray(value))) throw sessionExpired();
     values[name] = value as SignedValue;
   }
@@ -153,7 +158,7 @@ export async function modalRoutes(app: App, context: AppContext): Promise<void> 
   app.post('/hosted/modal/sessions', { schema: { body: SessionBody } }, async (request, reply) => {
     const body = request.body as Record<string, unknown>;
     const parsed = parseSessionBody(body);
-    const verified = verifiedValues(parsed, body);
+    const verified = verifiedValues(parsed);
     const now = context.now();
     const auth = await verifyModalAuth(context.db, { sitePath: parsed.path, channelId: parsed.channels, currency: parsed.currencies, total: parsed.total, auth: parsed.auth, verified, now });
     if (!auth.ok) {

@@ -54,6 +54,13 @@ function bookingData(options: ModalOptions): Record<string, unknown> {
 
 function initMessage(options: ModalOptions): ModalInit {
   const auth = options.timestamp && /^[0-9a-f]{64}$/.test(options.auth) ? options.auth + options.timestamp : options.auth;
+  const booking = bookingData(options);
+  // docs/modal.md: a signed field's value comes from `booking`, then from the options themselves.
+  const signed: Record<string, unknown> = {};
+  for (const name of options.verify ?? []) {
+    const value = (options as unknown as Record<string, unknown>)[name];
+    if (booking[name] === undefined && value !== undefined) signed[name] = value;
+  }
   return {
     path: String(options.path),
     channels: Number(options.channels),
@@ -61,7 +68,8 @@ function initMessage(options: ModalOptions): ModalInit {
     total: Number(options.total),
     auth,
     verify: options.verify ?? [],
-    booking: bookingData(options),
+    booking,
+    signed,
     ...(options.language ? { language: options.language } : {}),
   };
 }

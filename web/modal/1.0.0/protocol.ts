@@ -21,6 +21,8 @@ export interface ModalInit {
   auth: string;
   verify: string[];
   booking: Record<string, unknown>;
+  /** Fields named in `verify` that the options give at their top level rather than in `booking`. */
+  signed: Record<string, unknown>;
   language?: string;
 }
 
