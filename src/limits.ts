@@ -117,6 +117,13 @@ export const limits = {
   modalFailedAttemptsPerAuthMax: 3,
   modalSessionsPerAuthMax: 10,
   modalDraftBookingsPerAuthMax: 3,
+  /**
+   * A payment link opens a new page session (with its own attempts) on every load, so the booking
+   * bounds its payment request pages together: this many failed card attempts within the window,
+   * then the page takes no card until the window moves on (card testing through one link).
+   */
+  payRequestFailedAttemptsPerBookingMax: 10,
+  payRequestFailedAttemptsWindowSeconds: 24 * 60 * 60,
   /** Expired auth-string records deleted per modal session opened, so pruning is bounded work. */
   modalAuthUsesPruneBatch: 100,
   /** The page gives up waiting for a payment answer after this long (transaction_timeout). */

@@ -4,6 +4,7 @@ import { createSite, type SiteFixture } from '../support/fixtures.js';
 import { createHostedSession } from '../../src/domain/hosted/sessions.js';
 import { signAuthString } from '../../src/domain/hosted/auth-string.js';
 import { buildWebBundles } from '../e2e/support.js';
+import { limits } from '../../src/limits.js';
 
 let t: TestContext;
 let site: SiteFixture;
@@ -137,6 +138,28 @@ describe('hosted page APIs', () => {
     const closed = await t.app.inject({ url: new URL(unpaidOnClosed._links.self[0].payment_request).pathname });
     expect(closed.body).toContain('This booking cannot be paid online. Please contact Sunny Tours.');
     expect(closed.body).not.toContain('fully paid');
+  });
+
+  it('bounds the failed card attempts of all the payment request pages of one booking (each load opens a new page)', async () => {
+    const booking = (await t.app.inject({
+      method: 'POST', url: `/${site.path}/site-json/vendor/v2/bookings`, headers: site.headers,
+      payload: { firstname: 'Ada', surname: 'Lovelace', email: 'ada@example.com', date: '2031-05-20', total: 3_000, currencies: 'USD', countries: 'GB', channels: channel.id, payment_request_url: true },
+    })).json();
+    const page = () => t.app.inject({ url: new URL(booking._links.self[0].payment_request).pathname });
+    const sessionOf = (body: string) => /"session":"(hps_[A-Za-z0-9_-]+)"/.exec(body)![1]!;
+    const decline = (session: string) => t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: `Bearer ${session}` }, payload: { card_token: 'tok_visa_declined' } });
+    let declined = 0;
+    while (declined < limits.payRequestFailedAttemptsPerBookingMax) {
+      const session = sessionOf((await page()).body);
+      for (let attempt = 0; attempt < limits.hostedFailedAttemptsMax && declined < limits.payRequestFailedAttemptsPerBookingMax; attempt++, declined++) {
+        expect((await decline(session)).json().outcome).toBe('failed');
+      }
+    }
+    const reloaded = await page();
+    expect(reloaded.body).toContain('This booking cannot be paid online.');
+    expect(reloaded.body).not.toContain('id="card-form"');
+    const { token } = await createHostedSession(t.db, { kind: 'pay', siteId: site.siteId, channelId: channel.id, userId: site.userId, bookingId: booking.id, amount: 3_000, currency: 'USD', language: 'enGB' }, new Date());
+    expect((await decline(token)).json()).toMatchObject({ code: 'rest_attempts_exhausted', data: { status: 403 } });
   });
 
   it('refuses unknown session tokens with the token_error shape', async () => {

@@ -4,6 +4,7 @@ import { declineReason } from '../../i18n/catalogue.js';
 import { loadTransactionViews, type TransactionJson } from '../transactions/view.js';
 import type { Actor, TransactionInput, TransactionSource } from '../transactions/types.js';
 import { createTransaction } from '../transactions/index.js';
+import { limits } from '../../limits.js';
 import { attemptsLeft, cancelAttempt, getHostedSession, recordAttemptOutcome, startAttempt, type HostedSession } from './sessions.js';
 
 /**
@@ -89,8 +90,25 @@ function transactionInputOf(context: AppContext, session: HostedSession, input: 
   };
 }
 
+/**
+ * Whether the booking's payment request pages used up their failed card attempts
+ * (`limits.payRequestFailedAttemptsPerBookingMax` within `payRequestFailedAttemptsWindowSeconds`).
+ * Sessions attempting at the same moment may each pass before the others' failures are written:
+ * the bound can be passed by at most the attempts in flight, as with one session's own three.
+ */
+export async function payRequestAttemptsExhausted(context: AppContext, bookingId: number): Promise<boolean> {
+  const since = new Date(context.now().getTime() - limits.payRequestFailedAttemptsWindowSeconds * 1000);
+  const { failed } = await context.db.one<{ failed: number }>(
+    `SELECT count(*)::int AS failed FROM transaction_bookings tb JOIN transactions t ON t.id = tb.transaction_id
+      WHERE tb.booking_id = $1 AND t.source = 'payment_request' AND t.status = 'failed' AND t.created_at > $2`,
+    [bookingId, since],
+  );
+  return failed >= limits.payRequestFailedAttemptsPerBookingMax;
+}
+
 /** Starts one card attempt of the session and answers with its outcome (or the 3DS challenge). */
 export async function payWithSession(context: AppContext, session: HostedSession, input: PayInput): Promise<HostedPaymentAnswer> {
+  if (session.kind === 'pay' && session.bookingId !== null && (await payRequestAttemptsExhausted(context, session.bookingId))) throw attemptRefusal('attempts_exhausted');
   const started = await startAttempt(context.db, session.id);
   if (!started.ok) throw attemptRefusal(started.reason);
   const actor: Actor = { siteId: session.siteId, userId: session.userId, source: sourceOf[session.kind], isPlatformAdmin: false };

@@ -4,6 +4,7 @@ import { loadBooking, bookingTotalUnpaid, type BookingRecord } from '../../domai
 import { loadChannel, receiptLabelOf } from '../../domain/channels.js';
 import { paymentCurrencyOptions, type PaymentCurrencyOption } from '../../domain/hosted/currencies.js';
 import { createHostedSession, attemptsLeft } from '../../domain/hosted/sessions.js';
+import { payRequestAttemptsExhausted } from '../../domain/hosted/payments.js';
 import { formatMoney } from '../../domain/money.js';
 import { verifyPaymentRequestToken } from '../../domain/payment-request-link.js';
 import { isTestMode } from '../../domain/vault/index.js';
@@ -72,7 +73,8 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
     // (the payments core would refuse it as taking the booking above its total).
     const due = Math.max(0, unpaid - booking.totalAuthorized);
     const header = { language, title: t('titlePayRequest'), heading: t('titlePayRequest'), subheading: t('paymentTo', { company }), style: sharedAssets.style };
-    const nothingToPay = unpaid <= 0 ? t('fullyPaid') : channel.accountMode === 'closed' ? t('notPayableOnline', { company }) : due <= 0 ? t('nothingDue') : null;
+    const notOnline = channel.accountMode === 'closed' || (await payRequestAttemptsExhausted(context, booking.id));
+    const nothingToPay = unpaid <= 0 ? t('fullyPaid') : notOnline ? t('notPayableOnline', { company }) : due <= 0 ? t('nothingDue') : null;
     if (nothingToPay !== null) {
       const outcome = unpaid <= 0 ? 'success' : 'info';
       return sendPage(reply, 200, hostedPage({ ...header, content: html`${summaryView(t, booking, locale)}<div class="outcome ${outcome}" role="status"><p>${nothingToPay}</p></div>` }), payCsp);
