@@ -192,6 +192,13 @@ describe('payment modal in Chromium', () => {
     expect(events[1]!.argument.message).toContain('fetch failed');
   });
 
+  it('fires transaction_error, not booking_error, when the service cannot open the modal for a reason other than the booking data', async () => {
+    await page.route('**/hosted/modal/sessions', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ code: 'rest_unavailable', message: 'Try again in a minute.', data: { status: 503 } }) }));
+    await openModal(modalOptions(9_200));
+    await expect.poll(names, slow).toEqual(['transaction_error']);
+    expect(events[0]!.argument).toEqual({ name: 'Error', message: 'Try again in a minute.' });
+  });
+
   it('fires close_window_attempted while processing, and modal_closed on close', async () => {
     let release!: () => void;
     let reached!: () => void;

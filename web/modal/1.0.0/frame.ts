@@ -75,6 +75,12 @@ async function start(options: ModalInit): Promise<void> {
       emit('token_error', error);
       return fatal(t('sessionExpired'));
     }
+    // booking_error is for erroneous booking data (a 400); the service refusing for another reason
+    // (too many requests, a server error) is "any reason other than the bank's" (spec, Events).
+    if (opened.status !== 400) {
+      emit('transaction_error', { name: 'Error', message: error.message ?? `The payment service answered ${opened.status}.` });
+      return fatal(t('networkError'));
+    }
     emit('booking_error', error);
     return fatal(t('bookingInvalid', { message: Object.entries(error.data.params ?? {}).map(([name, text]) => `${name}: ${text}`).join('; ') || error.message }));
   }
