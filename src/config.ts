@@ -98,13 +98,21 @@ function loadSecrets(env: Env, mode: Config['env'], dataDir: string): Secrets {
   const generated = missing.length > 0 ? developmentSecrets(dataDir) : {};
   const value = (name: (typeof secretNames)[number]): string => env[name] ?? generated[name]!;
   const cardKeys = parseCardKeys(value('CARD_KEYS'));
-  return {
+  const secrets = {
     jwtSecret: decodeKey(value('JWT_SECRET'), 'JWT_SECRET'),
     cardKeys: cardKeys.keys,
     activeCardKeyId: cardKeys.activeKeyId,
     cardFingerprintKey: decodeKey(value('CARD_FINGERPRINT_KEY'), 'CARD_FINGERPRINT_KEY'),
     signingSecret: decodeKey(value('SIGNING_SECRET'), 'SIGNING_SECRET'),
   };
+  // One key in two roles: whoever learns it for one (a leaked signing key) has the other too.
+  const roles = [['JWT_SECRET', secrets.jwtSecret], ['CARD_FINGERPRINT_KEY', secrets.cardFingerprintKey], ['SIGNING_SECRET', secrets.signingSecret],
+    ...Object.entries(cardKeys.keys).map(([id, key]) => [`CARD_KEYS key ${id}`, key] as const)] as const;
+  for (const [index, [name, key]] of roles.entries()) {
+    const same = roles.slice(0, index).find(([, other]) => Buffer.compare(Buffer.from(other), Buffer.from(key)) === 0);
+    if (same) throw new ConfigError(`${name} and ${same[0]} are the same key; each needs its own (openssl rand -base64 32)`);
+  }
+  return secrets;
 }
 
 /** CARD_KEYS is `id:base64key[,id:base64key...]`; the first entry is the active key. */
@@ -112,9 +120,12 @@ export function parseCardKeys(text: string): { keys: Record<string, Buffer>; act
   const keys: Record<string, Buffer> = {};
   let activeKeyId = '';
   for (const entry of text.split(',').map((part) => part.trim()).filter(Boolean)) {
-    const [id, encoded] = entry.split(':');
-    if (!id || !encoded || !/^[A-Za-z0-9_-]{1,32}$/.test(id)) throw new ConfigError('CARD_KEYS must be id:base64key[,id:base64key]');
-    const key = Buffer.from(encoded, 'base64');
+    const parts = entry.split(':');
+    const [id, encoded] = parts;
+    if (parts.length !== 2 || !id || !encoded || !/^[A-Za-z0-9_-]{1,32}$/.test(id)) throw new ConfigError('CARD_KEYS must be id:base64key[,id:base64key]');
+    // A repeated id would silently replace the key cards were wrapped with (the first is active).
+    if (keys[id] !== undefined) throw new ConfigError(`CARD_KEYS names key ${id} twice`);
+    const key = decodeKey(encoded, `CARD_KEYS key ${id}`);
     if (key.length !== 32) throw new ConfigError(`CARD_KEYS key ${id} must be 32 bytes (base64)`);
     keys[id] = key;
     activeKeyId ||= id;
@@ -123,9 +134,19 @@ export function parseCardKeys(text: string): { keys: Record<string, Buffer>; act
   return { keys, activeKeyId };
 }
 
+/**
+ * A key given as base64, strictly: Node's decoder skips what is not base64, so a passphrase would
+ * quietly become a shorter, guessable key. At least 32 bytes, and not a placeholder: random
+ * 32 bytes hold about 28 distinct values, so fewer than 16 is an all-zero or repeated pattern.
+ */
 function decodeKey(encoded: string, name: string): Buffer {
   const key = Buffer.from(encoded, 'base64');
+  const canonical = (text: string) => text.replace(/=+$/, '');
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || canonical(key.toString('base64')) !== canonical(encoded)) {
+    throw new ConfigError(`${name} must be base64 (as openssl rand -base64 32 prints it)`);
+  }
   if (key.length < 32) throw new ConfigError(`${name} must be at least 32 bytes, base64-encoded`);
+  if (new Set(key).size < 16) throw new ConfigError(`${name} is not a random key (too few distinct bytes); generate one with openssl rand -base64 32`);
   return key;
 }
 

@@ -1,0 +1,43 @@
+// Secrets as configuration gives them: a key that is not really base64, a placeholder, one key in
+// two roles or a CARD_KEYS id named twice stops the start with a one-line reason, in every mode.
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { testEnv } from '../support/context.js';
+
+const key = () => randomBytes(32).toString('base64');
+const refusal = (env: Record<string, string>) => {
+  try {
+    loadConfig({ ...testEnv, NODE_ENV: 'production', ...env });
+    return null;
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+};
+
+describe('secrets', () => {
+  it('takes four distinct random base64 keys', () => {
+    expect(refusal({})).toBeNull();
+  });
+
+  it('refuses a passphrase that Node would quietly decode as shorter base64', () => {
+    expect(refusal({ JWT_SECRET: 'correct horse battery staple correct horse battery staple!!' })).toBe('JWT_SECRET must be base64 (as openssl rand -base64 32 prints it)');
+  });
+
+  it('refuses a placeholder key, all zeros or a repeated pattern', () => {
+    expect(refusal({ SIGNING_SECRET: Buffer.alloc(32).toString('base64') })).toMatch(/^SIGNING_SECRET is not a random key/);
+    expect(refusal({ CARD_FINGERPRINT_KEY: Buffer.from('abcd'.repeat(8)).toString('base64') })).toMatch(/^CARD_FINGERPRINT_KEY is not a random key/);
+  });
+
+  it('refuses one key in two roles', () => {
+    const shared = key();
+    expect(refusal({ JWT_SECRET: shared, SIGNING_SECRET: shared })).toBe('SIGNING_SECRET and JWT_SECRET are the same key; each needs its own (openssl rand -base64 32)');
+    expect(refusal({ CARD_KEYS: `k1:${shared}`, CARD_FINGERPRINT_KEY: shared })).toMatch(/^CARD_KEYS key k1 and CARD_FINGERPRINT_KEY are the same key/);
+  });
+
+  it('refuses a CARD_KEYS id named twice, and an entry with more than id and key', () => {
+    expect(refusal({ CARD_KEYS: `dup:${key()},dup:${key()}` })).toBe('CARD_KEYS names key dup twice');
+    expect(refusal({ CARD_KEYS: `k1:${key()}:junk` })).toBe('CARD_KEYS must be id:base64key[,id:base64key]');
+  });
+});
