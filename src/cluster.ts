@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import pino, { type Logger } from 'pino';
-import type { Config } from './config.js';
+import { shutdownGraceMsOf, type Config } from './config.js';
 import { limits } from './limits.js';
 import { openDatabase, type OpenDatabase } from './storage/database.js';
 import type { ShutdownSignals } from './signals.js';
@@ -52,7 +52,7 @@ export async function runClusterPrimary(config: Config, signals: ShutdownSignals
     stopping = true;
     if (exitCode === 0) log.info({ reason }, 'shutting down workers');
     else log.error({ reason }, 'shutting down workers after a failure');
-    await supervisor.stopAll(limits.shutdownGraceMs);
+    await supervisor.stopAll(shutdownGraceMsOf(config));
     await database.close();
     log.info('stopped');
     process.exit(exitCode);

@@ -58,6 +58,11 @@ type Env = Record<string, string | undefined>;
 
 const secretNames = ['JWT_SECRET', 'CARD_KEYS', 'CARD_FINGERPRINT_KEY', 'SIGNING_SECRET'] as const;
 
+/** How long a stopping server lets its requests in flight finish: a processor call's whole timeout, and then some. */
+export function shutdownGraceMsOf(config: Pick<Config, 'processorTimeoutMs'>): number {
+  return config.processorTimeoutMs + limits.shutdownGraceMs;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const mode = env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'test' ? 'test' : 'development';
   const host = env.HOST ?? '127.0.0.1';

@@ -92,6 +92,10 @@ export const limits = {
   attemptBatchMax: 25,
   attemptBatchesInFlightMax: 1,
   dbStatementTimeoutMs: 10_000,
+  /**
+   * On SIGTERM/SIGINT, requests in flight get this long beyond the processor timeout (a payment may
+   * wait that long for the bank, then settle): config.ts shutdownGraceMsOf.
+   */
   shutdownGraceMs: 10_000,
   /** Replacements of crashed cluster workers per minute before the primary gives up and exits. */
   workerRestartsPerMinuteMax: 10,

@@ -1,5 +1,5 @@
 import { buildApp, type App } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, shutdownGraceMsOf } from './config.js';
 import { limits } from './limits.js';
 import { createAppContext } from './context.js';
 import { openDatabase } from './storage/database.js';
@@ -61,7 +61,14 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
-    const timer = setTimeout(() => process.exit(1), limits.shutdownGraceMs);
+    // Requests still running at the end of the grace period are cut off; the database is still
+    // stopped (an embedded PostgreSQL left running was adopted, never stopped, by the next start).
+    const timer = setTimeout(() => {
+      log.error('requests still running at the end of the grace period; stopping without them');
+      const hardStop = setTimeout(() => process.exit(1), limits.shutdownGraceMs);
+      hardStop.unref();
+      void database.close().finally(() => process.exit(1));
+    }, shutdownGraceMsOf(config));
     timer.unref();
     await stop();
     process.exit(0);

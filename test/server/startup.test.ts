@@ -7,6 +7,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, testEnv } from '../support/context.js';
 import { freePort } from '../../src/net.js';
+import { limits } from '../../src/limits.js';
+import { createSite } from '../support/fixtures.js';
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
@@ -213,6 +215,26 @@ describe('production', () => {
       expect(server.output()).not.toContain('trustfare is running');
       expect((await db.query('SELECT 1 FROM sites')).length).toBe(0);
       server.child.kill('SIGTERM');
+      await expectCleanExit(server);
+    } finally {
+      await db.close();
+    }
+  }, 60_000);
+
+  it('lets a payment waiting for the processor finish on SIGTERM, even one waiting longer than the grace period alone', async () => {
+    const { db, url } = await createTestDatabase();
+    try {
+      const shop = await createSite(db, { role: 'member_admin' });
+      // The processor timeout is above limits.shutdownGraceMs: the grace is counted beyond it.
+      const server = await start({ NODE_ENV: 'production', DATABASE_URL: url, DATA_DIR: path.join(dataDir, 'production'), PROCESSOR_TIMEOUT_MS: String(limits.shutdownGraceMs + 1_000), SANDBOX_NO_ANSWER_MS: '60000', ...secrets });
+      await waitUntilReady(server, { banner: false });
+      const api = (rest: string, body: unknown) => fetch(`${server.baseUrl}/${shop.path}/site-json/vendor/v2/${rest}`, { method: 'POST', headers: { ...shop.headers, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (response) => ({ status: response.status, json: await response.json() as Record<string, any> }));
+      const channel = (await api('channels', { name: 'Tours', currencies: 'USD' })).json;
+      const booking = (await api('bookings', { firstname: 'Ada', surname: 'Lovelace', email: 'ada@example.com', date: '2031-05-20', total: 4_000, currencies: 'USD', countries: 'GB', channels: channel.id })).json;
+      const payment = api('transactions', { transaction_types: 'purchase', channels: channel.id, currencies: 'USD', total: 4_000, token: 'tok_visa_no_answer', bookings: [{ id: booking.id, currencies: 'USD', total: 4_000 }] });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      server.child.kill('SIGTERM');
+      expect(await payment).toMatchObject({ status: 201, json: { status: 'incomplete' } });
       await expectCleanExit(server);
     } finally {
       await db.close();
