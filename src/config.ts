@@ -69,7 +69,7 @@ export function loadConfig(env: Env = process.env): Config {
   const port = parseInteger(env.PORT ?? '3000', 'PORT', 0, 65535);
   const dataDir = path.resolve(env.DATA_DIR ?? './data');
   const defaultOrigin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  const baseUrl = trimSlash(env.BASE_URL ?? defaultOrigin);
+  const baseUrl = httpUrlSetting(env.BASE_URL ?? defaultOrigin, 'BASE_URL');
   const workersDefault = mode === 'production' ? os.availableParallelism() : 1;
   return {
     env: mode,
@@ -80,9 +80,9 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: mailFromSetting(env.MAIL_FROM, baseUrl),
     baseUrl,
-    vaultAppUrl: trimSlash(env.VAULT_APP_URL ?? baseUrl),
+    vaultAppUrl: httpUrlSetting(env.VAULT_APP_URL ?? baseUrl, 'VAULT_APP_URL'),
     workers: parseInteger(env.WORKERS ?? String(workersDefault), 'WORKERS', 1, 64),
-    logLevel: env.LOG_LEVEL ?? (mode === 'test' ? 'silent' : 'info'),
+    logLevel: logLevelSetting(env.LOG_LEVEL ?? (mode === 'test' ? 'silent' : 'info')),
     ...processorSettings(env),
     trustProxy: trustProxySetting(env.TRUST_PROXY),
     rateLimitPerMinute: parseInteger(env.RATE_LIMIT_PER_MINUTE ?? String(limits.rateLimitPerMinute), 'RATE_LIMIT_PER_MINUTE', 1, 10_000_000),
@@ -221,4 +221,25 @@ function parseInteger(text: string, name: string, min: number, max: number): num
 
 function trimSlash(url: string): string {
   return url.replace(/\/+$/, '');
+}
+
+/** An absolute http(s) URL without a trailing slash: links in mails and pages are built on it. */
+function httpUrlSetting(value: string, name: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {
+    url = null;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash) {
+    throw new ConfigError(`${name} must be an absolute http(s) URL such as https://pay.example.com (got ${JSON.stringify(value)})`);
+  }
+  return trimSlash(value);
+}
+
+const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function logLevelSetting(value: string): string {
+  if (!logLevels.includes(value)) throw new ConfigError(`LOG_LEVEL must be one of ${logLevels.join(', ')}`);
+  return value;
 }

@@ -41,3 +41,23 @@ describe('secrets', () => {
     expect(refusal({ CARD_KEYS: `k1:${key()}:junk` })).toBe('CARD_KEYS must be id:base64key[,id:base64key]');
   });
 });
+
+describe('settings', () => {
+  const refused = (env: Record<string, string>) => {
+    try {
+      loadConfig({ ...testEnv, ...env });
+      return null;
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as Error).message;
+    }
+  };
+
+  it('refuses a base URL that is not an absolute http(s) URL, and an unknown log level, in one line', () => {
+    expect(refused({ BASE_URL: 'not a url' })).toBe('BASE_URL must be an absolute http(s) URL such as https://pay.example.com (got "not a url")');
+    expect(refused({ BASE_URL: 'ftp://x/' })).toMatch(/^BASE_URL must be/);
+    expect(refused({ VAULT_APP_URL: 'junk' })).toMatch(/^VAULT_APP_URL must be/);
+    expect(refused({ LOG_LEVEL: 'verbose' })).toBe('LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent');
+    expect(loadConfig({ ...testEnv, BASE_URL: 'https://pay.example.com/' }).baseUrl).toBe('https://pay.example.com');
+  });
+});
