@@ -124,7 +124,9 @@ async function settleByAnswer(tx: Queryable, row: TransactionRecord, result: Cal
 
 /**
  * 3DS-pending transactions older than limits.pendingExpiryMinutes: the processor is asked first
- * (a cardholder who authenticated but never came back to us still paid), the rest expire.
+ * (a cardholder who authenticated but never came back to us still paid), the rest expire. A
+ * look-up that got no answer decides nothing: the cardholder may have paid, so the row stays
+ * pending and is asked again next run.
  */
 export async function expirePendingTransactions(context: AppContext, options: JobOptions = {}): Promise<SettlementRun> {
   const run = emptyRun();
@@ -135,6 +137,10 @@ export async function expirePendingTransactions(context: AppContext, options: Jo
     await settleIfStill(context, id, 'pending', async (tx, row, at) => {
       const settled = await settleByAnswer(tx, row, result, at);
       if (settled) return settled;
+      if (result.kind === 'unknown' && !result.noRecord) {
+        await countLookupInVain(tx, row.id);
+        return 'unresolved';
+      }
       await expireRow(tx, row, at);
       return 'expired';
     }, run);
@@ -147,7 +153,10 @@ export async function expirePendingTransactions(context: AppContext, options: Jo
  * waiting long ago): the processor's record decides. Approved → complete with its entries;
  * declined → failed; a challenge nobody was shown → failed; no record at all → failed once
  * limits.reconcileGiveUpMinutes have passed (the processor never received the call, so no money
- * moved), otherwise asked again next run.
+ * moved), otherwise asked again next run. A look-up that got no answer is never taken for "no
+ * record": however long the processor stays silent, the row stays `incomplete` (counted in
+ * `lookup_attempts`, logged by the job as unresolved) until it answers, since failing an approved
+ * charge would let the booking be charged twice.
  */
 export async function reconcileIncompleteTransactions(context: AppContext, options: JobOptions = {}): Promise<SettlementRun> {
   const run = emptyRun();
@@ -164,7 +173,7 @@ export async function reconcileIncompleteTransactions(context: AppContext, optio
           return 'failed';
         default: {
           const giveUpAt = row.createdAt.getTime() + limits.reconcileGiveUpMinutes * 60_000;
-          if (at.getTime() >= giveUpAt) {
+          if (result.kind === 'unknown' && result.noRecord && at.getTime() >= giveUpAt) {
             await failRow(tx, row, { code: null, message: 'No answer from the payment processor; no money was taken.' }, at);
             return 'failed';
           }

@@ -138,6 +138,44 @@ describe('reconciliation of incomplete transactions', () => {
   });
 });
 
+describe('a processor that does not answer its look-ups', () => {
+  // Every look-up hangs past the job's bound: the job knows nothing, so it may decide nothing.
+  const silent = (): Connector => ({ ...t.context.connector, name: 'silent', lookup: () => new Promise(() => undefined) });
+
+  it('never fails an approved charge for it, however long the silence: the booking cannot be charged twice', async () => {
+    const sandbox = t.context.connector;
+    const booking = await createBooking(t, shop, { total: 7500 });
+    t.context.connector = { ...sandbox, name: 'slow', authorise: async (request) => { await sandbox.authorise(request); return new Promise(() => undefined); } };
+    const transaction = (await post(t, shop, purchaseBody(shop, booking, 7500))).json();
+    expect(transaction.status).toBe('incomplete');
+    t.context.connector = silent();
+    advanceMinutes(limits.reconcileGiveUpMinutes + 5);
+    expect((await reconcileIncompleteTransactions(t.context)).unresolved).toBeGreaterThanOrEqual(1);
+    expect((await get(t, shop, `/transactions/${transaction.id}`)).json().status).toBe('incomplete');
+    const again = await post(t, shop, purchaseBody(shop, booking, 7500));
+    expect(again.json()).toMatchObject({ code: 'rest_invalid_param', data: { params: { bookings: expect.stringContaining('above its total') } } });
+    // Once it answers, the charge is settled from its record.
+    t.context.connector = sandbox;
+    await reconcileIncompleteTransactions(t.context);
+    expect((await get(t, shop, `/transactions/${transaction.id}`)).json().status).toBe('complete');
+    expect((await bookingRow(t, booking)).status).toBe('paid');
+  }, 60_000);
+
+  it('does not expire a challenge the cardholder may have passed while the look-up goes unanswered', async () => {
+    const sandbox = t.context.connector;
+    const { booking, transaction } = await challengeFor(8500);
+    await t.app.inject({ method: 'POST', url: new URL(transaction['3ds_response'].challenge_url).pathname, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'result=authenticate' });
+    t.context.connector = silent();
+    advanceMinutes(limits.pendingExpiryMinutes + 5);
+    expect((await expirePendingTransactions(t.context)).unresolved).toBeGreaterThanOrEqual(1);
+    expect((await get(t, shop, `/transactions/${transaction.id}`)).json().status).toBe('pending');
+    t.context.connector = sandbox;
+    await expirePendingTransactions(t.context);
+    expect((await get(t, shop, `/transactions/${transaction.id}`)).json().status).toBe('complete');
+    expect((await bookingRow(t, booking)).status).toBe('paid');
+  }, 60_000);
+});
+
 describe('reconciliation order', () => {
   it('looks a newer transaction up before ones it already looked up in vain, however many those are', async () => {
     // A processor outage: calls that never reached it leave incomplete rows it has no record of,

@@ -147,7 +147,7 @@ async function callProcessor(context: AppContext, plan: PaymentPlan, record: Tra
     card = await openCard(context.db, context.vault, plan.card!, cvv, plan.sealedPan);
   } catch {
     await context.db.transaction(async (tx) => failRow(tx, await lockRow(tx, record.id), { code: null, message: 'The vaulted card could not be read; vault the card again.' }, context.now()));
-    return { kind: 'unknown', reason: 'card unreadable (recorded as failed)' };
+    return { kind: 'unknown', reason: 'card unreadable (recorded as failed)', noRecord: false };
   }
   return boundedCall(timeoutMs, record.uuid, () =>
     context.connector.authorise({
