@@ -73,7 +73,8 @@ export function registerIdempotency(app: App, context: AppContext): void {
   app.decorateRequest('idempotency', null);
   app.decorateRequest('idempotencyDeferred', null);
   app.decorateRequest('idempotencyStored', false);
-  const preHandler = (request: FastifyRequest, reply: FastifyReply) => claimOrReplay(context, request, reply);
+  // An async hook that answered returns the reply (Fastify's rule); it then skips the handler.
+  const preHandler = async (request: FastifyRequest, reply: FastifyReply) => ((await claimOrReplay(context, request, reply)) ? reply : undefined);
   const deferHandler = async (request: FastifyRequest) => deferClaim(request);
   // Synchronous (done callback) when there is nothing to store, which is most answers.
   const onSend: onSendHookHandler = (request, reply, payload, done) => {
@@ -171,26 +172,29 @@ function deferredClaimOf(request: FastifyRequest): IdempotencyClaim | undefined 
  * The route failed, or found the key taken, before its write committed the claim. Claims the key
  * now (so a refusal is stored like any answer), or, when another request holds it, replays that
  * request's answer (or waits for it, or answers 409) exactly as the claim-first routes do.
- * Returns the reply when it was answered here, else undefined: the caller rethrows its error.
+ * Returns true when it was answered here (the answer written), else false: the caller rethrows its
+ * error. A boolean, not the reply: a Fastify reply is a thenable that resolves to undefined, so an
+ * async function returning it returns undefined (the caller then took a replay for a failure).
  */
-export async function finishDeferred(context: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+export async function finishDeferred(context: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
   const deferred = request.idempotencyDeferred;
-  if (!deferred || request.idempotency) return undefined;
+  if (!deferred || request.idempotency) return false;
   return claimOrReplay(context, request, reply, deferred);
 }
 
-async function claimOrReplay(context: AppContext, request: FastifyRequest, reply: FastifyReply, known?: DeferredClaim): Promise<FastifyReply | undefined> {
+/** True when the request was answered here (a replay, written before this resolves). */
+async function claimOrReplay(context: AppContext, request: FastifyRequest, reply: FastifyReply, known?: DeferredClaim): Promise<boolean> {
   const key = known?.key ?? idempotencyKeyOf(request);
   const principal = request.principal;
   // Only site-scoped requests have a scope for keys; the token endpoints ignore the header.
-  if (key === undefined || !principal) return undefined;
+  if (key === undefined || !principal) return false;
   const hash = known?.requestHash ?? requestFingerprint(request.method, request.url, request.body);
   const deadline = Date.now() + limits.idempotencyWaitMs;
   for (;;) {
     const claimed = await context.db.query(claimStatement, [principal.siteId, key, hash, context.now()]);
     if (claimed.length === 1) {
       request.idempotency = { siteId: principal.siteId, key };
-      return undefined;
+      return false;
     }
     const row = await findKey(context.db, principal.siteId, key);
     if (!row) continue; // purged between the two statements: claim again
@@ -199,9 +203,10 @@ async function claimOrReplay(context: AppContext, request: FastifyRequest, reply
     }
     if (row.status === 'done') {
       replay(reply, row);
-      // Resolves once the replay is written (the async onSend hook runs first); without it the
-      // route handler would run as well and repeat the request's effects (a second charge).
-      return reply;
+      // Waits until the replay is written (the async onSend hook runs first); the caller must not
+      // run the route as well, which would repeat the request's effects (a second charge).
+      await reply;
+      return true;
     }
     if (Date.now() >= deadline || context.now().getTime() - row.created_at.getTime() > limits.idempotencyWaitMs + context.config.processorTimeoutMs) {
       throw inFlight(row);

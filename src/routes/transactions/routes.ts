@@ -39,7 +39,7 @@ function toInput(body: TransactionCreateBodyWire, ip: string): TransactionInput 
 }
 
 /** How a create request ended: created, answered with another request's outcome, or refused as stale (StalePrincipalError). */
-type CreateOutcome = { transaction: TransactionJson } | { replayed: FastifyReply } | 'stale';
+type CreateOutcome = { transaction: TransactionJson } | 'replayed' | 'stale';
 
 function answerWith(reply: FastifyReply, transaction: TransactionJson): FastifyReply {
   return reply.code(201).header('location', transaction._links.self[0]!.href).type('application/json; charset=utf-8');
@@ -75,8 +75,7 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
     if (isAdminType(input.type)) {
       // A chargeback record has no look-up to check the principal with.
       await createAccess.confirm(request);
-      const replayed = await finishDeferred(context, request, reply);
-      if (replayed) return replayed;
+      if (await finishDeferred(context, request, reply)) return reply;
     }
     // The answer, serialised by the route's schema and stored with the settlement (answerToStore).
     let storedBody: string | undefined;
@@ -106,8 +105,7 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
       } catch (error) {
         if (error instanceof StalePrincipalError) return 'stale';
         await createAccess.confirm(request);
-        const replayed = await finishDeferred(context, request, reply);
-        if (replayed) return { replayed };
+        if (await finishDeferred(context, request, reply)) return 'replayed';
         throw error;
       }
     };
@@ -120,7 +118,7 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
       outcome = await createOrFinish();
       if (outcome === 'stale') throw new Error('a confirmed principal was found stale');
     }
-    if ('replayed' in outcome) return outcome.replayed;
+    if (outcome === 'replayed') return reply;
     const { transaction } = outcome;
     if (storedBody !== undefined) {
       // Committed with the settlement: onSend must not store it again.
