@@ -176,14 +176,24 @@ function deferredClaimOf(request: FastifyRequest): IdempotencyClaim | undefined 
  * error. A boolean, not the reply: a Fastify reply is a thenable that resolves to undefined, so an
  * async function returning it returns undefined (the caller then took a replay for a failure).
  */
-export async function finishDeferred(context: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+export async function finishDeferred(context: AppContext, request: FastifyRequest, reply: FastifyReply, outcomeOf?: OutcomeOf): Promise<boolean> {
   const deferred = request.idempotencyDeferred;
   if (!deferred || request.idempotency) return false;
-  return claimOrReplay(context, request, reply, deferred);
+  return claimOrReplay(context, request, reply, deferred, outcomeOf);
 }
 
+/**
+ * The transaction's answer as it reads now, serialised (undefined when it is gone). A stored
+ * answer that showed its transaction not yet final (`incomplete`: the processor had not
+ * answered; `pending`: a 3DS challenge) told the client nothing of the outcome, and a client
+ * retries with its key precisely to learn it; such a replay answers with the transaction as it is
+ * now (settled, or still waiting), with `Idempotent-Replayed: true`. Every other stored answer is
+ * replayed as it was sent.
+ */
+export type OutcomeOf = (transactionId: number) => Promise<string | undefined>;
+
 /** True when the request was answered here (a replay, written before this resolves). */
-async function claimOrReplay(context: AppContext, request: FastifyRequest, reply: FastifyReply, known?: DeferredClaim): Promise<boolean> {
+async function claimOrReplay(context: AppContext, request: FastifyRequest, reply: FastifyReply, known?: DeferredClaim, outcomeOf?: OutcomeOf): Promise<boolean> {
   const key = known?.key ?? idempotencyKeyOf(request);
   const principal = request.principal;
   // Only site-scoped requests have a scope for keys; the token endpoints ignore the header.
@@ -202,7 +212,8 @@ async function claimOrReplay(context: AppContext, request: FastifyRequest, reply
       throw conflict('rest_idempotency_conflict', 'This Idempotency-Key was already used with a different request.');
     }
     if (row.status === 'done') {
-      replay(reply, row);
+      const outcome = outcomeOf && row.transaction_id !== null && answeredUnsettled(row) ? await outcomeOf(row.transaction_id) : undefined;
+      replay(reply, outcome === undefined ? row : { ...row, response_body: outcome });
       // Waits until the replay is written (the async onSend hook runs first); the caller must not
       // run the route as well, which would repeat the request's effects (a second charge).
       await reply;
@@ -242,6 +253,16 @@ function inFlight(row: KeyRow): ApiError {
 
 async function findKey(db: Queryable, siteId: number, key: string): Promise<KeyRow | undefined> {
   return db.maybeOne<KeyRow & Record<string, unknown>>(findStatement, [siteId, key]);
+}
+
+function answeredUnsettled(row: KeyRow): boolean {
+  if (row.response_status !== 201 || row.response_body === null) return false;
+  try {
+    const { status } = JSON.parse(row.response_body) as { status?: unknown };
+    return status === 'incomplete' || status === 'pending';
+  } catch {
+    return false;
+  }
 }
 
 function replay(reply: FastifyReply, row: KeyRow): void {

@@ -23,9 +23,11 @@ afterAll(async () => t.close());
 
 async function challengeFor(total: number, extra: Record<string, unknown> = {}) {
   const booking = await createBooking(t, shop, { total });
-  const response = await post(t, shop, purchaseBody(shop, booking, total, { token: 'tok_visa_3ds_challenge', attempt_3ds: true, ...extra }));
+  const body = purchaseBody(shop, booking, total, { token: 'tok_visa_3ds_challenge', attempt_3ds: true, ...extra });
+  const key = { 'idempotency-key': `challenge-${booking}` };
+  const response = await post(t, shop, body, key);
   expect(response.statusCode).toBe(201);
-  return { booking, transaction: response.json() };
+  return { booking, transaction: response.json(), retry: () => post(t, shop, body, key) };
 }
 
 describe('3-D Secure', () => {
@@ -42,7 +44,7 @@ describe('3-D Secure', () => {
   });
 
   it('leaves a challenged purchase pending with its challenge URL, then completes it after the cardholder authenticates', async () => {
-    const { booking, transaction } = await challengeFor(2500, { redirect_url: 'https://shop.example/done?order=7' });
+    const { booking, transaction, retry } = await challengeFor(2500, { redirect_url: 'https://shop.example/done?order=7' });
     expect(transaction).toMatchObject({ status: 'pending', payment_ids: [], '3ds_response': { status: 'challenge', challenge_url: expect.stringContaining('/sandbox/3ds/') } });
     expect(transaction._links.challenge[0].href).toBe(transaction['3ds_response'].challenge_url);
     const challengePath = new URL(transaction['3ds_response'].challenge_url).pathname;
@@ -57,6 +59,10 @@ describe('3-D Secure', () => {
     expect(settled).toMatchObject({ status: 'complete', '3ds_response': { status: 'authenticated', challenge_url: null } });
     expect(settled.payment_ids).toHaveLength(2);
     expect((await bookingRow(t, booking)).status).toBe('paid');
+    // A retry with the key shows the outcome, not the finished challenge to send the cardholder to.
+    const replay = await retry();
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.json()).toEqual(settled);
   });
 
   it('charges a card vaulted through a challenge later without one (merchant-initiated); a retained charge takes no attempt_3ds', async () => {
@@ -105,10 +111,15 @@ describe('3-D Secure', () => {
 describe('reconciliation of incomplete transactions', () => {
   it('leaves a purchase the processor does not answer incomplete, then completes it from the processor record', async () => {
     const booking = await createBooking(t, shop, { total: 5500 });
-    const response = await post(t, shop, purchaseBody(shop, booking, 5500, { token: 'tok_visa_no_answer' }));
+    const body = purchaseBody(shop, booking, 5500, { token: 'tok_visa_no_answer' });
+    const key = { 'idempotency-key': 'no-answer-5500' };
+    const response = await post(t, shop, body, key);
     expect(response.statusCode).toBe(201);
     const transaction = response.json();
     expect(transaction).toMatchObject({ status: 'incomplete', payment_ids: [] });
+    const earlyRetry = await post(t, shop, body, key);
+    expect(earlyRetry.headers['idempotent-replayed']).toBe('true');
+    expect(earlyRetry.json()).toMatchObject({ id: transaction.id, status: 'incomplete' });
     expect((await bookingRow(t, booking)).transaction_ids).toContain(transaction.id);
     expect((await reconcileIncompleteTransactions(t.context)).completed).toBe(0); // younger than a minute
     advanceMinutes(2);
@@ -118,6 +129,12 @@ describe('reconciliation of incomplete transactions', () => {
     expect(settled).toMatchObject({ status: 'complete', total_remaining: 5500 });
     expect(settled.payment_ids).toHaveLength(2);
     expect((await bookingRow(t, booking)).status).toBe('paid');
+    // The client that retries with its key learns the outcome the first answer could not give.
+    const retry = await post(t, shop, body, key);
+    expect(retry.statusCode).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.headers.location).toBe(response.headers.location);
+    expect(retry.json()).toEqual(settled);
   });
 
   it('fails a transaction the processor never received, after the give-up bound', async () => {

@@ -96,6 +96,13 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
         ...(epoch !== undefined ? { principalEpoch: { epoch, confirmed: () => createAccess.confirmed(request) } } : {}),
       };
     };
+    // A replayed answer that showed no outcome reads the transaction as it is now (OutcomeOf).
+    const outcomeOf = async (transactionId: number): Promise<string | undefined> => {
+      const [transaction] = await loadTransactionViews(context.db, context.config, principalOf(request).siteId, [transactionId]);
+      if (!transaction) return undefined;
+      answerWith(reply, transaction);
+      return reply.serialize(transaction) as string;
+    };
     // Refused before the claim committed (or the key is another request's): the key is claimed
     // now so the refusal is stored, or the other request's outcome answers. A principal not yet
     // confirmed is confirmed first: a revoked credential's refusal is never stored for the key.
@@ -105,7 +112,7 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
       } catch (error) {
         if (error instanceof StalePrincipalError) return 'stale';
         await createAccess.confirm(request);
-        if (await finishDeferred(context, request, reply)) return 'replayed';
+        if (await finishDeferred(context, request, reply, outcomeOf)) return 'replayed';
         throw error;
       }
     };
