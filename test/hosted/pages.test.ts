@@ -106,6 +106,22 @@ describe('hosted page APIs', () => {
     expect((await t.app.inject({ url: '/hosted/payments/current', headers })).json()).toMatchObject({ outcome: 'failed', transaction: { id: declined.transaction.id } });
   });
 
+  it('charges only a card entered on the page: a vaulted card named by its vault token is an unknown token', async () => {
+    const vault = (await t.app.inject({
+      method: 'POST', url: `/${site.path}/site-json/vendor/v2/transactions`, headers: site.headers,
+      payload: { transaction_types: 'vault', channels: channel.id, currencies: 'USD', total: 0, token: 'tok_visa' },
+    })).json() as { id: number; status: string; token: string };
+    expect(vault).toMatchObject({ status: 'complete', token: expect.any(String) });
+    const vaultPage = await createHostedSession(t.db, { kind: 'vault', siteId: site.siteId, channelId: channel.id, userId: site.userId, bookingId: null, amount: null, currency: 'USD', language: 'enGB' }, new Date());
+    for (const token of [(await bookingSession(4_000, { kind: 'pay' })).token, (await bookingSession(4_000)).token, vaultPage.token]) {
+      const paid = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: `Bearer ${token}` }, payload: { card_token: vault.token } });
+      expect(paid.statusCode).toBe(400);
+      expect(paid.json()).toMatchObject({ code: 'rest_invalid_param', data: { params: { token: 'Unknown or expired card token.' } } });
+    }
+    const after = await t.db.one<{ count: number }>(`SELECT count(*)::int AS count FROM transactions WHERE site_id = $1 AND id > $2`, [site.siteId, vault.id]);
+    expect(after.count).toBe(0);
+  });
+
   it('offers the payment request page only what can be paid: never "fully paid" for money merely held, nor a form a closed channel would refuse', async () => {
     const shown = async (channelId: number, total: number, pay?: { type: 'authorize' | 'purchase'; total: number }) => {
       const booking = (await t.app.inject({

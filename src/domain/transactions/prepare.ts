@@ -10,7 +10,7 @@ import {
 } from '../vault/index.js';
 import { toRecord, transactionColumns } from './repository.js';
 import { prepareForexAndAllocations, type ForexAndAllocations } from './forex-allocations.js';
-import { isAuthorization, isCapturedMoney, isFollowUpType, isRetainedType, type Actor, type TransactionInput, type TransactionRecord } from './types.js';
+import { isAuthorization, isCapturedMoney, isFollowUpType, isHostedSource, isRetainedType, type Actor, type TransactionInput, type TransactionRecord } from './types.js';
 
 /**
  * Checks a create request against everything that can be checked without locks, and resolves
@@ -234,7 +234,8 @@ async function resolveCard(
   } else {
     // redeemCvv false: the capture token's CVV stays in it until the processor call.
     const found = await resolvePaymentCard(db, context.vault, { siteId: actor.siteId, token: input.token!, channelId: channel.id, redeemCvv: false });
-    if (!found) throw invalidParam('token', 'Unknown or expired card token.');
+    // A page's vault token is refused as an unknown one: the page learns nothing about the vault.
+    if (!found || (found.via === 'vault_token' && isHostedSource(actor.source))) throw invalidParam('token', 'Unknown or expired card token.');
     resolved = { card: found.card, ...(found.cvv !== undefined ? { cvv: found.cvv } : {}), ...(found.via === 'capture_token' ? { captureToken: input.token! } : {}) };
   }
   // Keyed by what named the card: a retained charge may name it by linked_id alone.

@@ -50,6 +50,16 @@ export type PaymentMethod = (typeof paymentMethods)[number];
 /** Where a transaction came from (recorded, not shown on the wire). */
 export type TransactionSource = 'api' | 'modal' | 'vault_app' | 'payment_request' | 'cli';
 
+/**
+ * The hosted pages, where a cardholder (or whoever holds the page's link) pays: the card must be
+ * one entered on the page (a capture token, or a sandbox token on a test channel), never a card
+ * already in the vault named by its vault token, which would charge a stored card without its
+ * CVV for anyone who learnt the token (read-only users list them).
+ */
+export function isHostedSource(source: TransactionSource): boolean {
+  return source === 'modal' || source === 'vault_app' || source === 'payment_request';
+}
+
 /** Who asks for a transaction: the REST route, a hosted page (on a user's behalf) or the CLI. */
 export interface Actor {
   siteId: number;
