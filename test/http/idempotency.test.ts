@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestContext } from '../support/context.js';
 import { requestFingerprint } from '../../src/http/idempotency.js';
-import { createBooking, createShop, paymentsContext, post, purchaseBody, type Shop } from '../payments/support.js';
+import { createBooking, createShop, get, paymentsContext, post, purchaseBody, type Shop } from '../payments/support.js';
 
 let t: TestContext;
 let shop: Shop;
@@ -26,6 +26,22 @@ describe('Idempotency-Key', () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     const count = await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM transactions WHERE $1 IN (SELECT booking_id FROM transaction_bookings WHERE transaction_id = transactions.id)', [booking]);
     expect(count.count).toBe(1);
+  });
+
+  it('leaves the refunded payment as one refund left it, however often the refund is replayed', async () => {
+    const booking = await createBooking(t, shop, { total: 1000 });
+    const purchase = (await post(t, shop, purchaseBody(shop, booking, 1000))).json();
+    const refund = { transaction_types: 'refund', channels: shop.channelId, currencies: 'USD', total: 100, linked_id: purchase.id, bookings: [{ id: booking, currencies: 'USD', total: 100 }] };
+    const answers = [];
+    for (let attempt = 0; attempt < 3; attempt++) answers.push(await post(t, shop, refund, { 'idempotency-key': 'k-refund-100' }));
+    expect(answers.map((answer) => answer.headers['idempotent-replayed'] ?? 'first')).toEqual(['first', 'true', 'true']);
+    expect(new Set(answers.map((answer) => answer.json().id)).size).toBe(1);
+    const payment = (await get(t, shop, `/transactions/${purchase.id}`)).json();
+    expect(payment.total_remaining).toBe(900);
+    const shares = await t.db.query<{ total_remaining: number }>('SELECT total_remaining FROM transaction_bookings WHERE transaction_id = $1', [purchase.id]);
+    expect(shares.map((share) => share.total_remaining)).toEqual([900]);
+    // The rest stays refundable.
+    expect((await post(t, shop, { ...refund, total: 900, bookings: [{ id: booking, currencies: 'USD', total: 900 }] })).json()).toMatchObject({ status: 'complete' });
   });
 
   it('replays over a real socket without running the request again', async () => {

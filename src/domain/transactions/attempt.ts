@@ -7,7 +7,7 @@ import { assertForexPart, recordForexAndAllocations } from './forex-allocations.
 import type { PaymentPlan } from './prepare.js';
 import { adjustRemaining, adjustShares, bookingShares, findTransaction, insertTransactions, type BookingShare, type NewTransaction, type NewTransactionRow } from './repository.js';
 import { statementDate, type StatementPeriod } from '../statements/dates.js';
-import { isRetainedType, type Actor, type TransactionRecord } from './types.js';
+import { IdempotencyKeyTakenError, isRetainedType, type Actor, type TransactionRecord } from './types.js';
 
 /**
  * Step one of every processor-backed transaction, for one request or a batch of them, in the
@@ -18,7 +18,8 @@ import { isRetainedType, type Actor, type TransactionRecord } from './types.js';
  * It commits before the processor is called, so a crash afterwards leaves rows reconciliation can
  * finish, and concurrent captures, voids and refunds of one transaction are serialised by the
  * lock on it. A result is undefined when the request's Idempotency-Key is another request's: of
- * that request nothing is written. Any refusal found under locks throws. Its last statement
+ * that request nothing is written (a follow-up's reservation is rolled back: it throws
+ * IdempotencyKeyTakenError). Any refusal found under locks throws. Its last statement
  * carries the COMMIT (recordAttempts), so it is the caller's last database work.
  */
 export async function insertAttempts(context: AppContext, tx: Transaction, members: readonly { actor: Actor; plan: PaymentPlan }[]): Promise<(TransactionRecord | undefined)[]> {
@@ -30,6 +31,10 @@ export async function insertAttempts(context: AppContext, tx: Transaction, membe
     rows.push({ row: newRow(actor, plan, { reserved, at }), ...(actor.idempotency ? { idempotency: { key: actor.idempotency.key, requestHash: actor.idempotency.requestHash } } : {}) });
   }
   const { records, lockedBookings } = await insertTransactions(tx, rows, { lockBookings: members.flatMap(({ plan }) => plan.shares.map((share) => share.bookingId)) });
+  // A follow-up whose key is another request's (a replay) has already reserved its amount on the
+  // parent: rolled back with the rest, or each replay of a refund would shrink what remains
+  // refundable. Follow-ups are attempted alone, so nothing else is lost with it.
+  if (records.some((record, index) => !record && rows[index]!.row.reservedTotal > 0)) throw new IdempotencyKeyTakenError();
   const attempts: BookingAttempt[] = [];
   for (const [index, record] of records.entries()) {
     if (!record) continue;
