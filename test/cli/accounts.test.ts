@@ -69,6 +69,25 @@ describe('site, user, membership and token commands', () => {
     expect(answer).toMatchObject({ usertype: 'member', read_only: true, site_count: 2 });
   });
 
+  it('removes a membership with its API tokens: adding the user back does not revive them', async () => {
+    await cli(url, ['user', 'create', '--site', 'beta', '--username', 'leaver', '--password', 'correct horse', '--email', 'leaver@beta.test', '--role', 'member_admin']);
+    const token = (await cli(url, ['token', 'create', '--site', 'beta', '--username', 'leaver', '--name', 'old'])).json.token as string;
+    const channels = () => t.app.inject({ url: '/beta/site-json/vendor/v2/channels', headers: { authorization: `Bearer ${token}` } });
+    expect((await channels()).statusCode).toBe(200);
+    const removed = await cli(url, ['membership', 'remove', '--site', 'beta', '--username', 'leaver']);
+    expect(removed.json).toEqual({ site: 'beta', username: 'leaver', removed: true, api_tokens_revoked: 1 });
+    expect((await channels()).statusCode).toBe(401);
+    expect((await cli(url, ['membership', 'add', '--site', 'beta', '--username', 'leaver', '--role', 'member'])).code).toBe(0);
+    expect((await channels()).statusCode).toBe(401);
+    // A removal made in SQL by an operator revokes them as well.
+    const second = (await cli(url, ['token', 'create', '--site', 'beta', '--username', 'leaver', '--name', 'new'])).json.token as string;
+    await t.db.query("DELETE FROM memberships WHERE user_id = (SELECT id FROM users WHERE username = 'leaver')");
+    await cli(url, ['membership', 'add', '--site', 'beta', '--username', 'leaver', '--role', 'member']);
+    expect((await t.app.inject({ url: '/beta/site-json/vendor/v2/channels', headers: { authorization: `Bearer ${second}` } })).statusCode).toBe(401);
+    const again = await cli(url, ['membership', 'remove', '--site', 'beta', '--username', 'ana-nobody']);
+    expect(again.code).toBe(1);
+  });
+
   it('enforces the API token limit from the CLI too', async () => {
     await cli(url, ['token', 'create', '--site', 'acme', '--username', 'ana', '--name', 'second']);
     const third = await cli(url, ['token', 'create', '--site', 'acme', '--username', 'ana', '--name', 'third']);

@@ -29,13 +29,14 @@ describe('API token principal (stored on the token row)', () => {
     site = await newSite(t);
   });
 
-  it('a removed membership ends the token at once (404, like another site), a new one restores it', async () => {
-    expectStatus(await listChannels(site), 200);
-    await t.db.query('DELETE FROM memberships WHERE site_id = $1 AND user_id = $2', [site.siteId, site.userId]);
-    expectError(await listChannels(site), 404);
-    await expectStoredEqualsJoined();
-    await t.db.query("INSERT INTO memberships (site_id, user_id, role, read_only) VALUES ($1, $2, 'member_admin', false)", [site.siteId, site.userId]);
-    expectStatus(await listChannels(site), 200);
+  it('a removed membership revokes the token at once (401), and a new membership does not bring it back', async () => {
+    const leaver = await addUser(t.db, site.siteId, { role: 'member_admin' });
+    const asLeaver = { ...site, headers: leaver.headers };
+    expectStatus(await listChannels(asLeaver), 200);
+    await t.db.query('DELETE FROM memberships WHERE site_id = $1 AND user_id = $2', [site.siteId, leaver.userId]);
+    expectError(await listChannels(asLeaver), 401);
+    await t.db.query("INSERT INTO memberships (site_id, user_id, role, read_only) VALUES ($1, $2, 'member_admin', false)", [site.siteId, leaver.userId]);
+    expectError(await listChannels(asLeaver), 401);
     await expectStoredEqualsJoined();
   });
 

@@ -1,6 +1,6 @@
 import type { Command, CommandContext } from '../command.js';
 import { required } from '../command.js';
-import { confirmTwoFactor, createUser, enrolTwoFactor, findSite, findUser, roles, setMembership, setPassword, type Role } from '../../domain/users/accounts.js';
+import { confirmTwoFactor, createUser, enrolTwoFactor, findSite, findUser, removeMembership, roles, setMembership, setPassword, type Role } from '../../domain/users/accounts.js';
 
 function roleOption(options: Record<string, string | boolean | undefined>): Role {
   const role = required(options, 'role');
@@ -53,6 +53,18 @@ const membershipAdd: Command = {
   },
 };
 
+const membershipRemove: Command = {
+  name: 'membership remove',
+  summary: "remove a user from a site; the user's API tokens there are revoked: --site P --username U",
+  options: { site: { type: 'string' }, username: { type: 'string' } },
+  async run(context, options) {
+    const site = await findSite(context.db, required(options, 'site'));
+    const user = await findUser(context.db, required(options, 'username'));
+    const { apiTokensRevoked } = await removeMembership(context.db, { siteId: site.id, userId: user.id });
+    return { site: site.path, username: user.username, removed: true, api_tokens_revoked: apiTokensRevoked };
+  },
+};
+
 const userPassword: Command = {
   name: 'user password',
   summary: "set a user's password (revokes the user's refresh tokens, lifts a lock-out): --username U --password W",
@@ -91,4 +103,4 @@ const twoFactorConfirm: Command = {
   },
 };
 
-export const commands: Command[] = [userCreate, membershipAdd, userPassword, twoFactorEnrol, twoFactorConfirm];
+export const commands: Command[] = [userCreate, membershipAdd, membershipRemove, userPassword, twoFactorEnrol, twoFactorConfirm];

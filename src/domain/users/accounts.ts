@@ -101,6 +101,22 @@ export async function setMembership(db: Queryable, input: Membership): Promise<M
 }
 
 /**
+ * Removes the user from the site. Their API tokens there go with the membership (migration 030's
+ * trigger, so a removal made in SQL revokes them too); their logins elsewhere are untouched.
+ * Returns the number of API tokens revoked.
+ */
+export async function removeMembership(db: Queryable, input: { siteId: number; userId: number }): Promise<{ apiTokensRevoked: number }> {
+  // One statement: the count sees the tokens as they were before the trigger deletes them.
+  const row = await db.one<{ removed: number; tokens: number }>(
+    `WITH removed AS (DELETE FROM memberships WHERE site_id = $1 AND user_id = $2 RETURNING user_id)
+     SELECT (SELECT count(*)::int FROM removed) AS removed, (SELECT count(*)::int FROM api_tokens WHERE site_id = $1 AND user_id = $2) AS tokens`,
+    [input.siteId, input.userId],
+  );
+  if (row.removed === 0) throw new AccountError('not_found', 'the user is not a member of this site', 'username');
+  return { apiTokensRevoked: row.tokens };
+}
+
+/**
  * Sets a new password. Every refresh token of the user stops working and any lock-out is lifted;
  * API tokens are separate credentials and stay valid (docs/auth.md).
  */
