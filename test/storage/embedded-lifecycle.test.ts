@@ -1,0 +1,47 @@
+// The processes sharing a DATA_DIR's embedded PostgreSQL (the server, CLI commands, the bench)
+// each register; the last to leave stops it, whoever started it (src/storage/embedded.ts).
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { startEmbeddedPostgres } from '../../src/storage/embedded.js';
+import { tempDirForFile } from '../support/temp-dir.js';
+
+const dataDir = tempDirForFile('pg-lifecycle');
+const pidFile = path.join(dataDir, 'pg', 'postmaster.pid');
+
+async function answers(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+describe('the embedded cluster shared by several users', () => {
+  it('keeps running while anyone still uses it, and the last to leave stops it, whoever started it', async () => {
+    const starter = await startEmbeddedPostgres(dataDir);
+    const attached = await startEmbeddedPostgres(dataDir);
+    expect(attached.url).toBe(starter.url);
+    // The one that started it leaves first (a CLI command while a server runs): it stays up.
+    await starter.stop();
+    expect(await answers(attached.url)).toBe(true);
+    const postmaster = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+    await attached.stop();
+    expect(existsSync(pidFile)).toBe(false);
+    expect(() => process.kill(postmaster, 0)).toThrow();
+    // And it starts again for the next user.
+    const again = await startEmbeddedPostgres(dataDir);
+    try {
+      expect(await answers(again.url)).toBe(true);
+    } finally {
+      await again.stop();
+    }
+    expect(existsSync(pidFile)).toBe(false);
+  }, 120_000);
+});
