@@ -94,7 +94,7 @@ describe('payment modal in Chromium', () => {
     expect(await page.evaluate(() => document.body.innerHTML.includes('4111'))).toBe(false);
   });
 
-  it('reads an existing booking from the .tmt_booking_id input (booking_exists)', async () => {
+  it('reads an existing booking from the .tmt_booking_id input (booking_exists) when the auth string signs its booking_id', async () => {
     const created = await e2e.t.app.inject({
       method: 'POST', url: `/${merchant.site.path}/site-json/vendor/v2/bookings`, headers: merchant.site.headers,
       payload: { firstname: 'Alan', surname: 'Turing', email: 'alan@example.com', date: '2031-07-01', total: 30_000, currencies: 'USD', countries: 'GB', channels: merchant.channelId, reference: 'SEA-2' },
@@ -102,10 +102,17 @@ describe('payment modal in Chromium', () => {
     const bookingId = created.json().id as number;
     await page.fill('.tmt_booking_id', String(bookingId));
     const total = 10_000;
-    const auth = signAuthString({ channels: merchant.channelId, currencies: 'USD', total }, merchant.channelSecret, new Date());
-    await openModal({ path: merchant.site.path, channels: merchant.channelId, currencies: 'USD', total, auth });
-    await expect.poll(names, slow).toEqual(['booking_exists']);
-    expect(events[0]!.argument).toMatchObject({ id: bookingId, surname: 'Turing', total: 30_000 });
+    // A string signed without the booking ID may only create a booking: the booking is not shown.
+    const unsigned = signAuthString({ channels: merchant.channelId, currencies: 'USD', total }, merchant.channelSecret, new Date());
+    await openModal({ path: merchant.site.path, channels: merchant.channelId, currencies: 'USD', total, auth: unsigned });
+    await expect.poll(names, slow).toEqual(['token_error']);
+    expect(events[0]!.argument).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
+    expect(JSON.stringify(events)).not.toContain('Turing');
+    events = [];
+    const auth = signAuthString({ channels: merchant.channelId, currencies: 'USD', total, booking_id: bookingId }, merchant.channelSecret, new Date());
+    await openModal({ path: merchant.site.path, channels: merchant.channelId, currencies: 'USD', total, auth, verify: ['booking_id'] });
+    await expect.poll(names, slow).toEqual(['modal_closed', 'booking_exists']);
+    expect(events[1]!.argument).toMatchObject({ id: bookingId, surname: 'Turing', total: 30_000 });
   });
 
   it('takes a signed field from the options when the booking does not carry it (docs/modal.md: booking, then options)', async () => {
@@ -114,12 +121,13 @@ describe('payment modal in Chromium', () => {
       payload: { firstname: 'Ada', surname: 'Lovelace', email: 'ada@example.com', date: '2031-07-01', total: 20_000, currencies: 'USD', countries: 'GB', channels: merchant.channelId },
     });
     const total = 7_000;
-    const auth = signAuthString({ channels: merchant.channelId, currencies: 'USD', total, reference: 'REF-9' }, merchant.channelSecret, new Date());
-    await openModal({ path: merchant.site.path, channels: merchant.channelId, currencies: 'USD', total, auth, verify: ['reference'], reference: 'REF-9', booking: { booking_id: created.json().id } });
+    const bookingId = created.json().id as number;
+    const auth = signAuthString({ channels: merchant.channelId, currencies: 'USD', total, reference: 'REF-9', booking_id: bookingId }, merchant.channelSecret, new Date());
+    await openModal({ path: merchant.site.path, channels: merchant.channelId, currencies: 'USD', total, auth, verify: ['reference', 'booking_id'], reference: 'REF-9', booking: { booking_id: bookingId } });
     await expect.poll(names, slow).toEqual(['booking_exists']);
     events = [];
     // A different value than the one signed is still refused.
-    await openModal({ path: merchant.site.path, channels: merchant.channelId, currencies: 'USD', total, auth, verify: ['reference'], reference: 'REF-10', booking: { booking_id: created.json().id } });
+    await openModal({ path: merchant.site.path, channels: merchant.channelId, currencies: 'USD', total, auth, verify: ['reference', 'booking_id'], reference: 'REF-10', booking: { booking_id: bookingId } });
     // (Opening again closes the first modal.)
     await expect.poll(names, slow).toEqual(['modal_closed', 'token_error']);
   });

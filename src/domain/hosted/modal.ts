@@ -7,8 +7,9 @@ import { claimModalAuthSession } from './modal-auth-uses.js';
 
 /**
  * Opening the payment modal: the integrator's auth string is checked against the channel
- * secret, then the booking is read (booking_exists) or created as a draft (booking_logged), and
- * a modal session scoped to that channel, booking and amount is issued.
+ * secret, then the booking is read (booking_exists, only when the string signs its ID) or
+ * created as a draft (booking_logged), and a modal session scoped to that channel, booking and
+ * amount is issued.
  */
 export interface ModalChannel {
   id: number;
@@ -63,11 +64,32 @@ async function siteActor(db: Queryable, siteId: number): Promise<number> {
   return row.user_id;
 }
 
+/** A booking ID as the page sends it (a number, or the text of the `.tmt_booking_id` input); null if it is none. */
+export function parseModalBookingId(raw: unknown): number | null {
+  const id = typeof raw === 'string' && /^[0-9]{1,15}$/.test(raw.trim()) ? Number(raw.trim()) : raw;
+  return Number.isSafeInteger(id) && (id as number) >= 0 ? (id as number) : null;
+}
+
+/**
+ * Whether the auth string authorises the booking the session would open. The string always
+ * covers channel, currency and amount, so without `booking_id` among its fields it can only
+ * create a new booking (0): opening an existing one would hand its personal data, and the
+ * means to pay it, to anyone holding a string for the channel. When `booking_id` is signed, it
+ * is the booking opened, whatever other field (`id`, a new booking's data) the page sends.
+ */
+export function bookingIdSigned(bookingId: number, verified: Record<string, SignedValue>): boolean {
+  if (!Object.hasOwn(verified, 'booking_id')) return bookingId === 0;
+  return parseModalBookingId(verified.booking_id) === bookingId;
+}
+
 export type ModalBooking =
   | { ok: true; event: 'booking_logged' | 'booking_exists'; booking: BookingRecord; token: string; session: HostedSession }
   | { ok: false; params: Record<string, string> }
-  /** The auth string opened all the sessions or draft bookings it may (limits.modalSessionsPerAuthMax). */
-  | { ok: false; authUsedUp: true };
+  /**
+   * The auth string does not allow this session (token_error): it opened all the sessions or
+   * draft bookings it may (limits.modalSessionsPerAuthMax), or it does not sign the booking.
+   */
+  | { ok: false; tokenError: 'auth_used_up' | 'booking_not_signed' };
 
 export interface ModalBookingRequest {
   channel: ModalChannel;
@@ -88,9 +110,11 @@ export interface ModalBookingRequest {
 export async function openModalBooking(db: Queryable, request: ModalBookingRequest): Promise<ModalBooking> {
   const { channel } = request;
   if (request.currency !== channel.currency) return { ok: false, params: { currencies: `must be the channel base currency (${channel.currency})` } };
+  // Before the booking is read: an unsigned booking ID learns nothing, not even whether it exists.
+  if (!bookingIdSigned(request.bookingId, request.verified)) return { ok: false, tokenError: 'booking_not_signed' };
   // First, so concurrent openings with one auth string queue on its record before any booking is made.
   const modalAuthId = await claimModalAuthSession(db, { auth: request.auth, channelId: channel.id, signedAt: request.signedAt, createsDraft: request.bookingId === 0 }, request.now);
-  if (modalAuthId === null) return { ok: false, authUsedUp: true };
+  if (modalAuthId === null) return { ok: false, tokenError: 'auth_used_up' };
   const authorId = await siteActor(db, channel.siteId);
   let booking: BookingRecord;
   let event: 'booking_logged' | 'booking_exists';

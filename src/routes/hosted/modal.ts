@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
-import { openModalBooking, verifyModalAuth } from '../../domain/hosted/modal.js';
+import { openModalBooking, parseModalBookingId, verifyModalAuth } from '../../domain/hosted/modal.js';
 import type { SignedValue } from '../../domain/hosted/auth-string.js';
 import { attemptsLeft } from '../../domain/hosted/sessions.js';
 import type { BookingInput } from '../../domain/bookings.js';
@@ -137,10 +137,9 @@ function verifiedValues(request: SessionRequest): Record<string, SignedValue> {
 }
 
 function bookingIdOf(booking: Record<string, unknown>): number {
-  const raw = booking.booking_id ?? booking.id ?? 0;
-  const id = typeof raw === 'string' && /^[0-9]{1,15}$/.test(raw.trim()) ? Number(raw.trim()) : raw;
-  if (!Number.isSafeInteger(id) || (id as number) < 0) throw invalidParams({ booking_id: 'must be a booking ID, or 0 to create the booking' });
-  return id as number;
+  const id = parseModalBookingId(booking.booking_id ?? booking.id ?? 0);
+  if (id === null) throw invalidParams({ booking_id: 'must be a booking ID, or 0 to create the booking' });
+  return id;
 }
 
 export async function modalRoutes(app: App, context: AppContext): Promise<void> {
@@ -170,9 +169,10 @@ export async function modalRoutes(app: App, context: AppContext): Promise<void> 
     // One database transaction: a refused amount must not leave a created booking behind.
     const opened = await context.db.transaction(async (tx) => {
       const result = await openModalBooking(tx, { channel: auth.channel, auth: parsed.auth, signedAt: auth.signedAt, total: parsed.total, currency: parsed.currencies, bookingId, newBooking, language: parsed.language, hostOrigin: parsed.origin, verified, now });
-      if (!result.ok && 'authUsedUp' in result) {
-        // Reopening beyond the bound needs a new auth string: the token_error the spec names.
-        request.log.info({ channel: parsed.channels }, 'modal auth string used up');
+      if (!result.ok && 'tokenError' in result) {
+        // Reopening beyond the bound, or a booking the string does not sign, needs a new auth
+        // string: the token_error the spec names (the same answer as a wrong hash).
+        request.log.info({ reason: result.tokenError, channel: parsed.channels }, 'modal auth string refused');
         throw sessionExpired();
       }
       if (!result.ok) throw invalidParams(result.params);

@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestContext } from '../support/context.js';
+import { signAuthString, type SignedValue } from '../../src/domain/hosted/auth-string.js';
+import { createBooking, createShop, paymentsContext, post, purchaseBody, type Shop } from '../payments/support.js';
+
+// A modal auth string authorises the booking it names, and no other (docs/modal.md "Which
+// booking a session may open"): an existing booking_id must be signed into it, so a string
+// signed to create a new booking cannot read or pay someone else's booking on the channel.
+let t: TestContext;
+let shop: Shop;
+let secret: string;
+
+beforeAll(async () => {
+  t = await paymentsContext();
+  shop = await createShop(t);
+  secret = (await t.db.one<{ channel_secret: string }>('SELECT channel_secret FROM channels WHERE id = $1', [shop.channelId])).channel_secret;
+});
+afterAll(async () => t.close());
+
+const total = 100;
+const newBooking = { booking_id: 0, firstname: 'Eve', surname: 'Example', email: 'eve@example.com', date: '2031-05-20', countries: 'GB' };
+
+function authFor(extra: Record<string, SignedValue> = {}): string {
+  return signAuthString({ channels: shop.channelId, currencies: 'USD', total, ...extra }, secret, new Date());
+}
+
+function open(body: Record<string, unknown>) {
+  return t.app.inject({ method: 'POST', url: '/hosted/modal/sessions', payload: { path: shop.site.path, channels: shop.channelId, currencies: 'USD', total, origin: 'https://shop.example', ...body } });
+}
+
+async function sessionsOf(bookingId: number): Promise<number> {
+  return (await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM hosted_sessions WHERE booking_id = $1', [bookingId])).count;
+}
+
+describe('which booking a modal session may open', () => {
+  it("refuses another customer's booking to an auth string that did not sign booking_id, showing none of it", async () => {
+    const victim = await createBooking(t, shop, { total: 10_000, reference: 'VICTIM-1' });
+    const paid = await createBooking(t, shop, { total: 5_000, reference: 'PAID-1' });
+    expect((await post(t, shop, purchaseBody(shop, paid, 5_000))).json()).toMatchObject({ status: 'complete' });
+    const auth = authFor();
+
+    const answers = await Promise.all([victim, paid, victim + 1_000_000].map((id) => open({ auth, booking: { booking_id: id } })));
+    for (const answer of answers) {
+      // token_error: the auth string does not authorise this booking.
+      expect(answer.statusCode).toBe(403);
+      expect(answer.json()).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
+      expect(answer.body).not.toMatch(/Lovelace|ada@example\.com|VICTIM-1|PAID-1|amount due/);
+    }
+    // An existing unpaid, an existing paid and a missing booking answer alike: nothing tells them apart.
+    expect(new Set(answers.map((answer) => answer.body)).size).toBe(1);
+    expect(await sessionsOf(victim)).toBe(0);
+    expect(await sessionsOf(paid)).toBe(0);
+
+    // The same string still does what it was signed for: create a new booking.
+    const created = await open({ auth, booking: newBooking });
+    expect(created.statusCode).toBe(201);
+    expect(created.json()).toMatchObject({ booking_event: 'booking_logged', booking: { surname: 'Example' } });
+  });
+
+  it('opens an existing booking when booking_id is signed, and only that booking', async () => {
+    const mine = await createBooking(t, shop, { total: 10_000, reference: 'MINE-1' });
+    const other = await createBooking(t, shop, { total: 10_000, reference: 'OTHER-1' });
+    const auth = authFor({ booking_id: mine });
+
+    const opened = await open({ auth, verify: ['booking_id'], booking: { booking_id: mine } });
+    expect(opened.statusCode).toBe(201);
+    expect(opened.json()).toMatchObject({ booking_event: 'booking_exists', booking: { id: mine, reference: 'MINE-1' }, amount: total });
+    // The booking ID read from the page's .tmt_booking_id input arrives as text: same booking.
+    expect((await open({ auth, verify: ['booking_id'], booking: { booking_id: String(mine) } })).statusCode).toBe(201);
+
+    // Another booking with the same string: the signature does not match.
+    const swapped = await open({ auth, verify: ['booking_id'], booking: { booking_id: other } });
+    expect(swapped.json()).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
+    // Nor through the `id` alias while the signed value rides beside the booking data.
+    const aliased = await open({ auth, verify: ['booking_id'], signed: { booking_id: mine }, booking: { id: other } });
+    expect(aliased.json()).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
+    // Nor a new booking made with a string signed for an existing one.
+    const fresh = await open({ auth, verify: ['booking_id'], signed: { booking_id: mine }, booking: { ...newBooking, booking_id: undefined } });
+    expect(fresh.json()).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
+    expect(await sessionsOf(other)).toBe(0);
+  });
+
+  it('creates a booking with booking_id 0 signed, as before', async () => {
+    const auth = authFor({ booking_id: 0 });
+    const created = await open({ auth, verify: ['booking_id'], booking: newBooking });
+    expect(created.json()).toMatchObject({ booking_event: 'booking_logged', booking: { status: 'draft', total } });
+  });
+});
