@@ -53,8 +53,8 @@ describe('conservation across channels (property)', () => {
             bookings: [{ id: booking, currencies: 'USD', total: payment.total }], ...(allocations.length > 0 ? { allocations } : {}),
           });
           if (response.statusCode === 400) {
-            // Rounding can push tiny totals over: refused as a whole, nothing moves.
-            expect(response.json().data.params.allocations).toMatch(/add up to/);
+            // Rounding can push tiny totals over, or round an allocation of them to 0: refused as a whole, nothing moves.
+            expect(response.json().data.params.allocations).toMatch(/add up to|is 0 (USD|EUR)/);
             continue;
           }
           expect(response.statusCode).toBe(201);

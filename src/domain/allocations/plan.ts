@@ -126,9 +126,24 @@ function amountsOf(request: AllocationRequest, source: AllocationSource): Pick<A
 }
 
 /**
+ * Why an allocation would move nothing on one side, or null. Its two amounts are rounded from
+ * what was asked (a flat amount converted at the transaction's proportion, a percent of each
+ * total), so a small request can round to 0 on a side: it would be shown as moved while the
+ * ledger (channel currency) moves nothing, or move channel money with no paid amount.
+ */
+function emptySideOf(request: AllocationRequest, amounts: Pick<AllocationPlan, 'currency' | 'paidTotal' | 'channelTotal'>, source: AllocationSource): string | null {
+  const emptyCurrency = amounts.channelTotal < 1 ? source.channelCurrency : amounts.paidTotal < 1 ? source.paidCurrency : null;
+  if (emptyCurrency === null) return null;
+  const asked = request.operator === 'percent' ? `${request.value} basis points of ${source.paidTotal} ${source.paidCurrency}` : `${request.value} ${amounts.currency}`;
+  const rate = source.paidCurrency === source.channelCurrency ? '' : " at the transaction's rate";
+  return `${asked} is 0 ${emptyCurrency}${rate}; an allocation moves at least one minor unit in each currency.`;
+}
+
+/**
  * Validates `requests` and computes them. Refuses (AllocationRefusal on `allocations`) any item
  * that is malformed, targets the paying channel, an unknown or ungranted channel, a channel of
- * another currency or mode, and a set whose amounts add up to more than the transaction.
+ * another currency or mode, or rounds to 0 on a side, and a set whose amounts add up to more
+ * than the transaction.
  */
 export function planAllocations(options: {
   source: AllocationSource;
@@ -143,11 +158,14 @@ export function planAllocations(options: {
   const plans = requests.map((request, index) => {
     const refusal = refusalOf(request, { source, target: options.targets.get(request.channelId), grantedSiteIds: options.grantedSiteIds });
     if (refusal) throw new AllocationRefusal({ allocations: `Allocation ${index}: ${refusal}` });
+    const amounts = amountsOf(request, source);
+    const empty = emptySideOf(request, amounts, source);
+    if (empty) throw new AllocationRefusal({ allocations: `Allocation ${index}: ${empty}` });
     return {
       channelId: request.channelId,
       operator: request.operator,
       value: request.value,
-      ...amountsOf(request, source),
+      ...amounts,
       title: request.title ?? '',
       reference: request.reference ?? '',
       description: request.description ?? '',

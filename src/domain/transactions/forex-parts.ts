@@ -12,6 +12,10 @@ import { convert, divideHalfUp, minorUnitDigits, parseDecimal } from '../money.j
  * one side takes the rest of the other side too; a part that does not leaves at least one minor
  * unit on both sides (so the rest can still be taken) and takes at least one on both.
  *
+ * The side a part is given in is at least one unit before it gets here (prepare.ts refuses a
+ * booking share of 0, the chargeback a total of 0): clamping a 0 up to one unit on the other
+ * side alone would move money at the processor and nothing in the ledger.
+ *
  * `consumed` must be read under the lock of the whole's row (docs/payments.md), otherwise two
  * concurrent parts compute from the same starting point and the parts no longer add up.
  */
@@ -54,6 +58,11 @@ function clampPart(part: number, remaining: number): number | null {
   return Math.min(Math.max(part, 1), remaining - 1);
 }
 
+/** A part given as 0 is a caller's bug (see the top of this file), never a part to clamp. */
+function assertGiven(part: number): void {
+  if (!Number.isSafeInteger(part) || part < 1) throw new Error(`a forex part takes at least one minor unit, got ${part}`);
+}
+
 function remainingOf(whole: ForexWhole, consumed: Consumed): Consumed {
   return { paid: whole.paidTotal - consumed.paid, channel: whole.channelTotal - consumed.channel };
 }
@@ -63,6 +72,7 @@ function remainingOf(whole: ForexWhole, consumed: Consumed): Consumed {
  * request names the bookings' channel amounts). Refuses a part larger than what is left.
  */
 export function paidPartOf(whole: ForexWhole, consumed: Consumed, channelPart: number): number {
+  assertGiven(channelPart);
   const remaining = remainingOf(whole, consumed);
   if (channelPart > remaining.channel) throw new ForexPartRefusal(`At most ${remaining.channel} ${whole.channelCurrency} of the linked transaction is left.`);
   if (channelPart === remaining.channel) return remaining.paid;
@@ -76,6 +86,7 @@ export function paidPartOf(whole: ForexWhole, consumed: Consumed, channelPart: n
  * reversal or override: the processor reports them in the currency the cardholder paid).
  */
 export function channelPartOf(whole: ForexWhole, consumed: Consumed, paidPart: number): number {
+  assertGiven(paidPart);
   const remaining = remainingOf(whole, consumed);
   if (paidPart > remaining.paid) throw new ForexPartRefusal(`At most ${remaining.paid} ${whole.paidCurrency} is left.`);
   if (paidPart === remaining.paid) return remaining.channel;

@@ -169,6 +169,11 @@ function resolveShares(input: TransactionInput, channel: ChannelRecord, rows: Bo
     if (booking.currency.trim() !== channel.currency || item.currency !== channel.currency) {
       throw invalidParam('bookings', `Booking ${item.id}: the booking currency must be the channel currency ${channel.currency}.`);
     }
+    // A share is the booking's side of the money movement (the channel currency): with forex the
+    // top-level total is the other side, so a 0 here let a refund or capture move euros at the
+    // processor and nothing in the ledger or the booking (docs/forex.md "Parts"). A booking the
+    // transaction pays or refunds nothing of is left out, never named with 0.
+    if (item.total < 1) throw invalidParam('bookings', `Booking ${item.id}: its total must be a positive amount in cents; leave out a booking this transaction moves nothing of.`);
   }
   // The sum is checked against total (or its forex conversion) in prepareForexAndAllocations.
   return { shares: items.map((item) => ({ bookingId: item.id, total: item.total })), firstBookingLanguage: byId.get(items[0]!.id)!.language };

@@ -70,6 +70,21 @@ describe('planAllocations', () => {
     expect(refusal([{ channelId: 11, value: 5000, operator: 'percent' }, { channelId: 11, value: 5000, operator: 'percent' }], { source: { ...source, paidTotal: 3, channelTotal: 3 } })).toMatch(/add up to 4/);
   });
 
+  it('refuses an allocation that rounds to 0 on either side: it would be shown as moved with nothing moved', () => {
+    const hundred = { ...source, paidTotal: 100, channelTotal: 100 };
+    expect(refusal([{ channelId: 11, value: 1, operator: 'percent' }], { source: hundred })).toBe(
+      'Allocation 0: 1 basis points of 100 USD is 0 USD; an allocation moves at least one minor unit in each currency.');
+    expect(plan([{ channelId: 11, value: 50, operator: 'percent' }], { source: hundred })[0]).toMatchObject({ total: 1, channelTotal: 1 });
+    // 1350 KRW for 100 USD cents: 1 KRW is 0.07 cents, 7 KRW rounds to one.
+    const krw = { ...source, paidCurrency: 'KRW', paidTotal: 1350, channelTotal: 100 };
+    expect(refusal([{ channelId: 11, value: 500, operator: 'flat' }, { channelId: 11, value: 1, operator: 'flat' }], { source: krw })).toBe(
+      "Allocation 1: 1 KRW is 0 USD at the transaction's rate; an allocation moves at least one minor unit in each currency.");
+    expect(plan([{ channelId: 11, value: 7, operator: 'flat' }], { source: krw })[0]).toMatchObject({ total: 7, paidTotal: 7, channelTotal: 1 });
+    // The paid side too: a channel-currency amount worth less than half a unit of the paid currency.
+    const dear = { ...source, paidCurrency: 'KWD', paidTotal: 3, channelTotal: 1000 };
+    expect(refusal([{ channelId: 11, currency: 'USD', value: 100, operator: 'flat' }], { source: dear })).toMatch(/Allocation 0: 100 USD is 0 KWD at the transaction's rate/);
+  });
+
   it('returns the spec shape', () => {
     expect(allocationJson({ id: 7, toChannelId: 11, operator: 'flat', value: 920, currency: 'EUR', total: 920, channelCurrency: 'USD', channelTotal: 1000, reversed: false })).toEqual({
       id: 7, value: 920, total: 920, channels: 11, currencies: 'EUR', operator: 'flat', reversed: false,
