@@ -64,7 +64,7 @@ export function shutdownGraceMsOf(config: Pick<Config, 'processorTimeoutMs'>): n
 }
 
 export function loadConfig(env: Env = process.env): Config {
-  const mode = env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'test' ? 'test' : 'development';
+  const mode = modeSetting(env.NODE_ENV);
   const host = env.HOST ?? '127.0.0.1';
   const port = parseInteger(env.PORT ?? '3000', 'PORT', 0, 65535);
   const dataDir = path.resolve(env.DATA_DIR ?? './data');
@@ -77,7 +77,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     dataDir,
     databaseUrl: env.DATABASE_URL || undefined,
-    smtpUrl: env.SMTP_URL || undefined,
+    smtpUrl: smtpUrlSetting(env.SMTP_URL),
     mailFrom: mailFromSetting(env.MAIL_FROM, baseUrl),
     baseUrl,
     vaultAppUrl: httpUrlSetting(env.VAULT_APP_URL ?? baseUrl, 'VAULT_APP_URL'),
@@ -235,6 +235,34 @@ function httpUrlSetting(value: string, name: string): string {
     throw new ConfigError(`${name} must be an absolute http(s) URL such as https://pay.example.com (got ${JSON.stringify(value)})`);
   }
   return trimSlash(value);
+}
+
+/**
+ * NODE_ENV names one of the three modes or is unset (development). Anything else is refused: a
+ * typo such as `prod` ran as development, with generated keys, demo data and no refusal.
+ */
+function modeSetting(value: string | undefined): Config['env'] {
+  if (value === undefined || value === '') return 'development';
+  if (value === 'production' || value === 'development' || value === 'test') return value;
+  throw new ConfigError(`NODE_ENV must be production, development or test (got ${JSON.stringify(value)})`);
+}
+
+/**
+ * SMTP_URL is checked at start, not at the first mail: smtp:// or smtps:// with a host. Its
+ * password is never echoed in the message.
+ */
+function smtpUrlSetting(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {
+    url = null;
+  }
+  if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '') {
+    throw new ConfigError('SMTP_URL must be smtp://[user:password@]host[:port] or smtps://... (such as smtp://mailer:secret@mail.example.com:587)');
+  }
+  return value;
 }
 
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

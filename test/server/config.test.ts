@@ -60,4 +60,17 @@ describe('settings', () => {
     expect(refused({ LOG_LEVEL: 'verbose' })).toBe('LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent');
     expect(loadConfig({ ...testEnv, BASE_URL: 'https://pay.example.com/' }).baseUrl).toBe('https://pay.example.com');
   });
+
+  it('refuses a NODE_ENV it does not know (a typo ran as development, with generated keys and demo data)', () => {
+    expect(refused({ NODE_ENV: 'prod' })).toBe('NODE_ENV must be production, development or test (got "prod")');
+    expect(loadConfig({ ...testEnv, NODE_ENV: '' }).env).toBe('development');
+  });
+
+  it('checks SMTP_URL at start, without echoing its password', () => {
+    const message = refused({ SMTP_URL: 'mailer:hunter2@mail.example.com' });
+    expect(message).toMatch(/^SMTP_URL must be smtp:\/\//);
+    expect(message).not.toContain('hunter2');
+    expect(refused({ SMTP_URL: 'http://mail.example.com' })).toMatch(/^SMTP_URL must be/);
+    expect(loadConfig({ ...testEnv, SMTP_URL: 'smtps://u:p@mail.example.com:465' }).smtpUrl).toBe('smtps://u:p@mail.example.com:465');
+  });
 });
