@@ -310,28 +310,57 @@ const patchColumns: { [K in keyof BookingPatch]-?: string } = {
 export const fundingTypes: readonly string[] = ['purchase', 'authorize', 'retained_purchase', 'retained_authorize'];
 
 /**
- * SQL: the money that funding attempts still in flight (`incomplete`, or `pending` a 3DS
- * challenge) are about to put on booking `booking` (an alias), `types` a text[] parameter holding
- * fundingTypes. Each place that holds a booking's total against its money counts it, so neither
- * a second payment nor a lower total can leave the booking paid above its total once the first
- * settles. Read it after the booking's lock is held: a later statement sees what the lock's
- * previous holder committed.
+ * SQL: a one-row subquery over booking `booking`'s (an alias) shares, in one scan, of the money
+ * that is not on the booking's settled columns (total_paid, total_authorized) yet may still land
+ * there, `types` a text[] parameter holding fundingTypes:
+ * - `in_flight`: funding attempts still in flight (`incomplete`, or `pending` a 3DS challenge);
+ * - `disputed`: what chargebacks took and have not closed (their shares' remaining amounts). A
+ *   reversal (dispute won) gives it back to total_paid; an override (dispute lost for good)
+ *   closes it, and from then on it is the cardholder's and counts no more.
  */
-export function fundingInFlightSql(booking: string, types: string): string {
-  return `coalesce((SELECT sum(tb.total) FROM transaction_bookings tb JOIN transactions t ON t.id = tb.transaction_id
-                     WHERE tb.booking_id = ${booking}.id AND t.status IN ('incomplete', 'pending') AND t.type = ANY(${types}::text[])), 0)`;
+function fundingUnsettledSql(booking: string, types: string): string {
+  return `(SELECT coalesce(sum(tb.total) FILTER (WHERE t.status IN ('incomplete', 'pending') AND t.type = ANY(${types}::text[])), 0) AS in_flight,
+                  coalesce(sum(tb.total_remaining) FILTER (WHERE t.type = 'chargeback'), 0) AS disputed
+             FROM transaction_bookings tb JOIN transactions t ON t.id = tb.transaction_id
+            WHERE tb.booking_id = ${booking}.id)`;
 }
 
-const fundingInFlightStatement = {
-  name: 'booking_funding_in_flight',
-  text: `SELECT ${fundingInFlightSql('b', '$2')}::bigint AS in_flight FROM bookings b WHERE b.id = $1`,
+/**
+ * SQL: the money that is, or may still be, on booking `booking` (an alias): settled (paid,
+ * authorised) plus fundingUnsettledSql. The one sum each place that holds a booking's total
+ * against its money counts (a new funding attempt, recordAttempts; a lower total, updateBooking;
+ * spec Limits: the total is never below the linked transactions), so neither a second payment nor
+ * a lower total can leave the booking paid above its total once a payment in flight settles or a
+ * disputed one is reversed. Read it after the booking's lock is held: a later statement sees what
+ * the lock's previous holder committed.
+ */
+export function fundingHeldSql(booking: string, types: string): string {
+  return `(${booking}.total_paid + ${booking}.total_authorized + (SELECT unsettled.in_flight + unsettled.disputed FROM ${fundingUnsettledSql(booking, types)} unsettled))`;
+}
+
+// The parts again beside the sum, for the refusal's words only (a PUT of a total is rare).
+const fundingHeldStatement = {
+  name: 'booking_funding_held',
+  text: `SELECT ${fundingHeldSql('b', '$2')}::bigint AS held, unsettled.in_flight::bigint AS in_flight, unsettled.disputed::bigint AS disputed
+           FROM bookings b CROSS JOIN LATERAL ${fundingUnsettledSql('b', '$2')} unsettled WHERE b.id = $1`,
 };
+
+/** Why a total below `held` is refused, naming the money not settled yet. */
+function totalBelowHeldMessage(funding: { held: number; in_flight: number; disputed: number }): string {
+  const parts = [
+    funding.in_flight > 0 ? `${funding.in_flight} in payments still being processed` : null,
+    funding.disputed > 0 ? `${funding.disputed} under an open chargeback` : null,
+  ].filter((part): part is string => part !== null);
+  return parts.length > 0
+    ? `The total cannot be less than the money linked to the booking (${funding.held}, of which ${parts.join(' and ')}).`
+    : `The total cannot be less than the money already linked to the booking (${funding.held}).`;
+}
 
 /**
  * Applies a patch inside the caller's transaction, with the booking row locked against the
- * payments code. The total may not drop below the money linked to the booking (captured,
- * authorised, and attempted by payments still in flight), a booking with transactions stays on
- * its channel, and the status is re-derived.
+ * payments code. The total may not drop below the money linked to the booking (fundingHeldSql:
+ * captured, authorised, attempted by payments still in flight, disputed), a booking with
+ * transactions stays on its channel, and the status is re-derived.
  */
 export async function updateBooking(tx: Queryable, options: { siteId: number; id: number; patch: BookingPatch; today: string }): Promise<BookingRecord | BookingRefusal | undefined> {
   const current = await loadBooking(tx, { siteId: options.siteId, id: options.id, lock: 'update' });
@@ -352,11 +381,8 @@ export async function updateBooking(tx: Queryable, options: { siteId: number; id
   };
   const refusal = (await refuseInvalid(tx, options.siteId, next, next.channelId !== current.channelId)) ?? { params: {} };
   if (patch.total !== undefined) {
-    const { in_flight: inFlight } = await tx.one<{ in_flight: number }>(fundingInFlightStatement, [current.id, fundingTypes]);
-    const linked = current.totalPaid + current.totalAuthorized + inFlight;
-    if (next.total < linked) refusal.params.total = inFlight > 0
-      ? `The total cannot be less than the money linked to the booking (${linked}, of which ${inFlight} in payments still being processed).`
-      : `The total cannot be less than the money already linked to the booking (${linked}).`;
+    const funding = await tx.one<{ held: number; in_flight: number; disputed: number }>(fundingHeldStatement, [current.id, fundingTypes]);
+    if (next.total < funding.held) refusal.params.total = totalBelowHeldMessage(funding);
   }
   if (next.channelId !== current.channelId && current.transactionIds.length > 0) refusal.params.channels = 'A booking with transactions cannot move to another channel.';
   if (Object.keys(refusal.params).length > 0) return refusal;

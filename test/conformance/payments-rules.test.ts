@@ -177,6 +177,63 @@ describe('chargebacks (platform admin, CLI)', () => {
     expect(expectStatus(await api(t, site, 'GET', `transactions/${paid.id}`), 200).status).toBe('complete');
     expect(expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200).status).not.toBe('locked');
   });
+
+  // Money under an open dispute may still come back to the booking (a reversal), so until the
+  // dispute is decided it still counts against the booking's total (spec Limits: the total is
+  // never below the linked transactions; docs/payments.md "Chargebacks").
+  const paidTotal = async (booking: Json) => Number((await t.db.one<{ total_paid: number }>('SELECT total_paid FROM bookings WHERE id = $1', [booking.id])).total_paid);
+  const purchase = (booking: Json, total: number, token: string) => post({ transaction_types: 'purchase', total, token, bookings: share(booking, total) });
+  const readBooking = async (booking: Json) => expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200);
+  /** The operator's CLI: `type` of `total` on the payment. */
+  async function dispute(paid: Json, total: number, type = 'chargeback') {
+    const result = await run(['chargeback', '--site', site.path, '--transaction', String(paid.id), '--total', String(total), '--type', type]);
+    expect(result.code, result.stderr).toBe(0);
+  }
+  /** A booking of 10000 paid in full with tok_visa, and `disputed` of it charged back. */
+  async function chargedBack(disputed: number): Promise<{ booking: Json; paid: Json }> {
+    const booking = await makeBooking(t, site, channel.id, { total: 10000 });
+    const paid = expectStatus(await purchase(booking, 10000, 'tok_visa'), 201);
+    await dispute(paid, disputed);
+    return { booking, paid };
+  }
+
+  it('a booking whose payment is charged back cannot be paid again while the dispute is open: once reversed it is paid once, not twice', async () => {
+    const { booking, paid } = await chargedBack(10000);
+    const before = await readBooking(booking);
+    expect(before).toMatchObject({ status: 'locked', total_unpaid: 10000 });
+
+    const again = expectError(await purchase(booking, 10000, 'tok_mastercard'), 400, 'rest_invalid_param');
+    expect(again.data.params.bookings).toContain('above its total (10000)');
+    expect(again.data.params.bookings).toContain('under an open chargeback');
+    expect((await readBooking(booking)).transaction_ids).toEqual(before.transaction_ids);
+
+    await dispute(paid, 10000, 'chargeback-reversal');
+    expect(await readBooking(booking)).toMatchObject({ status: 'paid', total: 10000, total_unpaid: 0 });
+    expect(await paidTotal(booking)).toBe(10000);
+  });
+
+  it('the total of a booking under an open chargeback cannot be lowered below the disputed money: once reversed it is not paid above its total', async () => {
+    const { booking, paid } = await chargedBack(10000);
+    const lowered = expectError(await api(t, site, 'PUT', `bookings/${booking.id}`, { total: 500 }), 400, 'rest_invalid_param');
+    expect(lowered.data.params.total).toBe('The total cannot be less than the money linked to the booking (10000, of which 10000 under an open chargeback).');
+    expect((await readBooking(booking)).total).toBe(10000);
+
+    await dispute(paid, 10000, 'chargeback-reversal');
+    expect(await readBooking(booking)).toMatchObject({ status: 'paid', total: 10000, total_unpaid: 0 });
+    expect(await paidTotal(booking)).toBe(10000);
+  });
+
+  it('once a dispute is lost for good (override), its money no longer counts: the booking may be paid again for it and its total lowered', async () => {
+    const { booking, paid } = await chargedBack(3000);
+    expectError(await purchase(booking, 3000, 'tok_mastercard'), 400, 'rest_invalid_param');
+    expectError(await api(t, site, 'PUT', `bookings/${booking.id}`, { total: 9999 }), 400, 'rest_invalid_param');
+
+    await dispute(paid, 3000, 'chargeback-override');
+    expectStatus(await api(t, site, 'PUT', `bookings/${booking.id}`, { total: 9000 }), 200);
+    expectError(await purchase(booking, 2001, 'tok_mastercard'), 400, 'rest_invalid_param');
+    expect(expectStatus(await purchase(booking, 2000, 'tok_mastercard'), 201).status).toBe('complete');
+    expect(await paidTotal(booking)).toBe(9000);
+  });
 });
 
 describe('booking status completed', () => {

@@ -1,5 +1,5 @@
 import { deriveBookingStatus, gmtDate, type BookingStatus } from '../booking-status.js';
-import { fundingInFlightSql, fundingTypes } from '../bookings.js';
+import { fundingHeldSql, fundingTypes } from '../bookings.js';
 import { invalidParam, type ApiError } from '../../http/errors.js';
 import type { Queryable, Transaction } from '../../storage/db.js';
 import type { BookingDelta } from './effects.js';
@@ -62,12 +62,13 @@ export interface BookingAttempt {
  * appear in two attempts (the attempt batcher keeps such requests apart).
  *
  * With `refuseOverfunding`, refuses an attempt that would put more money on a booking than its
- * total: the spec keeps a booking's total at or above its linked transactions. Counts settled
- * money (paid, authorised) and every funding attempt still in flight (incomplete or pending, the
- * new one included), so two concurrent payments cannot both pass. The count is in the UPDATE's
- * RETURNING, not in the locking SELECT: the UPDATE starts after the locks are held, so its
- * snapshot sees an attempt committed by whoever held a booking's lock before us (a subquery of
- * the locking statement would read the snapshot taken before waiting). The statement itself
+ * total: the spec keeps a booking's total at or above its linked transactions. Counts what
+ * fundingHeldSql counts: settled money (paid, authorised), every funding attempt still in flight
+ * (incomplete or pending, the new one included), so two concurrent payments cannot both pass, and
+ * money under an open chargeback, which a reversal would bring back on top of a second payment.
+ * The count is in the UPDATE's RETURNING, not in the locking SELECT: the UPDATE starts after the
+ * locks are held, so its snapshot sees an attempt committed by whoever held a booking's lock
+ * before us (a subquery of the locking statement would read the snapshot taken before waiting). The statement itself
  * refuses (migration 023's refuse_overfunding, SQLSTATE TF001), so it ends the caller's database
  * transaction: its COMMIT goes right behind it (Transaction.withCommit), as nothing after it can
  * decide to roll back; with no booking to list, the caller's transaction commits as usual. A
@@ -108,7 +109,7 @@ function overfundingRefusalOf(error: unknown): ApiError | undefined {
   const { code, detail } = error as { code?: string; detail?: string };
   if (code !== overfundingSqlState || detail === undefined) return undefined;
   const { booking_id: id, total } = JSON.parse(detail) as { booking_id: number; total: number };
-  return invalidParam('bookings', `Booking ${id}: this payment would take the money on the booking above its total (${total}); pay at most its unpaid total, less any payment of it still being processed.`);
+  return invalidParam('bookings', `Booking ${id}: this payment would take the money on the booking above its total (${total}); pay at most its unpaid total, less any payment of it still being processed and any money of it under an open chargeback.`);
 }
 
 const overfundingSqlState = 'TF001';
@@ -124,7 +125,7 @@ const recordAttemptStatement = {
              FROM unnest($1::bigint[], $2::text[], $3::bigint[], $5::boolean[]) AS d(id, status, transaction_id, refuse_overfunding)
             WHERE b.id = d.id
         RETURNING b.id, b.total,
-                  CASE WHEN d.refuse_overfunding THEN (b.total_paid + b.total_authorized + ${fundingInFlightSql('b', '$6')})::bigint END AS held
+                  CASE WHEN d.refuse_overfunding THEN ${fundingHeldSql('b', '$6')}::bigint END AS held
          )
          SELECT id FROM attempted WHERE CASE WHEN held > total THEN refuse_overfunding(id, total) ELSE false END`,
 };
