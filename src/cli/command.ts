@@ -7,6 +7,8 @@ export interface Command {
   name: string;
   summary: string;
   options?: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: false }>;
+  /** How many positional arguments it takes (a FILE); 0 unless told, and more are refused. */
+  positionals?: number;
   /** Returns what is printed as JSON; throws an Error with a clear message on failure. */
   run(context: CommandContext, options: Record<string, string | boolean | undefined>, positionals: string[]): Promise<unknown>;
 }
@@ -23,3 +25,24 @@ export function required(options: Record<string, string | boolean | undefined>, 
   if (typeof value !== 'string' || value === '') throw new Error(`--${name} is required`);
   return value;
 }
+
+/**
+ * A password option: `--password W`, or `--password-stdin` to read it from the first line of
+ * standard input (`printf '%s\n' "$W" | trustfare ...`), which keeps it out of the process list
+ * and the shell history, where other accounts of the machine can read a command line.
+ */
+export async function passwordOption(options: Record<string, string | boolean | undefined>, input: NodeJS.ReadableStream = process.stdin): Promise<string> {
+  if (options['password-stdin'] !== true) return required(options, 'password');
+  if (typeof options.password === 'string') throw new Error('give --password or --password-stdin, not both');
+  let text = '';
+  for await (const chunk of input) {
+    text += String(chunk);
+    if (text.includes('\n')) break;
+  }
+  const password = text.split(/\r?\n/)[0] ?? '';
+  if (password === '') throw new Error('--password-stdin read no password from standard input');
+  return password;
+}
+
+/** The options every password-taking command declares. */
+export const passwordOptions = { password: { type: 'string' }, 'password-stdin': { type: 'boolean' } } as const;

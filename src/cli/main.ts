@@ -34,8 +34,10 @@ export async function runCli(argv: string[]): Promise<number> {
     .filter((candidate) => candidate.name.split(' ').every((word, index) => words[index] === word))
     .sort((a, b) => b.name.length - a.name.length)[0];
   if (!command) {
-    console.error(`usage: trustfare <command>\n\n${commands.map((c) => `  ${c.name.padEnd(22)} ${c.summary}`).join('\n')}`);
-    return argv.length === 0 || argv[0] === 'help' || argv[0] === '--help' ? 0 : 2;
+    const asked = argv.length === 0 || argv[0] === 'help' || argv[0] === '--help';
+    const unknown = asked ? '' : `trustfare: unknown command "${words.join(' ') || argv.join(' ')}"\n\n`;
+    console.error(`${unknown}usage: trustfare <command>\n\n${commands.map((c) => `  ${c.name.padEnd(22)} ${c.summary}`).join('\n')}`);
+    return asked ? 0 : 2;
   }
   const rest = argv.slice(command.name.split(' ').length);
   // Help goes to stderr, as the command list does: stdout carries only a command's result.
@@ -46,8 +48,11 @@ export async function runCli(argv: string[]): Promise<number> {
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({ args: rest, options: command.options ?? {}, allowPositionals: true, strict: true });
+    if (parsed.positionals.length > (command.positionals ?? 0)) {
+      throw Object.assign(new Error(`unexpected argument "${parsed.positionals[command.positionals ?? 0]}"`), { code: 'TRUSTFARE_EXTRA_ARGUMENT' });
+    }
   } catch (error) {
-    console.error(`trustfare ${command.name}: ${(error as Error).message} (\`trustfare ${command.name} --help\` lists its options)`);
+    console.error(`trustfare ${command.name}: ${argumentProblem(error as Error & { code?: string })} (\`trustfare ${command.name} --help\` lists its options)`);
     return 2;
   }
   let config: ReturnType<typeof loadConfig>;
@@ -76,6 +81,14 @@ export async function runCli(argv: string[]): Promise<number> {
     await context.close();
     await database.close();
   }
+}
+
+/** parseArgs's refusals in a line an operator can act on (its own text explains `--` quoting). */
+function argumentProblem(error: Error & { code?: string }): string {
+  const option = /'(-[^']*)'/.exec(error.message)?.[1];
+  if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option) return `unknown option ${option}`;
+  if (error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) return `option ${option.split(' ')[0]} ${option.includes('<value>') ? 'needs a value' : 'takes no value'}`;
+  return error.message;
 }
 
 /** `trustfare <command> --help`: its summary and every option it declares. */

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { totpCode, totpStep } from '../../src/domain/users/totp.js';
 import { cli } from './helpers.js';
@@ -50,7 +51,7 @@ describe('site, user, membership and token commands', () => {
       [['user', 'create', '--site', 'nowhere', '--username', 'bob', '--password', 'long enough', '--email', 'bob@acme.test', '--role', 'member'], /no site/],
       [['user', 'create', '--site', 'acme', '--username', 'ANA', '--password', 'long enough', '--email', 'x@acme.test', '--role', 'member'], /taken/],
       [['token', 'create', '--site', 'acme', '--username', 'nobody', '--name', 'x'], /no user/],
-      [['site', 'create', '--path', 'x', '--name', 'y', '--bogus'], /Unknown option/],
+      [['site', 'create', '--path', 'x', '--name', 'y', '--bogus'], /unknown option --bogus/],
     ];
     for (const [args, message] of cases) {
       const result = await cli(url, args);
@@ -93,6 +94,20 @@ describe('site, user, membership and token commands', () => {
     const third = await cli(url, ['token', 'create', '--site', 'acme', '--username', 'ana', '--name', 'third']);
     expect(third.code).toBe(1);
     expect(third.stderr).toMatch(/at most 2 API tokens/);
+  });
+
+  it('reads a password from standard input, so it never appears on a command line', async () => {
+    const stdin = Object.assign(Readable.from(['stdin horse battery\n', 'ignored second line\n']), {});
+    const spy = vi.spyOn(process, 'stdin', 'get').mockReturnValue(stdin as unknown as typeof process.stdin);
+    try {
+      const created = await cli(url, ['user', 'create', '--site', 'acme', '--username', 'piped', '--password-stdin', '--email', 'piped@acme.test', '--role', 'member']);
+      expect(created.code).toBe(0);
+    } finally {
+      spy.mockRestore();
+    }
+    expect((await login('acme', { username: 'piped', password: 'stdin horse battery' })).statusCode).toBe(200);
+    const both = await cli(url, ['user', 'password', '--username', 'piped', '--password', 'x', '--password-stdin']);
+    expect([both.code, both.stderr]).toEqual([1, 'trustfare user password: give --password or --password-stdin, not both']);
   });
 
   it('changes a password, which revokes refresh tokens', async () => {

@@ -23,7 +23,17 @@ describe('trustfare <command> --help', () => {
   it('answers an unknown option with exit 2 and where to find the options', async () => {
     const result = await cli(noDatabase, ['statement', '--bogus']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain("Unknown option '--bogus'");
-    expect(result.stderr).toContain('`trustfare statement --help` lists its options');
+    expect(result.stderr).toBe('trustfare statement: unknown option --bogus (`trustfare statement --help` lists its options)');
+  });
+
+  it('names an unknown command, an option missing its value and an argument the command does not take, exit 2', async () => {
+    const unknown = await cli(noDatabase, ['sites', 'create']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr.split('\n')[0]).toBe('trustfare: unknown command "sites create"');
+    const noValue = await cli(noDatabase, ['site', 'create', '--path']);
+    expect([noValue.code, noValue.stderr]).toEqual([2, 'trustfare site create: option --path needs a value (`trustfare site create --help` lists its options)']);
+    // An extra word was ignored, so a mistyped command line ran with what was left of it.
+    const extra = await cli(noDatabase, ['site', 'create', '--path', 'acme', '--name', 'Acme', 'Travel']);
+    expect([extra.code, extra.stderr]).toEqual([2, 'trustfare site create: unexpected argument "Travel" (`trustfare site create --help` lists its options)']);
   });
 });

@@ -36,6 +36,7 @@ const setRates: Command = {
   name: 'rates set',
   summary: 'load forex rates from a JSON, CSV or ECB XML file',
   options: { provider: { type: 'string' }, 'expires-hours': { type: 'string' } },
+  positionals: 1,
   async run(context, options, positionals) {
     const file = positionals[0];
     if (!file || positionals.length > 1) throw new Error('usage: trustfare rates set FILE [--provider NAME] [--expires-hours H]');

@@ -145,6 +145,7 @@ export async function upsertSuppliers(db: Queryable, suppliers: SupplierInput[])
 const suppliersImport: Command = {
   name: 'suppliers import',
   summary: 'insert or update suppliers from a JSON array or a CSV file (header id,name,url,country,category)',
+  positionals: 1,
   async run(context, _options, positionals) {
     const file = positionals[0];
     if (!file || positionals.length > 1) throw new Error('usage: trustfare suppliers import FILE');

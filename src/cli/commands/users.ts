@@ -1,5 +1,5 @@
 import type { Command, CommandContext } from '../command.js';
-import { required } from '../command.js';
+import { passwordOption, passwordOptions, required } from '../command.js';
 import { confirmTwoFactor, createUser, enrolTwoFactor, findSite, findUser, removeMembership, roles, setMembership, setPassword, type Role } from '../../domain/users/accounts.js';
 
 function roleOption(options: Record<string, string | boolean | undefined>): Role {
@@ -10,11 +10,11 @@ function roleOption(options: Record<string, string | boolean | undefined>): Role
 
 const userCreate: Command = {
   name: 'user create',
-  summary: 'create a user in a site: --site P --username U --password W --email E --role member_admin|member [--read-only] [--platform-admin] [--display-name N]',
+  summary: 'create a user in a site: --site P --username U --password W|--password-stdin --email E --role member_admin|member [--read-only] [--platform-admin] [--display-name N]',
   options: {
     site: { type: 'string' },
     username: { type: 'string' },
-    password: { type: 'string' },
+    ...passwordOptions,
     email: { type: 'string' },
     role: { type: 'string' },
     'display-name': { type: 'string' },
@@ -24,12 +24,13 @@ const userCreate: Command = {
   async run(context, options) {
     const role = roleOption(options);
     const sitePath = required(options, 'site');
+    const password = await passwordOption(options);
     // One transaction: a refused membership leaves no user behind.
     return context.db.transaction(async (tx) => {
       const site = await findSite(tx, sitePath);
       const user = await createUser(tx, {
         username: required(options, 'username'),
-        password: required(options, 'password'),
+        password,
         email: required(options, 'email'),
         ...(typeof options['display-name'] === 'string' ? { displayName: options['display-name'] } : {}),
         isPlatformAdmin: options['platform-admin'] === true,
@@ -67,11 +68,11 @@ const membershipRemove: Command = {
 
 const userPassword: Command = {
   name: 'user password',
-  summary: "set a user's password (revokes the user's refresh tokens, lifts a lock-out): --username U --password W",
-  options: { username: { type: 'string' }, password: { type: 'string' } },
+  summary: "set a user's password (revokes the user's refresh tokens, lifts a lock-out): --username U --password W|--password-stdin",
+  options: { username: { type: 'string' }, ...passwordOptions },
   async run(context, options) {
     const user = await findUser(context.db, required(options, 'username'));
-    const password = required(options, 'password');
+    const password = await passwordOption(options);
     await context.db.transaction((tx) => setPassword(tx, user.id, password));
     return { username: user.username, password_changed: true, refresh_tokens_revoked: true };
   },
