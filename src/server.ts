@@ -5,7 +5,8 @@ import { createAppContext } from './context.js';
 import { openDatabase } from './storage/database.js';
 import { isClusterWorker, runClusterPrimary, runsAsClusterPrimary } from './cluster.js';
 import { takeOverShutdownSignals } from './signals.js';
-import { seedDevelopmentData, startupBanner, type SeedOutcome } from './storage/seed.js';
+import { cliEnvOf, seedDevelopmentData, startupBanner, type SeedOutcome } from './storage/seed.js';
+import path from 'node:path';
 import type { Config } from './config.js';
 import { backgroundJobs, startJobRunner, type JobRunner } from './jobs/index.js';
 
@@ -80,7 +81,8 @@ async function main(): Promise<void> {
 function printBanner(config: Config, outcome: SeedOutcome | null): void {
   if (config.env === 'production') return;
   const dataLocation = config.databaseUrl ? 'the database of DATABASE_URL' : config.dataDir;
-  console.log(startupBanner({ baseUrl: config.baseUrl, env: config.env, outcome, dataLocation }));
+  const cliEnv = cliEnvOf(config, { dataDir: path.resolve('./data'), port: 3000, baseUrl: 'http://127.0.0.1:3000' });
+  console.log(startupBanner({ baseUrl: config.baseUrl, env: config.env, outcome, dataLocation, cliEnv }));
 }
 
 main().catch((error: unknown) => {

@@ -42,8 +42,11 @@ export async function seedDevelopmentData(context: AppContext): Promise<SeedOutc
   });
 }
 
-/** The start-up banner: where the service runs and how to make a first call. */
-export function startupBanner(options: { baseUrl: string; env: string; outcome: SeedOutcome | null; dataLocation: string }): string {
+/**
+ * The start-up banner: where the service runs and how to make a first call. `cliEnv`: the
+ * settings a CLI command needs to reach the same database and print the same links (cliEnvOf).
+ */
+export function startupBanner(options: { baseUrl: string; env: string; outcome: SeedOutcome | null; dataLocation: string; cliEnv?: string }): string {
   const { baseUrl, outcome } = options;
   const rule = '─'.repeat(72);
   const lines = [rule, `  trustfare is running at ${baseUrl}  (${options.env})`, `  API reference: ${baseUrl}/docs    OpenAPI: ${baseUrl}/openapi.json`];
@@ -61,16 +64,29 @@ export function startupBanner(options: { baseUrl: string; env: string; outcome: 
       `    curl -H "Authorization: Bearer ${outcome.apiToken}" ${baseUrl}/${outcome.sitePath}/site-json/vendor/v2/channels`,
     );
   } else if (outcome) {
+    // The CLI talks to the database its own environment names: given the server's, or it opens
+    // (and seeds nothing in) another one and answers "no site".
+    const cli = `${options.cliEnv ? `${options.cliEnv} ` : ''}npm run cli -- `;
     const site = outcome.demoSiteExists ? demo.sitePath : '<site>';
     const user = outcome.demoSiteExists ? demo.username : '<username>';
     lines.push(
       '',
       `  Using the existing data in ${options.dataLocation}. To get a token:`,
       `    curl -X POST -H "Content-Type: application/json" -d '{"username":"${user}","password":"<password>"}' ${baseUrl}/${site}/site-json/jwt-auth/v1/token`,
-      `  or create an API token:  npm run cli -- token create --site ${site} --username ${user} --name laptop`,
-      `  Forgot the password?     npm run cli -- user password --username ${user} --password <new password>`,
+      `  or create an API token:  ${cli}token create --site ${site} --username ${user} --name laptop`,
+      `  Forgot the password?     ${cli}user password --username ${user} --password-stdin`,
     );
   }
   lines.push(rule);
   return lines.join('\n');
+}
+
+/** The environment, beyond the defaults, that the CLI needs to work on this server's data. */
+export function cliEnvOf(config: { databaseUrl?: string | undefined; dataDir: string; port: number; baseUrl: string }, defaults: { dataDir: string; port: number; baseUrl: string }): string {
+  const parts: string[] = [];
+  // Named, not spelled out: the URL may hold a password the console should not show.
+  if (config.databaseUrl) parts.push('DATABASE_URL="$DATABASE_URL"');
+  else if (config.dataDir !== defaults.dataDir) parts.push(`DATA_DIR=${config.dataDir}`);
+  if (config.baseUrl !== defaults.baseUrl) parts.push(config.port !== defaults.port && config.baseUrl === `http://127.0.0.1:${config.port}` ? `PORT=${config.port}` : `BASE_URL=${config.baseUrl}`);
+  return parts.join(' ');
 }
