@@ -80,6 +80,9 @@ describe('rates set', () => {
     await expect(load('bad2.csv', 'USD,XXX,1.2\n')).rejects.toThrow(/line 1: currency must be a supported ISO 4217 code/);
     await expect(load('bad3.json', '[{"base":"USD","currency":"EUR","rate":"0.9","expires":"2020-01-01 00:00:00"}]')).rejects.toThrow(/not in the future/);
     await expect(load('dup.csv', 'USD,EUR,1\nUSD,EUR,2\n')).rejects.toThrow(/appears twice/);
+    // A date that does not exist is refused, not rolled over to another one (Feb 30 → Mar 2).
+    await expect(load('feb30.csv', 'USD,EUR,0.9,2026-11-30 24:00:00\n')).rejects.toThrow(/line 1: expires 2026-11-30 24:00:00 is not a valid date and time/);
+    await expect(load('feb30.json', '[{"base":"USD","currency":"EUR","rate":"0.9","expires":"2027-02-30T10:00:00+01:00"}]')).rejects.toThrow(/is not a valid date and time/);
     await expect(load('ok.csv', 'USD,EUR,1\n', { provider: 'sandbox' })).rejects.toThrow(/--provider/);
     const after = await t.db.one<{ count: number }>('SELECT count(*)::bigint AS count FROM rate_quotes');
     expect(after.count).toBe(before.count);

@@ -138,13 +138,23 @@ function decimalOf(text: string, where: string): Decimal {
 const gmtPattern = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 const isoPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 
+/**
+ * Whether the written date and time exist as written: Date rolls 2027-02-30 over to March 2 and
+ * takes 24:00 as the next day, so a typo would load a quote expiring at another time than meant.
+ */
+function isCalendarDateTime(text: string): boolean {
+  const [year, month, day, hours, minutes, seconds = 0] = (text.match(/\d+/g) ?? []).slice(0, 6).map(Number) as number[];
+  const probe = new Date(Date.UTC(year!, month! - 1, day!));
+  return probe.getUTCMonth() === month! - 1 && probe.getUTCDate() === day! && hours! <= 23 && minutes! <= 59 && seconds <= 59;
+}
+
 function expiresOf(value: unknown, where: string, options: ParseOptions): Date {
   if (value === undefined || value === null || value === '') return new Date(options.now.getTime() + options.lifetimeHours * 3_600_000);
   if (typeof value !== 'string' || !(gmtPattern.test(value) || isoPattern.test(value))) {
     throw new RatesFileError(`${where}: expires must be "YYYY-MM-DD HH:MM:SS" (GMT) or ISO 8601 with a zone`);
   }
   const expiresAt = new Date(gmtPattern.test(value) ? `${value.replace(' ', 'T')}Z` : value);
-  if (Number.isNaN(expiresAt.getTime())) throw new RatesFileError(`${where}: expires is not a valid date`);
+  if (Number.isNaN(expiresAt.getTime()) || !isCalendarDateTime(value)) throw new RatesFileError(`${where}: expires ${value} is not a valid date and time`);
   if (expiresAt.getTime() <= options.now.getTime()) throw new RatesFileError(`${where}: expires ${value} is not in the future`);
   if (expiresAt.getTime() > options.now.getTime() + limits.rateLifetimeHoursMax * 3_600_000) {
     throw new RatesFileError(`${where}: expires ${value} is more than ${limits.rateLifetimeHoursMax} hours ahead`);
