@@ -18,6 +18,24 @@ export function patternPhrase(pattern: string): string | undefined {
   return phrases.get(pattern);
 }
 
+const enumPhrases = new Map<string, string>();
+
+/**
+ * A long list of allowed values (the spec's country codes), remembered with its phrase: a refusal
+ * says "must be <phrase>" rather than listing every value (http/errors.ts).
+ */
+export function describedEnum<const T extends readonly string[]>(values: T, phrase: string): T {
+  enumPhrases.set(values.join('\n'), phrase);
+  return values;
+}
+
+export function enumPhrase(values: readonly unknown[]): string | undefined {
+  return enumPhrases.get(values.join('\n'));
+}
+
+/** What a country code looks like: said of the pattern and of the spec's list (`countryCodes`). */
+export const countryCodePhrase = 'a two-letter country code in capitals (ISO 3166-1 alpha-2), such as GB';
+
 export const calendarDatePattern = describedPattern('^[0-9]{4}-[0-9]{2}-[0-9]{2}$', 'a date as YYYY-MM-DD');
-export const countryCodePattern = describedPattern('^[A-Z]{2}$', 'a two-letter country code in capitals (ISO 3166-1 alpha-2), such as GB');
+export const countryCodePattern = describedPattern('^[A-Z]{2}$', countryCodePhrase);
 export const currencyCodePattern = describedPattern('^[A-Z]{3}$', 'a three-letter currency code in capitals (ISO 4217), such as USD');

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { patternPhrase } from '../domain/patterns.js';
+import { enumPhrase, patternPhrase } from '../domain/patterns.js';
 
 /**
  * An expected failure with the spec's error shape `{code, message, data: {status, ...}}`.
@@ -102,7 +102,9 @@ interface ValidationIssue {
   message?: string;
 }
 
-function fromValidation(issues: ValidationIssue[], context = 'body'): ApiError {
+function fromValidation(allIssues: ValidationIssue[], context = 'body'): ApiError {
+  // A failed `if`/`then` is also reported by the `then` keyword that failed, on the field itself.
+  const issues = allIssues.filter((issue) => issue.keyword !== 'if');
   const missing = issues.filter((issue) => issue.keyword === 'required').map((issue) => joinPath(issue.instancePath, String(issue.params.missingProperty)));
   if (missing.length > 0 && missing.length === issues.length) return missingParams(missing);
   const params: Record<string, string> = {};
@@ -135,7 +137,11 @@ function joinPath(instancePath: string, property: string): string {
 }
 
 function describe(issue: ValidationIssue): string {
-  if (issue.keyword === 'enum') return `must be one of ${(issue.params.allowedValues as unknown[]).join(', ')}`;
+  if (issue.keyword === 'enum') {
+    const allowed = issue.params.allowedValues as unknown[];
+    const phrase = enumPhrase(allowed);
+    return phrase ? `must be ${phrase}` : `must be one of ${allowed.join(', ')}`;
+  }
   if (issue.keyword === 'additionalProperties') return `unknown field ${String(issue.params.additionalProperty)}`;
   const phrase = issue.keyword === 'pattern' ? patternPhrase(String(issue.params.pattern)) : undefined;
   if (phrase) return `must be ${phrase}`;

@@ -19,6 +19,48 @@ export const errorResponseSchema = Type.Object(
   { description: 'Error' },
 );
 
+/**
+ * Error statuses documented with the error shape, one definition for every route:
+ * `errorResponses(401, 404)` is `{401: errorResponseSchema, 404: errorResponseSchema}`.
+ */
+export function errorResponses<const S extends number>(...statuses: S[]): Record<S, typeof errorResponseSchema> {
+  return Object.fromEntries(statuses.map((status) => [status, errorResponseSchema])) as Record<S, typeof errorResponseSchema>;
+}
+
+/**
+ * What a site-scoped REST route of the resource modules can answer besides its success: 400
+ * (validation, malformed JSON), 401 (no or bad credential), 403 (role or read-only refused), 404
+ * (unknown site or item), 409 (Idempotency-Key conflict, state conflicts) and 429 (rate limit).
+ */
+export const siteApiErrors = errorResponses(400, 401, 403, 404, 409, 429);
+
+type SecurityRequirement = Record<string, string[]>;
+
+/**
+ * The `security` of a route that takes no credential (hosted pages, their assets, the 3DS return):
+ * the document's default is the bearer scheme.
+ */
+export const noCredential: SecurityRequirement[] = [];
+
+/** The page payment API takes the hosted page session (`hps_...`) its page was opened with. */
+export const hostedSessionSecurity: SecurityRequirement[] = [{ hostedSession: [] }];
+
+/** `POST .../token/refresh` takes the refresh JWT a login issued, nothing else. */
+export const refreshTokenSecurity: SecurityRequirement[] = [{ refreshToken: [] }];
+
+/** Card capture: the vaulting-app JWT of the site, or a hosted page session; never an API token. */
+export const cardCaptureSecurity: SecurityRequirement[] = [{ cardVaultUser: [] }, { hostedSession: [] }];
+
+/** A page answered as HTML (hosted pages, error pages). Sent as a string: the schema is documentation. */
+export function htmlResponse(description: string) {
+  return { description, content: { 'text/html': { schema: Type.String() } } };
+}
+
+/** A built browser bundle or stylesheet (sent as bytes: the schema is documentation). */
+export function assetResponse(description: string) {
+  return { description, content: { 'text/javascript': { schema: Type.String() }, 'text/css': { schema: Type.String() } } };
+}
+
 /** Paths of the service itself that take no credential. */
 const publicPaths = new Set(['/healthz', '/readyz']);
 
@@ -26,7 +68,8 @@ const publicPaths = new Set(['/healthz', '/readyz']);
  * Registers the OpenAPI 3.1 generator. It collects every route registered AFTER it, so
  * buildApp registers it before the route modules; the document is served at /openapi.json.
  * Routes requiring a bearer credential need nothing extra (it is the document's default);
- * routes that take none declare `security: []` in their schema.
+ * routes that take none declare `security: noCredential` (`[]`) in their schema, and routes taking
+ * a page credential name its scheme (`hostedSessionSecurity`, `cardCaptureSecurity`).
  */
 export async function registerOpenApi(app: App, config: Config): Promise<void> {
   const version = packageVersion();
@@ -40,7 +83,14 @@ export async function registerOpenApi(app: App, config: Config): Promise<void> {
           'Card vaulting and booking payment service for travel businesses. Every REST request carries `Authorization: Bearer <token>`: an API token (`tfat_...`, recommended) or a user JWT from the token endpoints. Errors are `{code, message, data: {status}}`.',
       },
       servers: [{ url: config.baseUrl }],
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API token (tfat_...) or a user JWT.' } } },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'An API token (tfat_...) or a user JWT.' },
+          hostedSession: { type: 'http', scheme: 'bearer', description: 'A hosted page session (hps_...): the token a hosted page (vaulting app, payment modal frame, payment request page) was opened with; 30 minutes, one site and channel.' },
+          refreshToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The refresh JWT (kind refresh) a login issued; only for POST /{path}/site-json/jwt-auth/v1/token/refresh.' },
+          cardVaultUser: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A vaulting-app JWT (kind cardvaultuser) of the site, from POST /{path}/site-json/jwt-auth/v1/token/cardvaultuser.' },
+        },
+      },
       security: [{ bearer: [] }],
     },
     transform: ({ schema, url }) => {

@@ -1,7 +1,18 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { limits } from '../../limits.js';
+import { basisPointsWhole } from '../money.js';
 import { allocationOperators, type AllocationRequest } from './plan.js';
 import { calendarDatePattern, currencyCodePattern } from '../patterns.js';
+
+/**
+ * A percent allocation's `total` is basis points of the transaction total, so at most
+ * basisPointsWhole (100 %); a flat one is minor units up to limits.amountCentsMax. In the schema so
+ * the OpenAPI document says it (planAllocations checks it again for callers without the schema).
+ */
+export const percentTotalRule = {
+  if: { properties: { operator: { const: 'percent' } }, required: ['operator'] },
+  then: { properties: { total: { maximum: basisPointsWhole } } },
+};
 
 /**
  * The spec's "Allocation input item" as a schema (the transactions route validates bodies with
@@ -15,11 +26,15 @@ export const AllocationInputSchema = Type.Object(
     description: Type.Optional(Type.String({ maxLength: limits.stringLengthMax })),
     channels: Type.Integer({ minimum: 1 }),
     currencies: Type.Optional(Type.String({ pattern: currencyCodePattern })),
-    total: Type.Integer({ minimum: 1, maximum: limits.amountCentsMax }),
+    total: Type.Integer({
+      minimum: 1,
+      maximum: limits.amountCentsMax,
+      description: `Minor units (operator flat), or basis points of the transaction total (operator percent: at most ${basisPointsWhole}, 100 %)`,
+    }),
     operator: Type.Optional(Type.Union(allocationOperators.map((operator) => Type.Literal(operator)))),
     statement_date: Type.Optional(Type.String({ pattern: calendarDatePattern })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, ...percentTotalRule },
 );
 export type AllocationInputWire = Static<typeof AllocationInputSchema>;
 

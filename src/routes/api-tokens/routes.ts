@@ -5,7 +5,7 @@ import { createApiToken, deleteAllApiTokens, deleteApiToken, listApiTokens } fro
 import { AccountError } from '../../domain/users/errors.js';
 import { principalOf, requireAccess } from '../../http/auth.js';
 import { ApiError, invalidId, invalidParam } from '../../http/errors.js';
-import { errorResponseSchema } from '../../http/openapi.js';
+import { errorResponses } from '../../http/openapi.js';
 import { parseItemId } from '../../http/pagination.js';
 import { sitePathParams } from '../auth/schemas.js';
 import { apiTokenRecordSchema, createApiTokenBody, createdApiTokenSchema, messageSchema, tokenIdParams } from './schemas.js';
@@ -19,7 +19,7 @@ const tags = ['API tokens'];
 export async function apiTokenRoutes(app: App, context: AppContext): Promise<void> {
   const { db } = context;
   const preHandler = requireAccess({ db, jwtSecret: context.config.secrets.jwtSecret }, { roles: ['member_admin'] });
-  const errors = { 401: errorResponseSchema, 403: errorResponseSchema, 404: errorResponseSchema };
+  const errors = errorResponses(400, 401, 403, 404, 429);
 
   app.get(
     '/:path/api-tokens',
@@ -37,7 +37,7 @@ export async function apiTokenRoutes(app: App, context: AppContext): Promise<voi
       // The answer is the new token in clear: never stored for an Idempotency-Key (the header is
       // ignored; a retry creates another token, the lost one can be listed and deleted).
       config: { idempotencyExempt: true },
-      schema: { summary: 'Create an API token (shown once)', tags, params: sitePathParams, body: createApiTokenBody, response: { 201: createdApiTokenSchema, 400: errorResponseSchema, ...errors } },
+      schema: { summary: 'Create an API token (shown once)', tags, params: sitePathParams, body: createApiTokenBody, response: { 201: createdApiTokenSchema, ...errors } },
     },
     async (request, reply) => {
       const principal = principalOf(request);

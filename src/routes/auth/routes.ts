@@ -7,7 +7,7 @@ import { loadProfile, type UserProfile } from '../../domain/users/profile.js';
 import { issueRefreshToken, revokeRefreshTokens, verifyRefreshToken } from '../../domain/users/refresh-tokens.js';
 import { authenticate, bearerToken } from '../../http/auth.js';
 import { ApiError, forbidden, invalidId, invalidToken } from '../../http/errors.js';
-import { errorResponseSchema } from '../../http/openapi.js';
+import { errorResponses, refreshTokenSecurity } from '../../http/openapi.js';
 import { loginRateLimit } from '../../http/rate-limit.js';
 import { cardVaultTokenSchema, credentialsBody, deletedSchema, sitePathParams, userObjectSchema, type CredentialsBody } from './schemas.js';
 
@@ -19,7 +19,7 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
   const { db, config } = context;
   const jwtSecret = config.secrets.jwtSecret;
   const loginLimit = loginRateLimit(context);
-  const errors = { 400: errorResponseSchema, 401: errorResponseSchema, 429: errorResponseSchema };
+  const errors = errorResponses(400, 401, 429);
 
   const checkCredentials = async (sitePath: string, body: CredentialsBody): Promise<{ userId: number; siteId: number }> => {
     const result = await logIn(db, { username: body.username, password: body.password, otp: body.otp, sitePath, now: context.now(), signingSecret: config.secrets.signingSecret });
@@ -54,8 +54,9 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
       schema: {
         summary: 'A new user JWT for a refresh token (sent as the bearer token)',
         tags,
+        security: refreshTokenSecurity,
         params: sitePathParams,
-        response: { 200: userObjectSchema, 401: errorResponseSchema, 404: errorResponseSchema, 429: errorResponseSchema },
+        response: { 200: userObjectSchema, ...errorResponses(400, 401, 404, 429) },
       },
       onRequest: loginLimit,
     },
@@ -73,7 +74,7 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
   app.delete(
     `${prefix}/token/refresh`,
     {
-      schema: { summary: 'Revoke refresh tokens (a new one is issued at the next login)', tags, params: sitePathParams, response: { 200: deletedSchema, 401: errorResponseSchema, 404: errorResponseSchema } },
+      schema: { summary: 'Revoke refresh tokens (a new one is issued at the next login)', tags, params: sitePathParams, response: { 200: deletedSchema, ...errorResponses(400, 401, 404, 429) } },
     },
     async (request) => {
       // Any credential of a member may log itself out, read-only users included.
@@ -86,7 +87,7 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
   app.post(
     `${prefix}/token/cardvaultuser`,
     {
-      schema: { summary: 'A JWT for the vaulting app, bound to the site, valid 15 minutes', tags, security: [], params: sitePathParams, body: credentialsBody, response: { 200: cardVaultTokenSchema, 403: errorResponseSchema, ...errors } },
+      schema: { summary: 'A JWT for the vaulting app, bound to the site, valid 15 minutes', tags, security: [], params: sitePathParams, body: credentialsBody, response: { 200: cardVaultTokenSchema, ...errorResponses(400, 401, 403, 429) } },
       onRequest: loginLimit,
     },
     async (request, reply) => {

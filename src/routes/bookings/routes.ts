@@ -9,7 +9,7 @@ import {
 } from '../../domain/bookings.js';
 import { paymentRequestUrl } from '../../domain/payment-request-link.js';
 import { AuthorNameMemory } from '../../domain/users/author-names.js';
-import { errorResponseSchema } from '../../http/openapi.js';
+import { siteApiErrors } from '../../http/openapi.js';
 import { principalOf, requireAccess, requireAccessWithRead } from '../../http/auth.js';
 import { conflict, invalidId, invalidParams } from '../../http/errors.js';
 import {
@@ -18,7 +18,7 @@ import {
 import { BookingCreateBody, BookingListQuery, BookingSchema, BookingUpdateBody, PaymentRequestQuery, type BookingWire } from './schemas.js';
 
 const tags = ['Bookings'];
-const errors = { 400: errorResponseSchema, 401: errorResponseSchema, 403: errorResponseSchema, 404: errorResponseSchema, 409: errorResponseSchema, 429: errorResponseSchema };
+const errors = siteApiErrors;
 
 const DeletedSchema = Type.Object({ deleted: Type.Boolean() });
 

@@ -1,6 +1,7 @@
 import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import { captureCard } from '../../domain/vault/index.js';
+import { cardCaptureSecurity, siteApiErrors } from '../../http/openapi.js';
 import { authorizeCardCapture } from './auth.js';
 import { CaptureCardBody, CapturedCardReply, SitePathParams } from './schemas.js';
 
@@ -16,7 +17,16 @@ export async function cardRoutes(app: App, context: AppContext): Promise<void> {
   // The capture endpoint of the hosted pages: card details in, a short-lived token out.
   app.post(
     '/:path/site-json/vendor/v2/cards',
-    { schema: { params: SitePathParams, body: CaptureCardBody, response: { 201: CapturedCardReply } } },
+    {
+      schema: {
+        summary: 'Capture a card from a hosted page: a short-lived token for creating the transaction (API tokens and user JWTs are refused with 403)',
+        tags: ['Hosted pages'],
+        security: cardCaptureSecurity,
+        params: SitePathParams,
+        body: CaptureCardBody,
+        response: { 201: CapturedCardReply, ...siteApiErrors },
+      },
+    },
     async (request, reply) => {
       const caller = await authorizeCardCapture(request, context);
       const body = request.body;

@@ -5,7 +5,7 @@ import {
   channelForexFeed, channelFrom, channelFromRow, channelSelect, createChannel, deleteChannel, loadChannel, receiptLabelOf, settlementCurrencies, updateChannel,
   type ChannelPatch, type ChannelRecord, type ChannelRow,
 } from '../../domain/channels.js';
-import { errorResponseSchema } from '../../http/openapi.js';
+import { siteApiErrors } from '../../http/openapi.js';
 import { requireAccess, principalOf, type Principal } from '../../http/auth.js';
 import { conflict, invalidId, invalidParam } from '../../http/errors.js';
 import {
@@ -16,7 +16,7 @@ import { channelRatesLoader, type ForexFeedRate } from '../../domain/forex/index
 import { ChannelCreateBody, ChannelListQuery, ChannelSchema, ChannelUpdateBody, type ChannelWire } from './schemas.js';
 
 const tags = ['Channels'];
-const errors = { 400: errorResponseSchema, 401: errorResponseSchema, 403: errorResponseSchema, 404: errorResponseSchema, 409: errorResponseSchema, 429: errorResponseSchema };
+const errors = siteApiErrors;
 
 const DeletedSchema = Type.Object({ deleted: Type.Boolean() });
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, FastifySchema } from 'fastify';
 import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import { openModalBooking, parseModalBookingId, verifyModalAuth } from '../../domain/hosted/modal.js';
@@ -9,6 +9,7 @@ import type { BookingInput } from '../../domain/bookings.js';
 import { formatMoney } from '../../domain/money.js';
 import { isTestMode } from '../../domain/vault/index.js';
 import { ApiError, invalidParams, toApiError } from '../../http/errors.js';
+import { errorResponses, htmlResponse, noCredential } from '../../http/openapi.js';
 import { validatorCompiler } from '../../http/validation.js';
 import { localeOf, parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
 import { limits } from '../../limits.js';
@@ -16,6 +17,7 @@ import { BookingCreateBody } from '../bookings/schemas.js';
 import { bookingToWire } from '../bookings/routes.js';
 import { sendAsset, sharedAssets } from './assets.js';
 import { html, sendPage } from './html.js';
+import { ModalSessionReply, documentedOnly } from './schemas.js';
 import { sessionExpired } from './payments.js';
 import { sitePathOf } from './vault-app.js';
 import { cardFormView, errorPage, hostedPage, pageMessages, secureNoteView, translatorFor } from './views.js';
@@ -142,8 +144,33 @@ function bookingIdOf(booking: Record<string, unknown>): number {
   return id;
 }
 
+const tags = ['Payment modal'];
+
+const modalFileSchema = {
+  summary: "The modal's script (payment-modal.js, for the integrator's page), the frame's script, or the frame page itself (`frame`, query: origin, language)",
+  tags,
+  security: noCredential,
+  response: {
+    200: {
+      description: 'The script (cacheable for a year), or the frame page',
+      content: { 'text/javascript': { schema: Type.String() }, 'text/html': { schema: Type.String() } },
+    },
+    400: htmlResponse('Frame page without a valid `origin`: an error page'),
+    ...errorResponses(404, 429),
+  },
+};
+
+// The integrator's auth string (in the body) is the authority, not a credential header.
+const sessionSchema: FastifySchema = {
+  summary: "Open a modal session: checks the integrator's auth string, finds or creates the booking",
+  tags,
+  security: noCredential,
+  body: SessionBody,
+  response: { 201: ModalSessionReply, ...errorResponses(400, 403, 429) },
+};
+
 export async function modalRoutes(app: App, context: AppContext): Promise<void> {
-  app.get('/modal/:version/:file', async (request, reply) => {
+  app.get('/modal/:version/:file', { schema: modalFileSchema }, async (request, reply) => {
     const { version, file } = request.params as { version: string; file: string };
     const release = modalVersions[version];
     if (release && file === 'frame') return framePage(context, request, reply, version);
@@ -154,7 +181,7 @@ export async function modalRoutes(app: App, context: AppContext): Promise<void> 
     return reply.code(404).send(new ApiError(404, 'rest_no_route', 'No route was found matching the URL and request method.').toJSON());
   });
 
-  app.post('/hosted/modal/sessions', { schema: { body: SessionBody } }, async (request, reply) => {
+  app.post('/hosted/modal/sessions', { schema: sessionSchema, serializerCompiler: documentedOnly }, async (request, reply) => {
     const body = request.body as Record<string, unknown>;
     const parsed = parseSessionBody(body);
     const verified = verifiedValues(parsed);

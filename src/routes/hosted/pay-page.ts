@@ -10,6 +10,7 @@ import { verifyPaymentRequestToken } from '../../domain/payment-request-link.js'
 import { isTestMode } from '../../domain/vault/index.js';
 import { localeOf, parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
 import { limits } from '../../limits.js';
+import { assetResponse, errorResponses, htmlResponse, noCredential } from '../../http/openapi.js';
 import { sendAsset, sharedAssets } from './assets.js';
 import { html, sendPage, type SafeHtml } from './html.js';
 import { sitePathOf } from './vault-app.js';
@@ -45,15 +46,34 @@ ${options.map((option) => html`<option value="${option.currency}" data-amount="$
 </div>`;
 }
 
+const assetSchema = {
+  summary: "The hosted pages' shared stylesheet and scripts (pages.css, pay.js, 3ds-return.js)",
+  tags: ['Hosted pages'],
+  security: noCredential,
+  response: { 200: assetResponse('The file'), ...errorResponses(404, 429) },
+};
+
+// The signed link is the authority: no credential.
+const payPageSchema = {
+  summary: "The payment request page of a booking's `payment_request` link (query: language)",
+  tags: ['Hosted pages'],
+  security: noCredential,
+  response: {
+    200: htmlResponse('The payment page, or the booking summary when nothing can be paid online'),
+    404: htmlResponse('Error page: the link is invalid or expired, or its booking is gone'),
+    ...errorResponses(429),
+  },
+};
+
 export async function payPageRoutes(app: App, context: AppContext): Promise<void> {
-  app.get('/hosted/assets/:file', async (request, reply) => {
+  app.get('/hosted/assets/:file', { schema: assetSchema }, async (request, reply) => {
     const { file } = request.params as { file: string };
     const known: Record<string, string> = { 'pages.css': 'hosted/pages.css', 'pay.js': 'hosted/pay.js', '3ds-return.js': 'hosted/3ds-return.js' };
     const sent = known[file] ? sendAsset(reply, known[file]!) : null;
     return sent ?? reply.code(404).send({ code: 'rest_no_route', message: 'No route was found matching the URL and request method.', data: { status: 404 } });
   });
 
-  app.get('/pay/:token', async (request, reply) => {
+  app.get('/pay/:token', { schema: payPageSchema }, async (request, reply) => {
     const { token } = request.params as { token: string };
     const now = context.now();
     const claims = verifyPaymentRequestToken(context.config.secrets.signingSecret, token, now);

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, FastifySchema } from 'fastify';
 import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import { findHostedSession, type HostedSession } from '../../domain/hosted/sessions.js';
@@ -10,9 +10,11 @@ import { localeOf, parseLanguage } from '../../i18n/catalogue.js';
 import { limits } from '../../limits.js';
 import { bearerToken } from '../../http/auth.js';
 import { ApiError, invalidParam } from '../../http/errors.js';
+import { errorResponses, hostedSessionSecurity, htmlResponse, noCredential } from '../../http/openapi.js';
 import { sharedAssets } from './assets.js';
 import { html, page, sendPage } from './html.js';
 import { currencyCodePattern } from '../../domain/patterns.js';
+import { HostedPaymentReply, PaymentCurrenciesReply, documentedOnly } from './schemas.js';
 
 /** The modal's token_error argument and the answer to any unknown or expired page session. */
 export function sessionExpired(): ApiError {
@@ -36,13 +38,44 @@ const PayBody = Type.Object(
   { additionalProperties: false },
 );
 
+const tags = ['Hosted pages'];
+// An unknown or expired session is 403 (sessionExpired), not 401: the page cannot log in again.
+const sessionErrors = errorResponses(403, 404, 429);
+
+// Typed loosely: the Transaction schema is too deep for the type provider's inference.
+const paySchema: FastifySchema = {
+  summary: "Pay with the card the page captured: the session's booking and amount (one attempt)",
+  tags,
+  security: hostedSessionSecurity,
+  body: PayBody,
+  response: { 201: HostedPaymentReply, ...errorResponses(400, 403, 409, 429) },
+};
+const currenciesSchema = {
+  summary: 'The payment request page: the currencies it may pay in, with current quotes',
+  tags,
+  security: hostedSessionSecurity,
+  response: { 200: PaymentCurrenciesReply, ...sessionErrors },
+};
+const currentSchema: FastifySchema = {
+  summary: "The session's latest payment attempt (after 3-D Secure, or on reload); 404 before the page has paid",
+  tags,
+  security: hostedSessionSecurity,
+  response: { 200: HostedPaymentReply, ...sessionErrors },
+};
+const threeDsReturnSchema = {
+  summary: "Where the bank's 3-D Secure page returns inside the page's challenge frame; tells the page, which reads the outcome",
+  tags,
+  security: noCredential,
+  response: { 200: htmlResponse('A page whose script notifies the hosted page'), ...errorResponses(429) },
+};
+
 /**
  * The page payment API: what the vaulting app, the modal frame and the payment request page
  * call with their session token after capturing the card. Not part of the REST API: it exists
  * only for our own pages (same origin, no CORS).
  */
 export async function hostedPaymentRoutes(app: App, context: AppContext): Promise<void> {
-  app.post('/hosted/payments', { schema: { body: PayBody } }, async (request, reply) => {
+  app.post('/hosted/payments', { schema: paySchema, serializerCompiler: documentedOnly }, async (request, reply) => {
     const session = await requireSession(context, request);
     const body = request.body as { card_token: string; currencies?: string; total?: number };
     if (session.kind !== 'pay') {
@@ -60,7 +93,7 @@ export async function hostedPaymentRoutes(app: App, context: AppContext): Promis
 
   // The payment request page's currency choice, again: after the payments core refused the
   // converted total it showed because the quote changed (400 on `total`).
-  app.get('/hosted/payments/currencies', async (request, reply) => {
+  app.get('/hosted/payments/currencies', { schema: currenciesSchema, serializerCompiler: documentedOnly }, async (request, reply) => {
     const session = await requireSession(context, request);
     if (session.kind !== 'pay' || session.amount === null) throw new ApiError(404, 'rest_no_route', 'This page pays in one currency only.');
     const channel = await loadChannel(context.db, { siteId: session.siteId, id: session.channelId });
@@ -69,7 +102,7 @@ export async function hostedPaymentRoutes(app: App, context: AppContext): Promis
     return reply.header('cache-control', 'no-store').send({ currencies });
   });
 
-  app.get('/hosted/payments/current', async (request, reply) => {
+  app.get('/hosted/payments/current', { schema: currentSchema, serializerCompiler: documentedOnly }, async (request, reply) => {
     const session = await requireSession(context, request);
     const answer = await currentPayment(context, session);
     if (!answer) throw new ApiError(404, 'rest_post_invalid_id', 'This page has made no payment yet.');
@@ -81,7 +114,7 @@ export async function hostedPaymentRoutes(app: App, context: AppContext): Promis
   // modal that iframe sits in our frame under the integrator's page, and frame-ancestors checks
   // every ancestor, so any http(s) page may be an ancestor: the page shows nothing but "…", has
   // no control to click (nothing to clickjack) and posts only to our own origin.
-  app.get('/hosted/3ds-return', async (_request, reply) => {
+  app.get('/hosted/3ds-return', { schema: threeDsReturnSchema }, async (_request, reply) => {
     const body = page({
       lang: 'en',
       title: '3-D Secure',

@@ -5,6 +5,7 @@ import { attemptsLeft } from '../../domain/hosted/sessions.js';
 import { parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
 import { limits } from '../../limits.js';
 import { isTestMode } from '../../domain/vault/index.js';
+import { assetResponse, errorResponses, htmlResponse, noCredential } from '../../http/openapi.js';
 import { sendAsset } from './assets.js';
 import { html } from './html.js';
 import { sendPage } from './html.js';
@@ -29,8 +30,30 @@ export function vaultAppUrl(config: AppContext['config'], version = latestVaultA
 
 const vaultCsp = { frameAncestors: "'none'", frameSrc: "'self'" } as const;
 
+const tags = ['Hosted pages'];
+// The page is opened with the vaulting-app JWT in its `auth` query parameter (checked by the
+// page itself, answered with an error page), never an Authorization header.
+const vaultPageSchema = {
+  summary: 'The vaulting app: a card form for one channel (query: auth, channels, session_id, redirect, cardholder fields, env, language)',
+  tags,
+  security: noCredential,
+  response: {
+    200: htmlResponse('The card form'),
+    400: htmlResponse('Error page naming the invalid inputs; no form'),
+    403: htmlResponse('Error page: the auth token is invalid or expired, or may not use the channel'),
+    404: htmlResponse('Error page: unknown version'),
+    ...errorResponses(429),
+  },
+};
+const vaultAssetSchema = {
+  summary: 'A file of a vaulting app version (its script or stylesheet)',
+  tags,
+  security: noCredential,
+  response: { 200: assetResponse('The file, cacheable for a year'), ...errorResponses(404, 429) },
+};
+
 export async function vaultAppRoutes(app: App, context: AppContext): Promise<void> {
-  app.get('/vault/:version/', async (request, reply) => {
+  app.get('/vault/:version/', { schema: vaultPageSchema }, async (request, reply) => {
     const { version } = request.params as { version: string };
     const release = vaultAppVersions[version];
     const query = request.query as RawQuery;
@@ -75,7 +98,7 @@ ${cardFormView({ t: pageT, language: session.language as LanguageCode, holderFie
     return sendPage(reply, 200, body, vaultCsp);
   });
 
-  app.get('/vault/:version/:file', async (request, reply) => {
+  app.get('/vault/:version/:file', { schema: vaultAssetSchema }, async (request, reply) => {
     const { version, file } = request.params as { version: string; file: string };
     const release = vaultAppVersions[version];
     if (release?.files.includes(file)) {

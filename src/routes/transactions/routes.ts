@@ -9,6 +9,7 @@ import {
 import { answerToStore, finishDeferred, markClaimed, markStored } from '../../http/idempotency.js';
 import { principalOf, requireAccess, requireAccessConfirmedByRoute } from '../../http/auth.js';
 import { invalidId } from '../../http/errors.js';
+import { errorResponses, htmlResponse, noCredential, siteApiErrors } from '../../http/openapi.js';
 import {
   ItemParams, SiteParams, apiPrefix, integerIds, isoCalendarDate, isoInstant, listValues, pageRequest, parseItemId, setPaginationHeaders,
 } from '../../http/pagination.js';
@@ -49,10 +50,11 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
   const auth = { db: context.db, jwtSecret: context.config.secrets.jwtSecret };
   const access = requireAccess(auth);
   const base = `${apiPrefix}/transactions`;
+  const tags = ['Transactions'];
 
   // Schemas typed loosely here: the full Transaction schema is too deep for inference, and the
   // body is mapped to the domain input (typed) right away.
-  const createSchema: FastifySchema = { params: SiteParams, body: TransactionCreateBody, response: { 201: TransactionSchema } };
+  const createSchema: FastifySchema = { summary: 'Create a transaction (201 for every recorded attempt, failed ones included)', tags, params: SiteParams, body: TransactionCreateBody, response: { 201: TransactionSchema, ...siteApiErrors } };
   // The Idempotency-Key is claimed by the attempt's own database transaction (issue 7: one
   // round trip and one commit less than claiming it first); chargeback records, which have no
   // attempt, claim it before they run. A remembered principal is confirmed by the attempt's
@@ -135,7 +137,7 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
     return answerWith(reply, transaction).send(transaction);
   });
 
-  const listSchema: FastifySchema = { params: SiteParams, querystring: TransactionListQuery, response: { 200: Type.Array(TransactionSchema) } };
+  const listSchema: FastifySchema = { summary: 'List transactions', tags, params: SiteParams, querystring: TransactionListQuery, response: { 200: Type.Array(TransactionSchema), ...siteApiErrors } };
   app.get(base, { onRequest: access, schema: listSchema }, async (request, reply) => {
     const principal = principalOf(request);
     const query = request.query as Static<typeof TransactionListQuery>;
@@ -170,7 +172,7 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
     return loadTransactionViews(context.db, context.config, principal.siteId, ids);
   });
 
-  const itemSchema: FastifySchema = { params: ItemParams, response: { 200: TransactionSchema } };
+  const itemSchema: FastifySchema = { summary: 'Get a transaction', tags, params: ItemParams, response: { 200: TransactionSchema, ...siteApiErrors } };
   app.get(`${base}/:id`, { onRequest: access, schema: itemSchema }, async (request) => {
     const principal = principalOf(request);
     const id = parseItemId((request.params as { id: string }).id);
@@ -181,7 +183,22 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
 
   // The cardholder's browser returns here from the 3DS challenge (no credentials: the uuid is
   // unguessable and the outcome comes from the processor, never from the browser).
-  app.get('/3ds/return/:uuid', { schema: { params: Type.Object({ uuid: Type.String({ maxLength: 64 }) }) } }, async (request, reply) => {
+  const threeDsReturnSchema = {
+    summary: "The cardholder's browser back from 3-D Secure: settles the transaction from the processor's record",
+    tags,
+    security: noCredential,
+    params: Type.Object({ uuid: Type.String({ maxLength: 64 }) }),
+    response: {
+      200: htmlResponse('No redirect_url: a page saying whether the payment completed'),
+      303: {
+        description: "To the transaction's redirect_url, with transaction_id and status in its query",
+        headers: { location: Type.String({ description: 'The redirect_url with transaction_id and status' }) },
+        type: 'null',
+      },
+      ...errorResponses(400, 404, 429),
+    },
+  };
+  app.get('/3ds/return/:uuid', { schema: threeDsReturnSchema }, async (request, reply) => {
     const result = await completeThreeDsReturn(context, request.params.uuid);
     if (!result) throw invalidId('transaction');
     if (result.redirectTo) return reply.redirect(result.redirectTo, 303);

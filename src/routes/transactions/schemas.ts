@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { AllocationInputListSchema, AllocationInputSchema, AllocationOutputSchema, ForexItemSchema } from '../../domain/allocations/index.js';
+import { AllocationInputListSchema, AllocationInputSchema, AllocationOutputSchema, ForexItemSchema, percentTotalRule } from '../../domain/allocations/index.js';
 import { currencyCodes } from '../../domain/money.js';
 import { countryCodes, emailAddressPattern, languageCodes } from '../../domain/reference-data.js';
 import { paymentMethods, transactionStatuses, transactionTypes } from '../../domain/transactions/index.js';
@@ -23,7 +23,7 @@ export const TransactionBookingInput = Type.Object(
 );
 
 // The spec's "Allocation input item" with its channel id bounded like the others.
-const allocationInputList = Type.Array(Type.Object({ ...AllocationInputSchema.properties, channels: id }, { additionalProperties: false }), {
+const allocationInputList = Type.Array(Type.Object({ ...AllocationInputSchema.properties, channels: id }, { additionalProperties: false, ...percentTotalRule }), {
   maxItems: AllocationInputListSchema.maxItems,
 });
 
