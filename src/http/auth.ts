@@ -240,15 +240,25 @@ async function presentationOf(request: FastifyRequest, options: AuthOptions): Pr
   if (!token) throw notLoggedIn();
   // An API token needs no await (no promise and microtask per request); a JWT's signature does.
   const presented: Presented = token.startsWith(apiTokenPrefix) ? { credential: 'api_token', lookup: bearerTokenHash(token) } : await presentedJwt(token, options);
-  const sitePath = (request.params as { path?: string }).path ?? '';
+  const sitePath = siteLookupPath((request.params as { path?: string }).path ?? '');
   return { presented, sitePath, key: `${presented.credential} ${presented.lookup} ${sitePath}` };
+}
+
+/**
+ * The site path as the statements look it up. Authentication runs before the preValidation NUL
+ * check (app.ts), and PostgreSQL text cannot hold a NUL (a 500 from the driver): such a path is
+ * looked up as '', which names no site (migration 001's CHECK on sites.path), so the request gets
+ * exactly the answer of an unknown site. One `includes` per request.
+ */
+function siteLookupPath(path: string): string {
+  return path.includes('\u0000') ? '' : path;
 }
 
 /** The credential looked up (with the route's read), and its principal remembered in `memory`. */
 async function freshRow(options: AuthOptions, statements: Statements, { presented, sitePath, key }: Presentation, values: unknown[], memory?: Memory): Promise<AuthenticatedRow> {
   const row = await options.db.maybeOne<AuthenticatedRow>(statements[presented.credential], [presented.lookup, sitePath, ...values]);
   if (!row) {
-    if (presented.credential === 'jwt') throw invalidId('site');
+    if (presented.credential === 'jwt') throw await jwtRefusal(options.db, presented.claims);
     // Distinguish "bad token" (401) from "good token, other site" (404) without a second
     // round trip on the hot path: only failures pay for this look-up.
     const known = await options.db.maybeOne(knownApiTokenStatement, [presented.lookup]);
@@ -321,6 +331,21 @@ function touchApiToken(db: Db, tokenId: number): void {
     .finally(() => apiTokenTouchesInFlight.delete(tokenId));
 }
 
+/**
+ * Why a user JWT found no membership in the site of the URL, read only on that failure: the
+ * user is gone or its password changed since the token was issued (a revoked credential, 401
+ * whatever the site), else the site is not one of the user's (404, whether it exists or not: the
+ * answer depends on the token's own user, never on another site).
+ */
+async function jwtRefusal(db: Db, claims: JwtClaims): Promise<ApiError> {
+  const user = await db.maybeOne<{ password_changed_epoch: number | null }>(jwtUserStatement, [claims.userId]);
+  return !user || issuedBeforePasswordChange(claims, user.password_changed_epoch) ? invalidToken() : invalidId('site');
+}
+
+const jwtUserStatement: Statement = {
+  name: 'auth_jwt_user',
+  text: 'SELECT floor(extract(epoch FROM u.password_changed_at))::bigint AS password_changed_epoch FROM users u WHERE u.id = $1',
+};
 const knownApiTokenStatement: Statement = { name: 'auth_api_token_known', text: `SELECT 1 FROM api_tokens t WHERE t.token_hash = $1 AND ${apiTokenLiveSql('t')}` };
 const touchApiTokenStatement: Statement = { name: 'auth_api_token_touch', text: 'UPDATE api_tokens SET last_used_at = now() WHERE id = $1' };
 

@@ -99,4 +99,40 @@ describe('JWTs that must not work', () => {
     expect(response.statusCode).toBe(404);
     expect(response.json().code).toBe('rest_post_invalid_id');
   });
+
+  it("a deleted user's unexpired token, on its own site, another site and no site", async () => {
+    const member = await createSite(t.db);
+    const other = await createSite(t.db);
+    const token = await signJwt(t.config.secrets.jwtSecret, { userId: member.userId, kind: 'user' }, new Date(Date.now() + 2_000));
+    const call = (path: string, method: 'GET' | 'POST' = 'GET') =>
+      t.app.inject({ method, url: `/${path}/site-json/vendor/v2/bookings`, headers: { authorization: `Bearer ${token}` }, ...(method === 'POST' ? { payload: {} } : {}) });
+    expect((await call(member.path)).statusCode).toBe(200);
+    await t.db.query('DELETE FROM users WHERE id = $1', [member.userId]);
+    for (const path of [member.path, other.path, 'no-such-site']) {
+      expectInvalidToken(await call(path));
+      expectInvalidToken(await call(path, 'POST'));
+    }
+  });
+
+  it("a token issued before the user's password change is 401 on a site that is not the user's too", async () => {
+    const member = await createSite(t.db);
+    const other = await createSite(t.db);
+    await t.db.query("UPDATE users SET password_changed_at = now() - interval '1 hour' WHERE id = $1", [member.userId]);
+    const earlier = await signJwt(t.config.secrets.jwtSecret, { userId: member.userId, kind: 'user' }, new Date(Date.now() - 60_000));
+    await setPassword(t.db, member.userId, 'a-completely-new-password');
+    for (const path of [other.path, 'no-such-site']) {
+      expectInvalidToken(await t.app.inject({ url: `/${path}/api-tokens`, headers: { authorization: `Bearer ${earlier}` } }));
+    }
+  });
+
+  it("a live user's token tells another site that exists from one that does not by nothing", async () => {
+    const other = await createSite(t.db);
+    const answers = await Promise.all(
+      [other.path, 'no-such-site', 'de\u0000mo'].map((path) => t.app.inject({ url: `/${encodeURIComponent(path)}/site-json/vendor/v2/bookings`, headers: { authorization: `Bearer ${login.token}` } })),
+    );
+    for (const answer of answers) {
+      expect(answer.statusCode).toBe(404);
+      expect(answer.json()).toEqual({ code: 'rest_post_invalid_id', message: 'Invalid site.', data: { status: 404 } });
+    }
+  });
 });
