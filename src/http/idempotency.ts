@@ -114,12 +114,50 @@ export function requestFingerprint(method: string, url: string, body: unknown): 
   return createHash('sha256').update(`${method} ${url}\n${canonicalJson(body)}`).digest('hex');
 }
 
+/**
+ * JSON with every object's keys sorted. Iterative, with its own stack: a body the body limit
+ * admits can nest arrays some 100,000 deep (a read-only field is accepted as any value), far past
+ * the call stack of a recursive walk. The stack holds text to write as it is (strings) and values
+ * still to write (objects and arrays); a scalar is written when its container is expanded.
+ */
 function canonicalJson(value: unknown): string {
-  if (value === undefined) return '';
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>).filter(([, item]) => item !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([name, item]) => `${JSON.stringify(name)}:${canonicalJson(item)}`).join(',')}}`;
+  if (value === null || typeof value !== 'object') return scalarJson(value);
+  let text = '';
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === 'string') {
+      text += item;
+      continue;
+    }
+    if (Array.isArray(item)) {
+      stack.push(']');
+      for (let index = item.length - 1; index >= 0; index -= 1) {
+        pushValue(stack, item[index]);
+        if (index > 0) stack.push(',');
+      }
+      stack.push('[');
+      continue;
+    }
+    const entries = Object.entries(item as Record<string, unknown>).filter(([, entry]) => entry !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    stack.push('}');
+    for (let index = entries.length - 1; index >= 0; index -= 1) {
+      const [name, entry] = entries[index]!;
+      pushValue(stack, entry);
+      stack.push(`${index > 0 ? ',' : ''}${JSON.stringify(name)}:`);
+    }
+    stack.push('{');
+  }
+  return text;
+}
+
+/** An array's `undefined` writes nothing, as the recursive walk this replaces did (the same fingerprints). */
+function scalarJson(value: unknown): string {
+  return JSON.stringify(value) ?? '';
+}
+
+function pushValue(stack: unknown[], value: unknown): void {
+  stack.push(value === null || typeof value !== 'object' ? scalarJson(value) : value);
 }
 
 /** Deferred mode: the key is checked and fingerprinted now, claimed by the route's write. */
