@@ -5,7 +5,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './context.js';
 import { limits } from './limits.js';
 import { luhnValid } from './domain/vault/card-types.js';
-import { ApiError, errorHandler, invalidParam } from './http/errors.js';
+import { ApiError, errorHandler, invalidParam, unsupportedContentEncoding } from './http/errors.js';
+import { clientErrorHandler, frameworkErrorHandler } from './http/client-errors.js';
+import { parseQueryString } from './http/querystring.js';
 import { findNulCharacter, validatorCompiler } from './http/validation.js';
 import { registerRoutes } from './routes/index.js';
 import { registerRateLimit } from './http/rate-limit.js';
@@ -41,8 +43,9 @@ export const redactedLogPaths = [
 ];
 
 // Query parameters that carry credentials or card data (the vaulting app takes its JWT in
-// `auth`): their values are replaced in logged URLs.
-const secretQueryParameters = /([?&](?:auth|token|access_token|refresh_token|password|otp|card_number|number|cvv|pan|secret|key)=)[^&#]*/gi;
+// `auth`): their values are replaced in logged URLs, also written as a list (`auth[]=`, read as
+// `auth`: src/http/querystring.ts).
+const secretQueryParameters = /([?&](?:auth|token|access_token|refresh_token|password|otp|card_number|number|cvv|pan|secret|key)(?:\[\d*\]|%5B\d*%5D)?=)[^&#]*/gi;
 
 // The token of a payment request link (`/pay/<token>`) is a capability: it pays the booking.
 const secretPathSegments = /^(\/pay\/)[^/?#]+/;
@@ -83,7 +86,11 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     },
     requestIdHeader: false,
     trustProxy: context.config.trustProxy as FastifyServerOptions['trustProxy'],
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200, querystringParser: parseQueryString },
+    // Errors met before a request reaches a route (an undecodable path part) and requests Node's
+    // parser refuses (431, malformed headers) are answered in the error shape like any other.
+    frameworkErrors: frameworkErrorHandler(context.config),
+    clientErrorHandler: clientErrorHandler(context.config),
     ajv: { customOptions: { coerceTypes: 'array', allErrors: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -94,13 +101,19 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     void reply.code(404).send(error.toJSON());
   });
   app.decorateRequest('principal', null);
+  // JSON is the one media type of bodies (docs/resources.md: another is 415): Fastify's built-in
+  // text/plain parser would hand a route a string, refused as "must be object".
+  app.removeContentTypeParser('text/plain');
   // DELETE and GET take no body, but many HTTP clients send `Content-Type: application/json` on
-  // every request: an empty body there is no body, not "invalid JSON". Everything else goes to
-  // Fastify's own parser (prototype-poisoning checks included).
+  // every request: an empty body there is no body, not "invalid JSON". A compressed body is not
+  // decompressed, so it is refused as the media type it is (RFC 9110 15.5.16), not parsed as
+  // invalid JSON. Everything else goes to Fastify's own parser (prototype-poisoning checks included).
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '' && (request.method === 'DELETE' || request.method === 'GET')) return done(null, undefined);
+    const encoding = request.headers['content-encoding'];
+    if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return done(unsupportedContentEncoding(), undefined);
     parseJson(request, body as string, done);
   });
   // Both synchronous (done callback): an async hook costs a promise and a microtask per request.

@@ -59,6 +59,11 @@ export function invalidToken(message = 'Invalid or expired token.'): ApiError {
   return new ApiError(401, 'jwt_auth_invalid_token', message);
 }
 
+/** A body with a Content-Encoding (gzip, ...): the service reads bodies as they are sent. */
+export function unsupportedContentEncoding(): ApiError {
+  return new ApiError(415, 'rest_unsupported_media_type', 'Send the body uncompressed, without a Content-Encoding.');
+}
+
 export function conflict(code: string, message: string, data: Record<string, unknown> = {}): ApiError {
   return new ApiError(409, code, message, data);
 }
@@ -85,6 +90,11 @@ export function toApiError(error: unknown): ApiError {
       return new ApiError(415, 'rest_unsupported_media_type', 'Send the body as application/json.');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError(400, 'rest_invalid_content_length', 'The Content-Length header does not match the body.');
+    // The router's (frameworkErrors in app.ts): a path part that does not decode, or one past routerOptions.maxParamLength.
+    case 'FST_ERR_BAD_URL':
+      return new ApiError(400, 'rest_invalid_request', 'The URL is not valid: a percent-encoded part of its path is not UTF-8.');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ApiError(414, 'rest_invalid_request', 'A part of the URL path is too long.');
   }
   if (fastifyError.statusCode === 429) {
     return new ApiError(429, 'rest_too_many_requests', 'Too many requests; retry later.');
@@ -93,6 +103,18 @@ export function toApiError(error: unknown): ApiError {
     return new ApiError(fastifyError.statusCode, 'rest_invalid_request', 'The request could not be processed.');
   }
   return new ApiError(500, 'rest_internal_error', 'An internal error occurred. It has been logged.');
+}
+
+/**
+ * The answer to a request Node's HTTP parser refused before Fastify saw it (client-errors.ts),
+ * by the parser's error code: request line and headers past Node's 16 KB (a long query string),
+ * a request that took too long to arrive, anything else malformed (a space in a header name,
+ * both Content-Length and Transfer-Encoding).
+ */
+export function parserErrorOf(code: string | undefined): ApiError {
+  if (code === 'HPE_HEADER_OVERFLOW') return new ApiError(431, 'rest_request_headers_too_large', 'The URL and headers of the request are too large.');
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new ApiError(408, 'rest_request_timeout', 'The request took too long to arrive.');
+  return new ApiError(400, 'rest_invalid_request', 'The request is not valid HTTP.');
 }
 
 interface ValidationIssue {

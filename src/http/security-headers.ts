@@ -4,6 +4,13 @@ import type { Config } from '../config.js';
 /** The policy of JSON answers: nothing may load, nothing may frame them. */
 export const jsonContentSecurityPolicy = "default-src 'none'; frame-ancestors 'none'";
 
+const strictTransportSecurity = 'max-age=63072000; includeSubDomains';
+
+/** Only meaningful (and only honoured) when the service is reached over HTTPS. */
+function servedOverHttps(config: Config): boolean {
+  return config.baseUrl.startsWith('https://');
+}
+
 /**
  * Security headers on every response, errors and 404s included. A route that serves a page sets
  * its own `Content-Security-Policy` (in the handler or a hook before `onSend`); this hook then
@@ -11,7 +18,7 @@ export const jsonContentSecurityPolicy = "default-src 'none'; frame-ancestors 'n
  * say so with `frame-ancestors`.
  */
 export function registerSecurityHeaders(app: App, config: Config): void {
-  const https = config.baseUrl.startsWith('https://');
+  const https = servedOverHttps(config);
   // Synchronous (done callback): an async hook costs a promise and a microtask on every response.
   app.addHook('onSend', (_request, reply, payload, done) => {
     reply.header('x-content-type-options', 'nosniff');
@@ -20,8 +27,21 @@ export function registerSecurityHeaders(app: App, config: Config): void {
       reply.header('content-security-policy', jsonContentSecurityPolicy);
       reply.header('x-frame-options', 'DENY');
     }
-    // Only meaningful (and only honoured) when the service is reached over HTTPS.
-    if (https) reply.header('strict-transport-security', 'max-age=63072000; includeSubDomains');
+    if (https) reply.header('strict-transport-security', strictTransportSecurity);
     done(null, payload);
   });
+}
+
+/**
+ * The same headers of a JSON answer, for answers written without Fastify's reply (and so without
+ * the hook above): the errors of requests Node's HTTP parser refuses (client-errors.ts).
+ */
+export function jsonSecurityHeaders(config: Config): Record<string, string> {
+  return {
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    'Content-Security-Policy': jsonContentSecurityPolicy,
+    'X-Frame-Options': 'DENY',
+    ...(servedOverHttps(config) ? { 'Strict-Transport-Security': strictTransportSecurity } : {}),
+  };
 }

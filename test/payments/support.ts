@@ -12,6 +12,12 @@ export function paymentsContext(options: TestContextOptions = {}): Promise<TestC
   return createTestContext({ ...options, poolSize: options.poolSize ?? 12, env: { PROCESSOR_TIMEOUT_MS: '10000', ...options.env } });
 }
 
+/** A payments context with a shop in it: the set-up most tests of the API start from. */
+export async function shopContext(options: TestContextOptions = {}): Promise<{ t: TestContext; shop: Shop }> {
+  const t = await paymentsContext(options);
+  return { t, shop: await createShop(t) };
+}
+
 export interface Shop {
   site: SiteFixture;
   channelId: number;

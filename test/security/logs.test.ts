@@ -41,6 +41,11 @@ describe('URLs in the logs', () => {
     expect(redactUrl('/demo/site-json/vendor/v2/transactions?include=1234567890123&_=1700000000000')).toBe('/demo/site-json/vendor/v2/transactions?include=1234567890123&_=1700000000000');
   });
 
+  it('hide a credential sent as a list parameter, which the query string parser reads as the plain name', () => {
+    expect(redactUrl('/vault/1.8.0/?auth[]=eyJ.x.y&channels=1')).toBe('/vault/1.8.0/?auth[]=[redacted]&channels=1');
+    expect(redactUrl('/vault/1.8.0/?channels=1&AUTH%5B0%5D=eyJ.x.y')).toBe('/vault/1.8.0/?channels=1&AUTH%5B0%5D=[redacted]');
+  });
+
   it('keep ordinary URLs readable', () => {
     expect(redactUrl('/demo/site-json/vendor/v2/bookings?page=2')).toBe('/demo/site-json/vendor/v2/bookings?page=2');
     expect(redactUrl('/payments/x')).toBe('/payments/x');
