@@ -8,7 +8,7 @@ import { luhnValid } from './domain/vault/card-types.js';
 import { ApiError, errorHandler, invalidParam, unsupportedContentEncoding } from './http/errors.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http/client-errors.js';
 import { parseQueryString } from './http/querystring.js';
-import { findNulCharacter, validatorCompiler } from './http/validation.js';
+import { findNulCharacter, foreignCharsetError, validatorCompiler } from './http/validation.js';
 import { registerRoutes } from './routes/index.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
@@ -114,6 +114,8 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     if (body === '' && (request.method === 'DELETE' || request.method === 'GET')) return done(null, undefined);
     const encoding = request.headers['content-encoding'];
     if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return done(unsupportedContentEncoding(), undefined);
+    const charsetError = foreignCharsetError(request.headers['content-type']);
+    if (charsetError) return done(charsetError, undefined);
     parseJson(request, body as string, done);
   });
   // Both synchronous (done callback): an async hook costs a promise and a microtask per request.

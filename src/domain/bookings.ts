@@ -1,7 +1,7 @@
 import type { Queryable } from '../storage/db.js';
 import { loadChannel } from './channels.js';
 import { deriveBookingStatus, type BookingStatus } from './booking-status.js';
-import { isCountryCode } from './reference-data.js';
+import { countryCodeProblem, isCountryCode } from './reference-data.js';
 import { gmtDateTime, gmtDateTimeOfJson } from './gmt.js';
 
 /**
@@ -202,7 +202,7 @@ export function isCalendarDate(text: string): boolean {
 /** The checks that need no database: a known country, real dates in order. */
 function refuseShape(booking: BookingInput): Record<string, string> {
   const params: Record<string, string> = {};
-  if (!isCountryCode(booking.country)) params.countries = 'must be an ISO 3166-1 alpha-2 country code';
+  if (!isCountryCode(booking.country)) params.countries = countryCodeProblem;
   if (!isCalendarDate(booking.dateEnd)) params.date = 'must be a valid date, Y-m-d';
   if (booking.dateStart != null) {
     if (!isCalendarDate(booking.dateStart)) params.date_start = 'must be a valid date, Y-m-d';

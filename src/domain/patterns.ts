@@ -34,8 +34,7 @@ export function enumPhrase(values: readonly unknown[]): string | undefined {
 }
 
 /** What a country code looks like: said of the pattern and of the spec's list (`countryCodes`). */
-export const countryCodePhrase = 'a two-letter country code in capitals (ISO 3166-1 alpha-2), such as GB';
+export const countryCodePhrase = 'a country code of the ISO 3166-1 alpha-2 list, in capitals, such as GB';
 
 export const calendarDatePattern = describedPattern('^[0-9]{4}-[0-9]{2}-[0-9]{2}$', 'a date as YYYY-MM-DD');
-export const countryCodePattern = describedPattern('^[A-Z]{2}$', countryCodePhrase);
 export const currencyCodePattern = describedPattern('^[A-Z]{3}$', 'a three-letter currency code in capitals (ISO 4217), such as USD');

@@ -1,5 +1,5 @@
 import { languageCodes, type LanguageCode } from '../i18n/catalogue.js';
-import { countryCodePhrase, describedEnum, describedPattern } from './patterns.js';
+import { countryCodePhrase, describedEnum, describedPattern, patternPhrase } from './patterns.js';
 
 /**
  * Fixed lists of the spec and decisions.md: country codes accepted wherever a country is an
@@ -20,6 +20,13 @@ const countrySet = new Set(countryCodes);
 export function isCountryCode(value: string): boolean {
   return countrySet.has(value);
 }
+
+/**
+ * Wherever a country is an input (bookings, transactions, cards, the vaulting app), the spec's
+ * list, refused with the same words: a well-formed code outside it (`XX`) is not a country.
+ */
+export const countryCodePattern = describedPattern(`^(?:${countryCodes.join('|')})$`, countryCodePhrase);
+export const countryCodeProblem = `must be ${patternPhrase(countryCodePattern)}`;
 
 /** Receipt languages: the one list lives with the message catalogue that has a text for each. */
 export { defaultLanguage, languageCodes, type LanguageCode } from '../i18n/catalogue.js';

@@ -38,6 +38,21 @@ export function invalidParam(name: string, message: string): ApiError {
   return invalidParams({ [name]: message });
 }
 
+/**
+ * `error` with the parameter `from` called `to`: for a route whose body names a field differently
+ * from the domain input it feeds (the hosted pages send `card_token`, the payments core checks
+ * `token`), so the refusal names the field the client sent.
+ */
+export function renamedParam(error: unknown, from: string, to: string): unknown {
+  if (!(error instanceof ApiError) || error.status !== 400) return error;
+  const params = error.data.params;
+  if (Array.isArray(params) && params.includes(from)) return missingParams(params.map((name) => (name === from ? to : String(name))));
+  if (params && typeof params === 'object' && Object.hasOwn(params, from)) {
+    return invalidParams(Object.fromEntries(Object.entries(params as Record<string, string>).map(([name, message]) => [name === from ? to : name, message])));
+  }
+  return error;
+}
+
 export function missingParams(names: string[]): ApiError {
   return new ApiError(400, 'rest_missing_callback_param', `Missing parameter(s): ${names.join(', ')}`, { params: names });
 }
@@ -122,6 +137,8 @@ interface ValidationIssue {
   instancePath: string;
   params: Record<string, unknown>;
   message?: string;
+  /** The value at fault: only from validators compiled with `verbose` (query strings and paths, http/validation.ts). */
+  data?: unknown;
 }
 
 function fromValidation(allIssues: ValidationIssue[], context = 'body'): ApiError {
@@ -130,14 +147,36 @@ function fromValidation(allIssues: ValidationIssue[], context = 'body'): ApiErro
   const missing = issues.filter((issue) => issue.keyword === 'required').map((issue) => joinPath(issue.instancePath, String(issue.params.missingProperty)));
   if (missing.length > 0 && missing.length === issues.length) return missingParams(missing);
   const params: Record<string, string> = {};
+  const byParam = new Map<string, ValidationIssue[]>();
   for (const issue of issues) {
     if (issue.keyword === 'required') {
       params[joinPath(issue.instancePath, String(issue.params.missingProperty))] = 'is required';
       continue;
     }
-    params[paramName(issue, context)] ??= describe(issue);
+    const name = paramName(issue, context);
+    byParam.set(name, [...(byParam.get(name) ?? []), issue]);
   }
+  for (const [name, found] of byParam) params[name] ??= describeAll(found, context);
   return invalidParams(params);
+}
+
+/**
+ * One message for the issues of one parameter. A union (`anyOf`) reports each branch's failure:
+ * a value of the right type is told what its own branch wanted (`"00"` → "must be a month from 1
+ * to 12", not "must be integer"), literals are listed together ("must be one of flat, percent"),
+ * and a value no branch's type fits is told every type. A query parameter given twice arrives as
+ * a list where one value is expected: that is what it is told, not "must be integer".
+ */
+function describeAll(issues: ValidationIssue[], context: string): string {
+  if (context !== 'body' && issues.some((issue) => issue.keyword === 'type' && Array.isArray(issue.data))) return 'was given more than once: send it once';
+  const unionParts = new Set(['type', 'const', 'anyOf', 'oneOf']);
+  const specific = issues.find((issue) => !unionParts.has(issue.keyword));
+  if (specific) return describe(specific);
+  const constants = issues.filter((issue) => issue.keyword === 'const').map((issue) => String(issue.params.allowedValue));
+  const types = issues.filter((issue) => issue.keyword === 'type').map((issue) => String(issue.params.type));
+  if (constants.length > 0) return `must be one of ${[...new Set([...constants, ...types])].join(', ')}`;
+  if (types.length > 1) return `must be ${[...new Set(types)].join(' or ')}`;
+  return describe(issues[0]!);
 }
 
 /**

@@ -31,18 +31,6 @@ export function CodeEnum(values: readonly string[]): TString {
   return Type.String({ enum: [...values] } as Parameters<typeof Type.String>[0]);
 }
 
-/**
- * Free text. NUL characters are refused at the edge: PostgreSQL text cannot hold them, so they
- * would otherwise surface as a database error. `nonBlank` also requires a visible character.
- */
-const plainTextPattern = describedPattern('^[^\\u0000]*$', 'text without NUL characters');
-const nonBlankTextPattern = describedPattern('^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$', 'text with at least one visible character (and no NUL characters)');
-
-export function Text(options: { maxLength: number; minLength?: number; nonBlank?: boolean }): TString {
-  const pattern = options.nonBlank ? nonBlankTextPattern : plainTextPattern;
-  return Type.String({ maxLength: options.maxLength, ...(options.minLength !== undefined ? { minLength: options.minLength } : {}), pattern });
-}
-
 const integerIdPattern = describedPattern('^[0-9]{1,15}(,[0-9]{1,15})*,?$', 'positive integer ids separated by commas');
 
 /** Comma-separated positive integer ids, as one value or repeated (`include=1,2&include=3`). */
@@ -135,7 +123,9 @@ export function isoInstant(name: string, value: string | undefined): Date | unde
   if (value === undefined) return undefined;
   const [datePart = '', timePart] = value.split(/[T ]/);
   const [year, month, day] = datePart.split('-').map(Number) as [number, number, number];
-  const probe = new Date(Date.UTC(year, month - 1, day));
+  // setUTCFullYear, not Date.UTC, which reads years 0-99 as 1900-1999 (0001-01-01 is a real date).
+  const probe = new Date(0);
+  probe.setUTCFullYear(year, month - 1, day);
   if (probe.getUTCFullYear() !== year || probe.getUTCMonth() !== month - 1 || probe.getUTCDate() !== day) throw invalidParam(name, 'is not a valid date');
   let text = timePart === undefined ? `${datePart}T00:00:00Z` : `${datePart}T${timePart}`;
   if (timePart !== undefined && !/(Z|[+-]\d{2}:?\d{2})$/.test(timePart)) text += 'Z';

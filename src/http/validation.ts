@@ -1,6 +1,7 @@
 import { Ajv, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { ApiError } from './errors.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -12,7 +13,9 @@ const common: Options = { allErrors: true, useDefaults: true, removeAdditional: 
  * through the route schemas' own handling).
  */
 const bodyAjv = addFormats(new Ajv({ ...common, coerceTypes: false }));
-const textAjv = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
+// `verbose` keeps the refused value on each issue, so a parameter repeated where one value is
+// expected (`page=1&page=2` arrives as a list) is told so (http/errors.ts), not "must be integer".
+const textAjv = addFormats(new Ajv({ ...common, coerceTypes: 'array', verbose: true }));
 
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? bodyAjv : textAjv;
@@ -37,4 +40,15 @@ export function findNulCharacter(value: unknown, path = '', depth = 0): string |
     if (found) return found;
   }
   return null;
+}
+
+/**
+ * JSON is UTF-8 (RFC 8259 section 8.1) and bodies are read as UTF-8: a body declared in another
+ * charset (`application/json; charset=iso-8859-1`) would have its accented letters turned into
+ * U+FFFD without a word, so it is refused (415) instead. No charset, `utf-8` and `utf8` are UTF-8.
+ */
+export function foreignCharsetError(contentType: string | undefined): ApiError | undefined {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
+  if (charset === undefined || charset === 'utf-8' || charset === 'utf8') return undefined;
+  return new ApiError(415, 'rest_unsupported_media_type', 'Send the body as application/json in UTF-8.');
 }

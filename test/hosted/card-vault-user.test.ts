@@ -4,6 +4,7 @@ import { createSite, type SiteFixture } from '../support/fixtures.js';
 import { signJwt } from '../../src/domain/credentials.js';
 import { setPassword } from '../../src/domain/users/accounts.js';
 import { buildWebBundles } from '../e2e/support.js';
+import { limits } from '../../src/limits.js';
 
 // A cardvaultuser token issued before its user was made read-only, or before the user's last
 // password change, opens neither the vaulting app nor the card capture endpoint (one shared check).
@@ -134,5 +135,50 @@ describe('vaulting app wording', () => {
     expect(french).toContain('placeholder="MM/AA"');
     expect(french).not.toContain('Paiement à');
     expect(french).toMatch(/<p class="subheading">Enregistrement de votre carte pour [^<]+<\/p>/);
+  });
+});
+
+describe('cardholder fields: one bound and one country list from the vaulting app to the capture', () => {
+  const zipMax = limits.cardHolderZipLengthMax;
+  const open = (m: Merchant, token: string, holder: Record<string, string>) =>
+    t.app.inject({ url: `/vault/1.8.0/?${new URLSearchParams({ auth: token, channels: String(m.channel.id), env: m.channel.account_mode, ...holder })}` });
+  const captureWith = (m: Merchant, token: string, holder: Record<string, string>) => t.app.inject({
+    method: 'POST', url: `/${m.site.path}/site-json/vendor/v2/cards`, headers: { authorization: `Bearer ${token}` },
+    payload: { channels: m.channel.id, card_number: '4111111111111111', expiry_month: '04', expiry_year: new Date().getUTCFullYear() + 2, cvv: '123', ...holder },
+  });
+
+  it('a postcode of the longest allowed length is prefilled, fits the form field and is captured; one longer is refused by both', async () => {
+    const m = await merchant();
+    const token = await earlierToken(m);
+    const zip = 'Z'.repeat(zipMax);
+    const page = await open(m, token, { zip });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toMatch(new RegExp(`<input id="zip"[^>]*value="${zip}" maxlength="${zipMax}"`));
+    expect((await captureWith(m, token, { zip })).statusCode).toBe(201);
+    const tooLong = 'Z'.repeat(zipMax + 1);
+    const refusedPage = await open(m, token, { zip: tooLong });
+    expect(refusedPage.statusCode).toBe(400);
+    expect(refusedPage.body).toContain(`must be at most ${zipMax} characters`);
+    expect((await captureWith(m, token, { zip: tooLong })).json().data.params).toHaveProperty('zip');
+  });
+
+  it('refuses a country outside the spec’s list (XX) in the vaulting app and at capture, in the same words', async () => {
+    const m = await merchant();
+    const token = await earlierToken(m);
+    const words = 'must be a country code of the ISO 3166-1 alpha-2 list, in capitals, such as GB';
+    const page = await open(m, token, { country: 'XX' });
+    expect(page.statusCode).toBe(400);
+    expect(page.body).toContain(words);
+    const captured = await captureWith(m, token, { country: 'XX' });
+    expect(captured.statusCode).toBe(400);
+    expect(captured.json().data.params).toEqual({ country: words });
+    expect(await stored(m)).toEqual({ sessions: 0, cards: 0 });
+  });
+
+  it('refuses control characters in cardholder text in the vaulting app as at capture', async () => {
+    const m = await merchant();
+    const token = await earlierToken(m);
+    expect((await open(m, token, { city: 'Paris\u001b[2J' })).statusCode).toBe(400);
+    expect((await captureWith(m, token, { city: 'Paris\u001b[2J' })).json().data.params).toHaveProperty('city');
   });
 });

@@ -116,7 +116,9 @@ describe('hosted page APIs', () => {
     for (const token of [(await bookingSession(4_000, { kind: 'pay' })).token, (await bookingSession(4_000)).token, vaultPage.token]) {
       const paid = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: `Bearer ${token}` }, payload: { card_token: vault.token } });
       expect(paid.statusCode).toBe(400);
-      expect(paid.json()).toMatchObject({ code: 'rest_invalid_param', data: { params: { token: 'Unknown or expired card token.' } } });
+      // Named as the page sent it (`card_token`), not as the payments core calls it (`token`).
+      expect(paid.json()).toMatchObject({ code: 'rest_invalid_param', data: { params: { card_token: 'Unknown or expired card token.' } } });
+      expect(paid.json().data.params).not.toHaveProperty('token');
     }
     const after = await t.db.one<{ count: number }>(`SELECT count(*)::int AS count FROM transactions WHERE site_id = $1 AND id > $2`, [site.siteId, vault.id]);
     expect(after.count).toBe(0);

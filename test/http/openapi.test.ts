@@ -346,7 +346,7 @@ describe('documented schemas', () => {
     const refused = await t.app.inject({ method: 'POST', url: `${shop.base}/transactions`, headers: shop.site.headers, payload: purchaseBody(shop, bookingId, 1_000, { allocations: [{ channels: shop.channelId + 1, total: 10_001, operator: 'percent' }] }) });
     expect(refused.json()).toEqual({ code: 'rest_invalid_param', message: 'Invalid parameter(s): allocations.0.total', data: { status: 400, params: { 'allocations.0.total': 'must be <= 10000' } } });
     const unknownCountry = await t.app.inject({ method: 'POST', url: `${shop.base}/bookings`, headers: shop.site.headers, payload: { firstname: 'A', surname: 'B', email: 'a@example.com', date: '2031-01-01', total: 100, currencies: 'USD', countries: 'XX', channels: shop.channelId } });
-    expect(unknownCountry.json().data.params).toEqual({ countries: 'must be a two-letter country code in capitals (ISO 3166-1 alpha-2), such as GB' });
+    expect(unknownCountry.json().data.params).toEqual({ countries: 'must be a country code of the ISO 3166-1 alpha-2 list, in capitals, such as GB' });
   });
 
   it('matches every JSON answer received above, field by field', () => {

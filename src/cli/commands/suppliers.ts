@@ -3,6 +3,7 @@ import type { Command } from '../command.js';
 import { limits } from '../../limits.js';
 import type { Queryable } from '../../storage/db.js';
 import { isCountryCode, supplierCategoryCodes } from '../../domain/reference-data.js';
+import { textProblem } from '../../domain/text.js';
 
 /** One supplier as imported (the spec's Supplier fields). */
 export interface SupplierInput {
@@ -108,7 +109,8 @@ export function validateSupplier(raw: unknown): SupplierInput | string {
   if (!isCountryCode(supplier.country)) return `country ${supplier.country} is not an ISO 3166-1 alpha-2 code of the spec`;
   if (!(supplierCategoryCodes as string[]).includes(supplier.category)) return `category must be one of ${supplierCategoryCodes.join(' ')}`;
   if (idParts[1] !== supplier.country || idParts[3] !== supplier.category) return `id ${supplier.id} does not match country ${supplier.country} and category ${supplier.category}`;
-  if (!supplier.name || supplier.name.length > limits.nameLengthMax) return `name must be 1-${limits.nameLengthMax} characters`;
+  const nameProblem = textProblem(supplier.name, { maxLength: limits.nameLengthMax, kind: 'name' });
+  if (nameProblem) return `name ${nameProblem}`;
   if (supplier.url && !isWebUrl(supplier.url)) return 'url must be an http or https URL';
   return supplier;
 }

@@ -3,4 +3,4 @@ export { planReversal, scaleToCapture, type AllocationBalance, type ReversalPart
 export { allocationJson, type AllocationJson } from './shape.js';
 export { grantAllocation, grantedSiteIds, listAllocationGrants, revokeAllocationGrant } from './grants.js';
 export { allocationClearingAccount, allocationPostingsOnCompletion, insertPlannedAllocations, loadAllocationFacts, loadAllocationJson, type CompletedMoney } from './store.js';
-export { AllocationInputListSchema, AllocationInputSchema, AllocationOutputSchema, ForexItemSchema, allocationRequestOf, percentTotalRule, type AllocationInputWire } from './wire.js';
+export { AllocationInputListSchema, AllocationInputSchema, AllocationOutputSchema, ForexItemSchema, allocationRequestOf, isAllocationInputList, percentTotalRule, type AllocationInputWire } from './wire.js';

@@ -1,8 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { Ajv } from 'ajv';
 import { limits } from '../../limits.js';
 import { basisPointsWhole } from '../money.js';
 import { allocationOperators, type AllocationRequest } from './plan.js';
 import { calendarDatePattern, currencyCodePattern } from '../patterns.js';
+import { Text } from '../text.js';
 
 /**
  * A percent allocation's `total` is basis points of the transaction total, so at most
@@ -21,9 +23,9 @@ export const percentTotalRule = {
  */
 export const AllocationInputSchema = Type.Object(
   {
-    title: Type.Optional(Type.String({ maxLength: limits.nameLengthMax })),
-    reference: Type.Optional(Type.String({ maxLength: limits.nameLengthMax })),
-    description: Type.Optional(Type.String({ maxLength: limits.stringLengthMax })),
+    title: Type.Optional(Text({ maxLength: limits.nameLengthMax, kind: 'line' })),
+    reference: Type.Optional(Text({ maxLength: limits.nameLengthMax, kind: 'line' })),
+    description: Type.Optional(Text({ maxLength: limits.stringLengthMax, kind: 'line' })),
     channels: Type.Integer({ minimum: 1 }),
     currencies: Type.Optional(Type.String({ pattern: currencyCodePattern })),
     total: Type.Integer({
@@ -39,6 +41,15 @@ export const AllocationInputSchema = Type.Object(
 export type AllocationInputWire = Static<typeof AllocationInputSchema>;
 
 export const AllocationInputListSchema = Type.Array(AllocationInputSchema, { maxItems: limits.allocationsPerTransactionMax });
+
+// Checked by Ajv, as the routes check bodies: TypeBox's Value.Check builds patterns without the
+// `u` flag, so the text patterns' `\p{…}` classes (domain/text.ts) would mean something else there.
+const allocationInputListCheck = new Ajv({ strict: false }).compile(AllocationInputListSchema);
+
+/** Whether `items` is a list of allocation input items (for callers that did not come through a route schema). */
+export function isAllocationInputList(items: unknown): items is AllocationInputWire[] {
+  return allocationInputListCheck(items);
+}
 
 export function allocationRequestOf(item: AllocationInputWire): AllocationRequest {
   return {

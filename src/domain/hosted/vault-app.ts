@@ -1,9 +1,10 @@
-import { isCountryCode } from '../reference-data.js';
+import { countryCodeProblem, isCountryCode } from '../reference-data.js';
 import { isCurrencyCode } from '../money.js';
 import { accountModes } from '../channels.js';
 import { parseForcedDeclineCode } from '../../processor/index.js';
 import { isTestMode } from '../vault/index.js';
 import { limits } from '../../limits.js';
+import { textProblem } from '../text.js';
 import type { Queryable } from '../../storage/db.js';
 import { parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
 import { createHostedSession, type HostedSession } from './sessions.js';
@@ -27,7 +28,17 @@ export interface VaultAppInputs {
 
 export type RawQuery = Record<string, unknown>;
 
-const holderLimits = { name: limits.nameLengthMax, email: limits.emailLengthMax, address: limits.cardHolderAddressLengthMax, city: limits.nameLengthMax, zip: 20 } as const;
+/**
+ * The cardholder fields' bounds, the same in the vaulting app's query, the card form's `maxlength`
+ * and POST /cards (routes/cards/schemas.ts), so a value one accepts the next does not refuse.
+ */
+export const holderFieldLengthMax = {
+  name: limits.nameLengthMax,
+  email: limits.emailLengthMax,
+  address: limits.cardHolderAddressLengthMax,
+  city: limits.nameLengthMax,
+  zip: limits.cardHolderZipLengthMax,
+} as const;
 const emailPattern = /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/;
 
 /** A single text value of the query (repeated parameters are refused, not guessed at). */
@@ -81,17 +92,18 @@ export function parseVaultAppQuery(query: RawQuery): { ok: true; inputs: VaultAp
   const redirect = redirectText === undefined ? undefined : parseRedirect(redirectText) ?? undefined;
   if (redirectText !== undefined && redirect === undefined) problems.redirect = 'must be an absolute http or https URL';
   const holder: VaultAppInputs['holder'] = {};
-  for (const [name, max] of Object.entries(holderLimits) as [keyof typeof holderLimits, number][]) {
+  for (const [name, maxLength] of Object.entries(holderFieldLengthMax) as [keyof typeof holderFieldLengthMax, number][]) {
     const value = text(query, name, problems)?.trim();
     if (value === undefined || value === '') continue;
-    if (value.length > max || /[\u0000-\u001f\u007f]/.test(value)) problems[name] = `must be at most ${max} printable characters`;
+    const problem = textProblem(value, { maxLength, kind: 'line' });
+    if (problem) problems[name] = problem;
     else holder[name] = value;
   }
   if (holder.email !== undefined && !emailPattern.test(holder.email)) problems.email = 'must be an email address';
   const country = text(query, 'country', problems)?.toUpperCase();
   if (country !== undefined) {
     if (isCountryCode(country)) holder.country = country;
-    else problems.country = 'must be an ISO 3166-1 alpha-2 code';
+    else problems.country = countryCodeProblem;
   }
   const currency = text(query, 'currency', problems)?.toUpperCase();
   if (currency !== undefined && !isCurrencyCode(currency)) problems.currency = 'must be an ISO 4217 code';

@@ -1,10 +1,9 @@
-import { Value } from '@sinclair/typebox/value';
 import type { AppContext } from '../../context.js';
 import { invalidParam } from '../../http/errors.js';
 import type { Queryable } from '../../storage/db.js';
 import {
-  AllocationInputListSchema, AllocationRefusal, allocationPostingsOnCompletion, allocationRequestOf, insertPlannedAllocations, loadAllocationFacts,
-  planAllocations, type AllocationInputWire, type AllocationPlan,
+  AllocationRefusal, isAllocationInputList, allocationPostingsOnCompletion, allocationRequestOf, insertPlannedAllocations, loadAllocationFacts,
+  planAllocations, type AllocationPlan,
 } from '../allocations/index.js';
 import { ForexRefusal, forexTermsFor, loadStoredForex, recordForexTerms, type ForexTerms, type StoredForex } from '../forex/index.js';
 import type { ChannelRecord } from '../channels.js';
@@ -64,8 +63,8 @@ async function planRequested(db: Queryable, actor: Actor, options: { input: Tran
   if (!allocatingTypes.has(input.type)) {
     throw invalidParam('allocations', `A ${input.type} takes no allocations; refunds and voids reverse the linked transaction's allocations pro rata.`);
   }
-  if (!Value.Check(AllocationInputListSchema, items)) throw invalidParam('allocations', 'Each allocation needs channels and total (integers), and optional title, reference, description, currencies, operator (flat or percent) and statement_date.');
-  const requests = (items as AllocationInputWire[]).map(allocationRequestOf);
+  if (!isAllocationInputList(items)) throw invalidParam('allocations', 'Each allocation needs channels and total (integers), and optional title, reference, description, currencies, operator (flat or percent) and statement_date.');
+  const requests = items.map(allocationRequestOf);
   const facts = await loadAllocationFacts(db, { siteId: actor.siteId, requests });
   try {
     return planAllocations({

@@ -1,6 +1,7 @@
 import { limits } from '../../limits.js';
 import type { Queryable } from '../../storage/db.js';
 import { AccountError } from './errors.js';
+import { textProblem } from '../text.js';
 import { hashPassword, passwordProblem } from './passwords.js';
 import { clearLoginFailures } from './lockout.js';
 import { generateTotpSecret, matchTotp, openTotpSecret, otpauthUri, sealTotpSecret } from './totp.js';
@@ -24,7 +25,8 @@ export async function createSite(db: Queryable, input: { path: string; name: str
   if (!sitePathPattern.test(input.path)) throw new AccountError('invalid', 'path must be 1-63 lowercase letters, digits or dashes, starting with a letter or digit', 'path');
   if (reservedSitePaths.has(input.path)) throw new AccountError('invalid', `path ${input.path} is reserved`, 'path');
   const name = input.name.trim();
-  if (!name || name.length > limits.nameLengthMax) throw new AccountError('invalid', `name must be 1-${limits.nameLengthMax} characters`, 'name');
+  const nameProblem = textProblem(name, { maxLength: limits.nameLengthMax, kind: 'name' });
+  if (nameProblem) throw new AccountError('invalid', `name ${nameProblem}`, 'name');
   const row = await db.maybeOne<{ id: number; path: string; name: string }>('INSERT INTO sites (path, name) VALUES ($1, $2) ON CONFLICT (path) DO NOTHING RETURNING id, path, name', [input.path, name]);
   if (!row) throw new AccountError('conflict', `site ${input.path} already exists`, 'path');
   return row;
@@ -59,7 +61,9 @@ export async function createUser(db: Queryable, input: NewUser): Promise<UserRec
   if (input.email.length > limits.emailLengthMax || !emailPattern.test(input.email)) throw new AccountError('invalid', 'email must be an email address', 'email');
   const problem = passwordProblem(input.password);
   if (problem) throw new AccountError('invalid', `password ${problem}`, 'password');
-  const displayName = (input.displayName ?? input.username).trim().slice(0, limits.nameLengthMax) || input.username;
+  const displayName = (input.displayName ?? input.username).trim();
+  const displayNameProblem = textProblem(displayName, { maxLength: limits.nameLengthMax, kind: 'name' });
+  if (displayNameProblem) throw new AccountError('invalid', `display name ${displayNameProblem}`, 'display_name');
   const passwordHash = await hashPassword(input.password);
   // Usernames are unique regardless of case: lock-out counts them case-insensitively too.
   const taken = await db.maybeOne('SELECT 1 FROM users WHERE lower(username) = lower($1)', [input.username]);

@@ -2,6 +2,7 @@ import { generateApiToken } from '../credentials.js';
 import { limits } from '../../limits.js';
 import type { Queryable, Db } from '../../storage/db.js';
 import { AccountError } from './errors.js';
+import { textProblem } from '../text.js';
 
 /** An API token as the spec's "API token record"; never the token or its hash. */
 export interface ApiTokenRecord {
@@ -76,7 +77,8 @@ export async function createApiToken(db: Db, input: NewApiToken): Promise<Create
 /** createApiToken inside the caller's transaction (the seed creates a site, user and token at once). */
 export async function insertApiToken(tx: Queryable, input: NewApiToken): Promise<CreatedApiToken> {
   const name = input.name.trim();
-  if (!name || name.length > limits.nameLengthMax) throw new AccountError('invalid', `name must be 1-${limits.nameLengthMax} characters`, 'name');
+  const nameProblem = textProblem(name, { maxLength: limits.nameLengthMax, kind: 'name' });
+  if (nameProblem) throw new AccountError('invalid', `name ${nameProblem}`, 'name');
   const expiresAt = input.expiresAt ?? null;
   if (expiresAt !== null) {
     const problem = expiryProblem(expiresAt, input.now);

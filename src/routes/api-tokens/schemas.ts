@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { limits } from '../../limits.js';
+import { Text } from '../../domain/text.js';
 
 export const apiTokenRecordSchema = Type.Object(
   {
@@ -16,10 +17,16 @@ export const apiTokenRecordSchema = Type.Object(
   { description: 'API token record' },
 );
 
-export const createApiTokenBody = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: limits.nameLengthMax }),
-  expires_at: Type.Optional(Type.Union([Type.String({ description: '`Y-m-d`, today or later (GMT).', maxLength: 10 }), Type.Null()])),
-});
+// The spec's two input fields. Anything else is refused by name: a client asking for
+// `abilities: ["read"]` must learn that tokens carry every ability of their user (`["*"]`), not
+// receive a full-access token believing it read-only.
+export const createApiTokenBody = Type.Object(
+  {
+    name: Text({ maxLength: limits.nameLengthMax, kind: 'name' }),
+    expires_at: Type.Optional(Type.Union([Type.String({ description: '`Y-m-d`, today or later (GMT).', maxLength: 10 }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
 export type CreateApiTokenBody = Static<typeof createApiTokenBody>;
 
 export const createdApiTokenSchema = Type.Object({

@@ -2,12 +2,13 @@ import { Type, type Static } from '@sinclair/typebox';
 import { publicBookingStatuses } from '../../domain/booking-status.js';
 import { currencyCodes } from '../../domain/money.js';
 import { countryCodes, emailAddressPattern, languageCodes, supplierIdPattern } from '../../domain/reference-data.js';
-import { CodeEnum, EnumList, IntegerIdList, StringEnum, Text, ValueList, isoDateTimeParam, listQueryProperties } from '../../http/pagination.js';
+import { CodeEnum, EnumList, IntegerIdList, StringEnum, ValueList, isoDateTimeParam, listQueryProperties } from '../../http/pagination.js';
+import { Text } from '../../domain/text.js';
 import { limits } from '../../limits.js';
 import { calendarDatePattern } from '../../domain/patterns.js';
 
 const dateText = Type.String({ pattern: calendarDatePattern });
-const personName = Text({ minLength: 1, maxLength: limits.nameLengthMax, nonBlank: true });
+const personName = Text({ maxLength: limits.nameLengthMax, kind: 'name' });
 
 const LinkSchema = Type.Object({ href: Type.String() });
 const SelfLinkSchema = Type.Object({ href: Type.String(), payment_request: Type.Optional(Type.String()) });
@@ -77,10 +78,10 @@ const required = {
 };
 
 const optional = {
-  content: Type.Optional(Text({ maxLength: limits.contentLengthMax })),
+  content: Type.Optional(Text({ maxLength: limits.contentLengthMax, kind: 'lines' })),
   date_start: Type.Optional(Type.Union([dateText, Type.Null()])),
   pax: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: limits.paxMax }), Type.Null()])),
-  reference: Type.Optional(Text({ maxLength: limits.nameLengthMax })),
+  reference: Type.Optional(Text({ maxLength: limits.nameLengthMax, kind: 'line' })),
   language: Type.Optional(CodeEnum(languageCodes)),
   suppliers: Type.Optional(Type.Array(Type.String({ pattern: supplierIdPattern }), { maxItems: limits.bookingSuppliersMax })),
   payment_request_url: Type.Optional(Type.Boolean()),
@@ -118,10 +119,10 @@ export const BookingListQuery = Type.Object({
   status: Type.Optional(EnumList(publicBookingStatuses)),
   channels: Type.Optional(IntegerIdList),
   countries: Type.Optional(ValueList('[A-Z]{2}', 'two-letter country codes in capitals', 2)),
-  surname: Type.Optional(Text({ maxLength: limits.nameLengthMax })),
-  email: Type.Optional(Text({ maxLength: limits.emailLengthMax })),
+  surname: Type.Optional(Text({ maxLength: limits.nameLengthMax, kind: 'line' })),
+  email: Type.Optional(Text({ maxLength: limits.emailLengthMax, kind: 'line' })),
   date_before: Type.Optional(isoDateTimeParam),
   date_after: Type.Optional(isoDateTimeParam),
-  reference: Type.Optional(Text({ maxLength: limits.nameLengthMax })),
+  reference: Type.Optional(Text({ maxLength: limits.nameLengthMax, kind: 'line' })),
 });
 export type BookingListQuery = Static<typeof BookingListQuery>;

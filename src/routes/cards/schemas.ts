@@ -1,8 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { limits } from '../../limits.js';
-import { countryCodePattern, describedPattern } from '../../domain/patterns.js';
+import { describedPattern } from '../../domain/patterns.js';
+import { countryCodePattern } from '../../domain/reference-data.js';
+import { Text } from '../../domain/text.js';
+import { holderFieldLengthMax } from '../../domain/hosted/vault-app.js';
 
-const text = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
+const text = (maxLength: number) => Type.Optional(Text({ maxLength, kind: 'line' }));
 
 /** Card details from a hosted page. Never logged (app.ts redacts card_number and cvv too). */
 export const CaptureCardBody = Type.Object(
@@ -12,11 +14,11 @@ export const CaptureCardBody = Type.Object(
     expiry_month: Type.Union([Type.Integer({ minimum: 1, maximum: 12 }), Type.String({ pattern: describedPattern('^(0?[1-9]|1[0-2])$', 'a month from 1 to 12') })]),
     expiry_year: Type.Union([Type.Integer({ minimum: 0, maximum: 2200 }), Type.String({ pattern: describedPattern('^([0-9]{2}|[0-9]{4})$', 'a year of 2 or 4 digits') })]),
     cvv: Type.String({ pattern: describedPattern('^[0-9]{3,4}$', '3 or 4 digits') }),
-    name: text(limits.nameLengthMax),
-    email: Type.Optional(Type.String({ maxLength: limits.emailLengthMax, format: 'email' })),
-    address: text(limits.cardHolderAddressLengthMax),
-    city: text(limits.nameLengthMax),
-    zip: text(limits.cardHolderZipLengthMax),
+    name: text(holderFieldLengthMax.name),
+    email: Type.Optional(Type.String({ maxLength: holderFieldLengthMax.email, format: 'email' })),
+    address: text(holderFieldLengthMax.address),
+    city: text(holderFieldLengthMax.city),
+    zip: text(holderFieldLengthMax.zip),
     country: Type.Optional(Type.String({ pattern: countryCodePattern })),
   },
   { additionalProperties: false },

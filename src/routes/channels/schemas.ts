@@ -2,10 +2,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import { accountModes, accountTypes, channelStatuses, protectionTypes, selfServiceAccountModes, statementPeriods } from '../../domain/channels.js';
 import { currencyCodes } from '../../domain/money.js';
 import { emailListPattern, languageCodes } from '../../domain/reference-data.js';
-import { CodeEnum, EnumList, StringEnum, Text, ValueList, listQueryProperties } from '../../http/pagination.js';
+import { CodeEnum, EnumList, StringEnum, ValueList, listQueryProperties } from '../../http/pagination.js';
+import { Text } from '../../domain/text.js';
 import { limits } from '../../limits.js';
 
-const text = (maxLength: number = limits.stringLengthMax) => Text({ maxLength });
+const text = (maxLength: number) => Text({ maxLength, kind: 'line' });
 const emailList = Type.String({ pattern: emailListPattern, maxLength: limits.emailListLengthMax });
 
 export const ForexRateSchema = Type.Object({
@@ -78,7 +79,7 @@ const readOnlyFields = {
 };
 
 const writableFields = {
-  name: Text({ minLength: 1, maxLength: limits.nameLengthMax, nonBlank: true }),
+  name: Text({ maxLength: limits.nameLengthMax, kind: 'name' }),
   currencies: CodeEnum(currencyCodes),
   account_mode: StringEnum(selfServiceAccountModes),
   language: CodeEnum(languageCodes),

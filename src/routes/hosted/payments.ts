@@ -9,7 +9,7 @@ import { loadChannel } from '../../domain/channels.js';
 import { localeOf, parseLanguage } from '../../i18n/catalogue.js';
 import { limits } from '../../limits.js';
 import { bearerToken } from '../../http/auth.js';
-import { ApiError, invalidParam } from '../../http/errors.js';
+import { ApiError, invalidParam, renamedParam } from '../../http/errors.js';
 import { errorResponses, hostedSessionSecurity, htmlResponse, noCredential } from '../../http/openapi.js';
 import { sharedAssets } from './assets.js';
 import { html, page, sendPage } from './html.js';
@@ -87,6 +87,8 @@ export async function hostedPaymentRoutes(app: App, context: AppContext): Promis
       ...(body.currencies ? { currency: body.currencies } : {}),
       ...(body.total !== undefined ? { total: body.total } : {}),
       ipAddress: request.ip,
+    }).catch((error: unknown) => {
+      throw renamedParam(error, 'token', 'card_token');
     });
     return reply.code(201).header('cache-control', 'no-store').send(answer);
   });

@@ -1,4 +1,5 @@
 import { countryCodes } from '../../domain/reference-data.js';
+import { holderFieldLengthMax } from '../../domain/hosted/vault-app.js';
 import { localeOf, messagesOf, translate, type LanguageCode, type MessageVars } from '../../i18n/catalogue.js';
 import type { messages as englishPages } from '../../i18n/pages/enGB.js';
 import { html, jsonData, page, type SafeHtml } from './html.js';
@@ -61,7 +62,7 @@ export function cardFormView(options: CardFormOptions): SafeHtml {
   const holder = options.holderFields.map((name) => {
     const input = name === 'country'
       ? countrySelect(options, options.prefill.country)
-      : html`<input id="${name}" name="${name}" type="${name === 'email' ? 'email' : 'text'}" autocomplete="${autocomplete[name]}" value="${options.prefill[name] ?? ''}" maxlength="${name === 'address' ? 500 : 200}"${name === 'name' ? html` required aria-required="true"` : ''} aria-describedby="${name}-error">`;
+      : html`<input id="${name}" name="${name}" type="${name === 'email' ? 'email' : 'text'}" autocomplete="${autocomplete[name]}" value="${options.prefill[name] ?? ''}" maxlength="${holderFieldLengthMax[name]}"${name === 'name' ? html` required aria-required="true"` : ''} aria-describedby="${name}-error">`;
     return field({ id: name, label: t(holderLabel[name]), input });
   });
   return html`<form id="card-form" class="card-form" novalidate>

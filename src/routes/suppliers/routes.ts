@@ -6,10 +6,11 @@ import { errorResponseSchema } from '../../http/openapi.js';
 import { requireAccess } from '../../http/auth.js';
 import { invalidId } from '../../http/errors.js';
 import {
-  EnumList, ItemParams, SiteParams, StringEnum, Text, ValueList, WhereBuilder, apiPrefix, fetchPage, listValues, orderBySql, pageParam, pageRequest, perPageParam, orderParam,
+  EnumList, ItemParams, SiteParams, StringEnum, ValueList, WhereBuilder, apiPrefix, fetchPage, listValues, orderBySql, pageParam, pageRequest, perPageParam, orderParam,
   setPaginationHeaders, wildcardPattern,
 } from '../../http/pagination.js';
 import { limits } from '../../limits.js';
+import { Text } from '../../domain/text.js';
 
 /**
  * Suppliers: a platform-wide, read-only directory (imported by the operator CLI). Every
@@ -34,8 +35,8 @@ export const SupplierListQuery = Type.Object({
   per_page: Type.Optional(perPageParam),
   order: Type.Optional(orderParam),
   orderby: Type.Optional(StringEnum(['id', 'name', 'url', 'country', 'category'] as const, { default: 'id' })),
-  name: Type.Optional(Text({ maxLength: limits.nameLengthMax })),
-  url: Type.Optional(Text({ maxLength: limits.stringLengthMax })),
+  name: Type.Optional(Text({ maxLength: limits.nameLengthMax, kind: 'line' })),
+  url: Type.Optional(Text({ maxLength: limits.stringLengthMax, kind: 'line' })),
   countries: Type.Optional(ValueList('[A-Z]{2}', 'two-letter country codes in capitals', 2)),
   categories: Type.Optional(EnumList(supplierCategoryCodes)),
 });

@@ -1,13 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { AllocationInputListSchema, AllocationInputSchema, AllocationOutputSchema, ForexItemSchema, percentTotalRule } from '../../domain/allocations/index.js';
 import { currencyCodes } from '../../domain/money.js';
-import { countryCodes, emailAddressPattern, languageCodes } from '../../domain/reference-data.js';
+import { countryCodePattern, emailAddressPattern, languageCodes } from '../../domain/reference-data.js';
 import { paymentMethods, transactionStatuses, transactionTypes } from '../../domain/transactions/index.js';
 import { CodeEnum, EnumList, IntegerIdList, StringEnum, ValueList, isoDateTimeParam, listQueryProperties } from '../../http/pagination.js';
 import { limits } from '../../limits.js';
 import { describedPattern } from '../../domain/patterns.js';
+import { Text } from '../../domain/text.js';
 
-const text = (maxLength: number = limits.stringLengthMax) => Type.String({ maxLength });
+const text = (maxLength: number) => Text({ maxLength, kind: 'line' });
 const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const amount = Type.Integer({ minimum: 0, maximum: limits.amountCentsMax });
 /**
@@ -51,12 +52,12 @@ export const TransactionCreateBody = Type.Object(
     payee_name: Type.Optional(text(limits.nameLengthMax)),
     payee_surname: Type.Optional(text(limits.nameLengthMax)),
     payee_email: Type.Optional(Type.String({ pattern: emailAddressPattern, maxLength: limits.emailLengthMax })),
-    countries: Type.Optional(CodeEnum(countryCodes)),
+    countries: Type.Optional(Type.String({ pattern: countryCodePattern })),
     psp: Type.Optional(text(100)),
     payment_methods: Type.Optional(StringEnum(paymentMethods, { description: 'credit-card (the default): every transaction created here moves money by card; bank-transfer is refused' })),
     ip_address: Type.Optional(Type.String({ anyOf: [{ format: 'ipv4' }, { format: 'ipv6' }], maxLength: 45 } as Parameters<typeof Type.String>[0])),
     attempt_3ds: Type.Optional(Type.Boolean({ description: 'Ask for 3-D Secure (purchase, authorize, vault); refused on retained charges, which are merchant-initiated' })),
-    redirect_url: Type.Optional(Type.String({ minLength: 1, maxLength: limits.redirectUrlLengthMax })),
+    redirect_url: Type.Optional(Text({ maxLength: limits.redirectUrlLengthMax, kind: 'line' })),
     // Issue 4: the spec's "Allocation input item" (docs/allocations.md).
     allocations: Type.Optional(allocationInputList),
     ...readOnlyFields,

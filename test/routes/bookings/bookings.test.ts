@@ -364,10 +364,11 @@ describe('bookings: errors', () => {
   it('says in words what a refused value should look like, never as a regular expression', async () => {
     const said = async (patch: Record<string, unknown>) => (await call(t, site, 'POST', 'bookings', { ...valid(), ...patch })).json().data.params;
     expect(await said({ date: '30/06/2027' })).toEqual({ date: 'must be a date as YYYY-MM-DD' });
-    expect(await said({ countries: 'gb' })).toEqual({ countries: 'must be a two-letter country code in capitals (ISO 3166-1 alpha-2), such as GB' });
+    expect(await said({ countries: 'gb' })).toEqual({ countries: 'must be a country code of the ISO 3166-1 alpha-2 list, in capitals, such as GB' });
     expect(await said({ email: 'nope' })).toEqual({ email: 'must be an email address (ASCII before the @)' });
     expect(await said({ email: 'jörg@example.com' })).toEqual({ email: 'must be an email address (ASCII before the @)' });
-    expect(await said({ firstname: '   ' })).toEqual({ firstname: 'must be text with at least one visible character (and no NUL characters)' });
+    expect(await said({ countries: 'XX' })).toEqual({ countries: 'must be a country code of the ISO 3166-1 alpha-2 list, in capitals, such as GB' });
+    expect(await said({ firstname: '   ' })).toEqual({ firstname: 'must be text on one line with at least one visible character, without control characters' });
     expect(await said({ nickname: 'x' })).toEqual({ nickname: 'unknown field nickname' });
   });
 

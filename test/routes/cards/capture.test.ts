@@ -102,6 +102,11 @@ describe('POST /{path}/site-json/vendor/v2/cards', () => {
     expect((await post(body({ card_number: '5555555555554444', cvv: '1234' }))).json().data.params).toHaveProperty('cvv');
     expect((await post(body({ card_number: '4242424242424242' }))).json().data.params.card_number).toMatch(/Test channels/);
     expect((await post(body({ pan: '4111' }))).json().data.params).toEqual({ pan: 'unknown field pan' });
+    // A month sent as text is told what a month is, not that it should have been an integer.
+    expect((await post(body({ expiry_month: '00' }))).json().data.params).toEqual({ expiry_month: 'must be a month from 1 to 12' });
+    expect((await post(body({ expiry_month: 13 }))).json().data.params).toEqual({ expiry_month: 'must be <= 12' });
+    expect((await post(body({ expiry_month: true }))).json().data.params).toEqual({ expiry_month: 'must be integer or string' });
+    expect((await post(body({ country: 'XX' }))).json().data.params).toEqual({ country: 'must be a country code of the ISO 3166-1 alpha-2 list, in capitals, such as GB' });
     const missing = await post({ channels: channel });
     expect(missing.json()).toMatchObject({ code: 'rest_missing_callback_param', data: { params: expect.arrayContaining(['card_number', 'cvv']) } });
     expect(await count()).toBe(before);
