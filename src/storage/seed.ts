@@ -81,12 +81,27 @@ export function startupBanner(options: { baseUrl: string; env: string; outcome: 
   return lines.join('\n');
 }
 
-/** The environment, beyond the defaults, that the CLI needs to work on this server's data. */
+/**
+ * The environment, beyond the defaults, that the CLI needs to work on this server's data: the
+ * database (DATABASE_URL, its password masked: a console is no place for it), DATA_DIR (the
+ * development secrets live there, so a CLI with another one cannot read the vault or 2FA
+ * secrets, even on the same database) and the origin links are made from.
+ */
 export function cliEnvOf(config: { databaseUrl?: string | undefined; dataDir: string; port: number; baseUrl: string }, defaults: { dataDir: string; port: number; baseUrl: string }): string {
   const parts: string[] = [];
-  // Named, not spelled out: the URL may hold a password the console should not show.
-  if (config.databaseUrl) parts.push('DATABASE_URL="$DATABASE_URL"');
-  else if (config.dataDir !== defaults.dataDir) parts.push(`DATA_DIR=${config.dataDir}`);
+  if (config.databaseUrl) parts.push(`DATABASE_URL='${maskedPassword(config.databaseUrl)}'`);
+  if (config.dataDir !== defaults.dataDir) parts.push(`DATA_DIR=${config.dataDir}`);
   if (config.baseUrl !== defaults.baseUrl) parts.push(config.port !== defaults.port && config.baseUrl === `http://127.0.0.1:${config.port}` ? `PORT=${config.port}` : `BASE_URL=${config.baseUrl}`);
   return parts.join(' ');
+}
+
+function maskedPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password === '') return url;
+    parsed.password = '<password>';
+    return parsed.toString().replace('%3Cpassword%3E', '<password>');
+  } catch {
+    return '<the server\'s DATABASE_URL>';
+  }
 }

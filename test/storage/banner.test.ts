@@ -12,13 +12,15 @@ function hints(cliEnv: string): string[] {
 }
 
 describe('the banner of a server on existing data', () => {
-  it("names the server's DATABASE_URL without printing it, or its DATA_DIR, and its port", () => {
-    const external = cliEnvOf({ databaseUrl: 'postgres://app:s3cret@db:5432/pay', dataDir: defaults.dataDir, port: 3777, baseUrl: 'http://127.0.0.1:3777' }, defaults);
-    expect(external).toBe('DATABASE_URL="$DATABASE_URL" PORT=3777');
+  it("gives the server's DATABASE_URL with its password masked, its DATA_DIR (the development secrets) and its port", () => {
+    const external = cliEnvOf({ databaseUrl: 'postgres://app:s3cret@db:5432/pay', dataDir: '/tmp/other', port: 3777, baseUrl: 'http://127.0.0.1:3777' }, defaults);
+    expect(external).toBe("DATABASE_URL='postgres://app:<password>@db:5432/pay' DATA_DIR=/tmp/other PORT=3777");
     expect(hints(external)).toEqual([
-      '  or create an API token:  DATABASE_URL="$DATABASE_URL" PORT=3777 npm run cli -- token create --site demo --username demo --name laptop',
-      '  Forgot the password?     DATABASE_URL="$DATABASE_URL" PORT=3777 npm run cli -- user password --username demo --password-stdin',
+      `  or create an API token:  ${external} npm run cli -- token create --site demo --username demo --name laptop`,
+      `  Forgot the password?     ${external} npm run cli -- user password --username demo --password-stdin`,
     ]);
+    // Without a password (trust or peer authentication) the line is ready to paste.
+    expect(cliEnvOf({ databaseUrl: 'postgres://postgres@127.0.0.1:5432/test', dataDir: defaults.dataDir, port: 3000, baseUrl: defaults.baseUrl }, defaults)).toBe("DATABASE_URL='postgres://postgres@127.0.0.1:5432/test'");
     expect(cliEnvOf({ dataDir: '/tmp/other', port: 3000, baseUrl: 'http://127.0.0.1:3000' }, defaults)).toBe('DATA_DIR=/tmp/other');
     expect(cliEnvOf({ dataDir: defaults.dataDir, port: 3000, baseUrl: 'https://pay.example.com' }, defaults)).toBe('BASE_URL=https://pay.example.com');
   });
