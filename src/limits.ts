@@ -135,6 +135,14 @@ export const limits = {
    */
   payRequestFailedAttemptsPerBookingMax: 10,
   payRequestFailedAttemptsWindowSeconds: 24 * 60 * 60,
+  /**
+   * One cardvaultuser token (valid 15 minutes, and handed to the cardholder's browser in the
+   * vaulting app's URL) across every vaulting app session it opens: failed vault attempts, then
+   * rest_attempts_exhausted (docs/hosted-pages.md "Vaulting app: attempts per cardvaultuser
+   * token"). As with a modal auth string, reloading the page must not buy fresh attempts; the
+   * integrator's server obtains a new token.
+   */
+  vaultFailedAttemptsPerTokenMax: 3,
   /** Expired auth-string records deleted per modal session opened, so pruning is bounded work. */
   modalAuthUsesPruneBatch: 100,
   /** The page gives up waiting for a payment answer after this long (transaction_timeout). */

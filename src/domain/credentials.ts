@@ -22,6 +22,8 @@ export interface JwtClaims {
   siteId?: number;
   /** `iat` of a verified token, in Unix seconds. */
   issuedAt?: number;
+  /** `jti` of a verified token: random per token signed, so it names the token (card-vault-user.ts). */
+  tokenId?: string;
 }
 
 const issuer = 'trustfare';
@@ -57,7 +59,12 @@ export async function verifyJwt(secret: Uint8Array, token: string, expected: Jwt
     const userId = Number(payload.sub);
     if (!Number.isSafeInteger(userId) || userId <= 0) return null;
     const siteId = typeof payload.site === 'number' ? payload.site : undefined;
-    return { userId, kind: expected, ...(siteId ? { siteId } : {}), ...(typeof payload.iat === 'number' ? { issuedAt: payload.iat } : {}) };
+    return {
+      userId, kind: expected,
+      ...(siteId ? { siteId } : {}),
+      ...(typeof payload.iat === 'number' ? { issuedAt: payload.iat } : {}),
+      ...(typeof payload.jti === 'string' && payload.jti ? { tokenId: payload.jti } : {}),
+    };
   } catch (error) {
     if (error instanceof joseErrors.JOSEError || error instanceof TypeError) return null;
     throw error;

@@ -182,3 +182,57 @@ describe('cardholder fields: one bound and one country list from the vaulting ap
     expect((await captureWith(m, token, { city: 'Paris\u001b[2J' })).json().data.params).toHaveProperty('city');
   });
 });
+
+// Card testing through one vaulting app URL: the cardvaultuser token in it lives 15 minutes and
+// every load of the page opens a new session. The token's sessions share their failed attempts
+// (docs/hosted-pages.md "Attempts"), as a modal auth string's do.
+describe('one cardvaultuser token, many loads of the vaulting app', () => {
+  const sessionOf = (page: { body: string }) => /"session":"(hps_[A-Za-z0-9_-]+)"/.exec(page.body)![1]!;
+  const attemptsLeftOf = (page: { body: string }) => Number(/"attemptsLeft":(\d+)/.exec(page.body)![1]);
+  /** What the page does on submit: capture the card with the page's session, then verify it. */
+  async function saveCard(m: Merchant, session: string, cardNumber: string) {
+    const captured = await t.app.inject({
+      method: 'POST', url: `/${m.site.path}/site-json/vendor/v2/cards`, headers: { authorization: `Bearer ${session}` },
+      payload: { channels: m.channel.id, card_number: cardNumber, expiry_month: '04', expiry_year: new Date().getUTCFullYear() + 2, cvv: '123' },
+    });
+    expect(captured.statusCode).toBe(201);
+    return t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: `Bearer ${session}` }, payload: { card_token: captured.json().token } });
+  }
+  const declinedCard = '4000000000000002';
+  const vaultAttempts = (m: Merchant) => t.db.one<{ count: number }>("SELECT count(*)::int AS count FROM transactions WHERE site_id = $1 AND source = 'vault_app'", [m.site.siteId]);
+
+  it('reloading the page gives no fresh attempts: the token has three failed vaults in all, then every load refuses before the bank', async () => {
+    const m = await merchant();
+    const token = await earlierToken(m);
+    const first = await openVaultApp(m, token);
+    expect(attemptsLeftOf(first)).toBe(limits.vaultFailedAttemptsPerTokenMax);
+    expect((await saveCard(m, sessionOf(first), declinedCard)).json()).toMatchObject({ outcome: 'failed', attempts_left: 2 });
+    expect((await saveCard(m, sessionOf(first), declinedCard)).json()).toMatchObject({ outcome: 'failed', attempts_left: 1 });
+
+    const second = await openVaultApp(m, token);
+    expect(attemptsLeftOf(second)).toBe(1);
+    expect((await saveCard(m, sessionOf(second), declinedCard)).json()).toMatchObject({ outcome: 'failed', attempts_left: 0, rejected: { message: expect.any(String) } });
+
+    for (const page of [first, second, await openVaultApp(m, token), await openVaultApp(m, token)]) {
+      const refused = await saveCard(m, sessionOf(page), '4111111111111111');
+      expect(refused.statusCode).toBe(403);
+      expect(refused.json()).toMatchObject({ code: 'rest_attempts_exhausted', data: { status: 403 } });
+    }
+    expect((await vaultAttempts(m)).count).toBe(limits.vaultFailedAttemptsPerTokenMax);
+
+    // The integrator's server asks for a new token (its user's password): that one starts afresh.
+    const fresh = await signJwt(t.config.secrets.jwtSecret, { userId: m.site.userId, kind: 'cardvaultuser', siteId: m.site.siteId });
+    const page = await openVaultApp(m, fresh);
+    expect(attemptsLeftOf(page)).toBe(limits.hostedFailedAttemptsMax);
+    expect((await saveCard(m, sessionOf(page), '4111111111111111')).json()).toMatchObject({ outcome: 'complete' });
+  });
+
+  it('a card vaulted successfully is not a failed attempt of the token', async () => {
+    const m = await merchant();
+    const token = await earlierToken(m);
+    const first = await openVaultApp(m, token);
+    expect((await saveCard(m, sessionOf(first), declinedCard)).json()).toMatchObject({ outcome: 'failed' });
+    expect((await saveCard(m, sessionOf(first), '4111111111111111')).json()).toMatchObject({ outcome: 'complete' });
+    expect(attemptsLeftOf(await openVaultApp(m, token))).toBe(limits.vaultFailedAttemptsPerTokenMax - 1);
+  });
+});

@@ -11,7 +11,8 @@ import type { Queryable } from '../../storage/db.js';
  * tokens issued before the user was made read-only or changed password.
  */
 export type CardVaultUserCheck =
-  | { ok: true; userId: number; siteId: number; sitePath: string }
+  /** `tokenId` and `issuedAt` name the token and its age: the vaulting app counts attempts per token. */
+  | { ok: true; userId: number; siteId: number; sitePath: string; tokenId: string; issuedAt: number }
   /** Not a genuine, live cardvaultuser token. */
   | { ok: false; reason: 'invalid_token' }
   /** Genuine, but its user changed password since it was issued. */
@@ -25,8 +26,8 @@ export async function checkCardVaultUser(
   options: { jwtSecret: Uint8Array; token: string; now: Date; /** The site the caller addressed, when it named one. */ sitePath?: string },
 ): Promise<CardVaultUserCheck> {
   const claims = await verifyJwt(options.jwtSecret, options.token, 'cardvaultuser', options.now);
-  // Every cardvaultuser token is issued for one site; one without is not ours to honour.
-  if (!claims || claims.siteId === undefined) return { ok: false, reason: 'invalid_token' };
+  // Every cardvaultuser token is issued for one site, with a jti and iat (signJwt); one without is not ours to honour.
+  if (!claims || claims.siteId === undefined || claims.tokenId === undefined || claims.issuedAt === undefined) return { ok: false, reason: 'invalid_token' };
   const row = await db.maybeOne<{ path: string; read_only: boolean; password_changed_epoch: number }>(
     {
       name: 'card_vault_user_check',
@@ -39,5 +40,5 @@ export async function checkCardVaultUser(
   if (!row || (options.sitePath !== undefined && row.path !== options.sitePath)) return { ok: false, reason: 'not_member' };
   if (issuedBeforePasswordChange(claims, row.password_changed_epoch)) return { ok: false, reason: 'revoked' };
   if (row.read_only) return { ok: false, reason: 'read_only' };
-  return { ok: true, userId: claims.userId, siteId: claims.siteId, sitePath: row.path };
+  return { ok: true, userId: claims.userId, siteId: claims.siteId, sitePath: row.path, tokenId: claims.tokenId, issuedAt: claims.issuedAt };
 }

@@ -10,7 +10,8 @@ import { pickedBy } from '../../storage/batches.js';
  * on the integrator's account. Every session the string opens shares one record: at most
  * `modalSessionsPerAuthMax` sessions, `modalDraftBookingsPerAuthMax` draft bookings and
  * `modalFailedAttemptsPerAuthMax` failed attempts in all (the attempts are counted in
- * sessions.ts). Only the SHA-256 of the string is stored.
+ * sessions.ts). Only the SHA-256 of the string is stored. The vaulting app's cardvaultuser tokens
+ * share the table for their failed attempts (claimCardVaultTokenSession).
  */
 export interface ModalAuthUse {
   auth: string;
@@ -27,19 +28,46 @@ export interface ModalAuthUse {
  * all). Answers the record's id, or null when the string has been used up.
  */
 export async function claimModalAuthSession(tx: Queryable, use: ModalAuthUse, now: Date): Promise<number | null> {
-  await pruneExpired(tx, now);
   // The record must outlive every session the string can open: opened within its lifetime (plus
   // clock tolerance), each living a session's lifetime. Otherwise an old session would lose the
   // shared count and get its own three attempts again.
   const expiresAt = new Date(use.signedAt.getTime() + (limits.modalAuthLifetimeSeconds + limits.modalAuthClockSkewSeconds + limits.hostedSessionLifetimeSeconds) * 1000);
-  const drafts = use.createsDraft ? 1 : 0;
+  return claimSession(tx, {
+    authHash: hashToken(use.auth), channelId: use.channelId, drafts: use.createsDraft ? 1 : 0, expiresAt,
+    sessionsMax: limits.modalSessionsPerAuthMax, draftsMax: limits.modalDraftBookingsPerAuthMax,
+  }, now);
+}
+
+/**
+ * The vaulting app's counterpart: a cardvaultuser token is valid for 15 minutes and sits in a URL
+ * handed to the cardholder's browser, and every load of the app opens a new session with its own
+ * three attempts. Its sessions share one record, so their failed vault attempts are bounded
+ * together (`vaultFailedAttemptsPerTokenMax`, counted in sessions.ts). The token is named by its
+ * jti, not its text: the last character of a JWT's signature can be written several ways that
+ * all verify, each of which would otherwise count apart. Sessions are not bounded (no draft
+ * bookings here, and a session without attempts left takes no card). Answers the record's id.
+ */
+export async function claimCardVaultTokenSession(tx: Queryable, token: { tokenId: string; issuedAt: number; channelId: number }, now: Date): Promise<number> {
+  const expiresAt = new Date((token.issuedAt + limits.cardVaultJwtLifetimeSeconds + limits.hostedSessionLifetimeSeconds) * 1000);
+  const id = await claimSession(tx, { authHash: hashToken(`cardvaultuser:${token.tokenId}`), channelId: token.channelId, drafts: 0, expiresAt, sessionsMax: null, draftsMax: null }, now);
+  if (id === null) throw new Error('unbounded claim refused');
+  return id;
+}
+
+/** One more session on the record of `authHash` (created if new), or null past a bound given. */
+async function claimSession(
+  tx: Queryable,
+  claim: { authHash: string; channelId: number; drafts: number; expiresAt: Date; sessionsMax: number | null; draftsMax: number | null },
+  now: Date,
+): Promise<number | null> {
+  await pruneExpired(tx, now);
   const row = await tx.maybeOne<{ id: number }>(
     `INSERT INTO modal_auth_uses AS u (auth_hash, channel_id, sessions, draft_bookings, expires_at)
      VALUES ($1, $2, 1, $3, $4)
      ON CONFLICT (auth_hash) DO UPDATE SET sessions = u.sessions + 1, draft_bookings = u.draft_bookings + EXCLUDED.draft_bookings
-      WHERE u.sessions < $5 AND u.draft_bookings + EXCLUDED.draft_bookings <= $6
+      WHERE ($5::int IS NULL OR u.sessions < $5) AND ($6::int IS NULL OR u.draft_bookings + EXCLUDED.draft_bookings <= $6)
      RETURNING id`,
-    [hashToken(use.auth), use.channelId, drafts, expiresAt, limits.modalSessionsPerAuthMax, limits.modalDraftBookingsPerAuthMax],
+    [claim.authHash, claim.channelId, claim.drafts, claim.expiresAt, claim.sessionsMax, claim.draftsMax],
   );
   return row?.id ?? null;
 }

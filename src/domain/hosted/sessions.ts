@@ -42,9 +42,13 @@ export interface HostedSession {
   /** The session's own latest attempt, whatever its outcome (migration 028). */
   lastTransactionId: number | null;
   expiresAt: Date;
-  /** Modal sessions: the auth string's shared record (modal-auth-uses.ts), else null. */
+  /**
+   * The shared record of the credential that opened the session (modal-auth-uses.ts): a modal
+   * session's auth string, a vaulting app session's cardvaultuser token; null for a payment
+   * request page (bounded per booking instead, payments.ts).
+   */
   modalAuthId: number | null;
-  /** Failed (or in-flight) attempts of every session opened with the same auth string. */
+  /** Failed (or in-flight) attempts of every session opened with the same auth string or token. */
   authFailures: number | null;
 }
 
@@ -162,17 +166,23 @@ export async function attachBooking(db: Queryable, sessionId: number, bookingId:
 
 export type AttemptRefusal = 'attempts_exhausted' | 'already_completed' | 'in_progress';
 
+/** Failed attempts allowed across every session of one shared record, by the kind of session. */
+function sharedFailuresMax(kind: HostedSessionKind): number {
+  return kind === 'vault' ? limits.vaultFailedAttemptsPerTokenMax : limits.modalFailedAttemptsPerAuthMax;
+}
+
 /**
  * Starts a card attempt. The session row is locked while it is judged: refused once
  * `hostedFailedAttemptsMax` attempts were made, after a success, or while another attempt awaits
- * its outcome; a modal session also needs its auth string's shared count
- * (`modalFailedAttemptsPerAuthMax` across every session the string opened). Both counts are taken
- * before the processor is called, so parallel requests cannot exceed either limit.
+ * its outcome; a modal or vaulting app session also needs its credential's shared count
+ * (`modalFailedAttemptsPerAuthMax` across every session the auth string opened,
+ * `vaultFailedAttemptsPerTokenMax` across every session the cardvaultuser token opened). Both
+ * counts are taken before the processor is called, so parallel requests cannot exceed either limit.
  */
 export async function startAttempt(db: Db, sessionId: number): Promise<{ ok: true; attempt: number } | { ok: false; reason: AttemptRefusal }> {
   return db.transaction(async (tx) => {
-    const open = await tx.maybeOne<{ modal_auth_id: number | null }>(
-      `SELECT modal_auth_id FROM hosted_sessions
+    const open = await tx.maybeOne<{ modal_auth_id: number | null; kind: HostedSessionKind }>(
+      `SELECT modal_auth_id, kind FROM hosted_sessions
         WHERE id = $1 AND attempts < $2 AND transaction_id IS NULL AND pending_transaction_id IS NULL
           FOR UPDATE`,
       [sessionId, limits.hostedFailedAttemptsMax],
@@ -186,7 +196,7 @@ export async function startAttempt(db: Db, sessionId: number): Promise<{ ok: tru
     if (open.modal_auth_id !== null) {
       const counted = await tx.maybeOne(
         'UPDATE modal_auth_uses SET failures = failures + 1 WHERE id = $1 AND failures < $2 RETURNING failures',
-        [open.modal_auth_id, limits.modalFailedAttemptsPerAuthMax],
+        [open.modal_auth_id, sharedFailuresMax(open.kind)],
       );
       if (!counted) return { ok: false, reason: 'attempts_exhausted' };
     }
@@ -227,12 +237,12 @@ export async function recordAttemptOutcome(db: Queryable, sessionId: number, out
 }
 
 /**
- * The attempts left: the session's own (after `attempts` failed or in flight), and for a modal
- * session no more than its auth string has left across all of its sessions.
+ * The attempts left: the session's own (after `attempts` failed or in flight), and for a modal or
+ * vaulting app session no more than its auth string or token has left across all of its sessions.
  */
-export function attemptsLeft(session: Pick<HostedSession, 'attempts' | 'transactionId' | 'authFailures'>): number {
+export function attemptsLeft(session: Pick<HostedSession, 'kind' | 'attempts' | 'transactionId' | 'authFailures'>): number {
   if (session.transactionId !== null) return 0;
   const own = limits.hostedFailedAttemptsMax - session.attempts;
-  const shared = session.authFailures === null ? own : limits.modalFailedAttemptsPerAuthMax - session.authFailures;
+  const shared = session.authFailures === null ? own : sharedFailuresMax(session.kind) - session.authFailures;
   return Math.max(0, Math.min(own, shared));
 }

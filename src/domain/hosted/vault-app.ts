@@ -9,6 +9,7 @@ import type { Queryable } from '../../storage/db.js';
 import { parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
 import { createHostedSession, type HostedSession } from './sessions.js';
 import { checkCardVaultUser } from './card-vault-user.js';
+import { claimCardVaultTokenSession } from './modal-auth-uses.js';
 
 /**
  * The vaulting app's inputs (spec "Vaulting app inputs"): validated in full before any form is
@@ -146,7 +147,8 @@ export type VaultAppOpening =
  * Checks the inputs against the world: `auth` must pass checkCardVaultUser (live cardvaultuser
  * JWT of a member of its site who is not read-only and has not changed password since) and that
  * site must own `channels`; `env` must name that channel's account mode; `fail_code` only on
- * test channels. Then opens the page session the form will use.
+ * test channels. Then opens the page session the form will use, sharing the token's count of
+ * failed attempts with every other session the token opened (claimCardVaultTokenSession).
  */
 export async function openVaultApp(db: Queryable, options: { jwtSecret: Uint8Array; inputs: VaultAppInputs; now: Date }): Promise<VaultAppOpening> {
   const { inputs } = options;
@@ -167,8 +169,10 @@ export async function openVaultApp(db: Queryable, options: { jwtSecret: Uint8Arr
   const channel: VaultChannel = { id: row.id, siteId: row.site_id, accountMode: row.account_mode, currency: row.currency.trim(), language: row.language, company: row.company };
   if (inputs.env !== channel.accountMode) return { ok: false, status: 400, params: { env: `does not match the channel's account_mode` } };
   if (inputs.failCode !== undefined && !isTestMode(channel.accountMode)) return { ok: false, status: 400, params: { fail_code: 'applies to test channels only' } };
+  const modalAuthId = await claimCardVaultTokenSession(db, { tokenId: user.tokenId, issuedAt: user.issuedAt, channelId: channel.id }, options.now);
   const { token, session } = await createHostedSession(db, {
     kind: 'vault',
+    modalAuthId,
     siteId: channel.siteId,
     channelId: channel.id,
     userId: user.userId,

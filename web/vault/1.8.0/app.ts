@@ -40,7 +40,13 @@ form.payOnSubmit({
       case 'answer':
         return end.answer.outcome === 'timeout' && !end.answer.redirect_url ? showOutcome('failed', [t('unexpectedError')]) : finish(end.answer);
       case 'refused':
-        return showOutcome('failed', end.status === 401 ? [t('sessionExpired')] : fieldErrorsOf(end.error));
+        if (end.status === 401) return showOutcome('failed', [t('sessionExpired')]);
+        // The token's attempts were used up in another load of the page (or at the same moment).
+        if (end.error.code === 'rest_attempts_exhausted') {
+          form.form.hidden = true;
+          return showOutcome('failed', [t('rejected', { company: data.company })]);
+        }
+        return showOutcome('failed', fieldErrorsOf(end.error));
       case 'timeout':
         return showOutcome('failed', [t('unexpectedError')]);
       case 'network':
