@@ -31,6 +31,11 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Requests per minute per client IP on the token endpoints (LOGIN_RATE_LIMIT_PER_MINUTE). */
   loginRateLimitPerMinute: number;
+  /**
+   * The payment processor (PROCESSOR): `sandbox`, the only one today. The sandbox moves no money,
+   * so in production it takes no live-mode payments (docs/sandbox.md "Live channels").
+   */
+  processor: 'sandbox';
   /** Bound on one payment processor call (PROCESSOR_TIMEOUT_MS); the outcome is then unknown. */
   processorTimeoutMs: number;
   /** Delay the sandbox processor adds before every answer (SANDBOX_LATENCY_MS, default 0). */
@@ -176,9 +181,14 @@ function developmentSecrets(dataDir: string): Record<string, string> {
   return secrets;
 }
 
-function processorSettings(env: Env): Pick<Config, 'processorTimeoutMs' | 'sandboxLatencyMs' | 'sandboxNoAnswerMs'> {
+function processorSettings(env: Env): Pick<Config, 'processor' | 'processorTimeoutMs' | 'sandboxLatencyMs' | 'sandboxNoAnswerMs'> {
   const processorTimeoutMs = parseInteger(env.PROCESSOR_TIMEOUT_MS ?? String(limits.processorTimeoutMs), 'PROCESSOR_TIMEOUT_MS', 1, limits.processorTimeoutMsMax);
+  // A name this build has no connector for (a real acquirer's, set ahead of its release) stops the
+  // start: running on the sandbox instead would answer payments nobody processes.
+  const processor = env.PROCESSOR?.trim() || 'sandbox';
+  if (processor !== 'sandbox') throw new ConfigError(`PROCESSOR must be sandbox, the only payment processor of this build (got ${JSON.stringify(processor)})`);
   return {
+    processor,
     processorTimeoutMs,
     sandboxLatencyMs: parseInteger(env.SANDBOX_LATENCY_MS ?? '0', 'SANDBOX_LATENCY_MS', 0, limits.sandboxLatencyMsMax),
     // By default the no-answer card outlasts the caller's timeout, so the caller sees a timeout.

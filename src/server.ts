@@ -9,6 +9,7 @@ import { cliEnvOf, seedDevelopmentData, startupBanner, type SeedOutcome } from '
 import path from 'node:path';
 import type { Config } from './config.js';
 import { backgroundJobs, startJobRunner, type JobRunner } from './jobs/index.js';
+import { noLiveProcessorWarning, takesLiveMode } from './processor/index.js';
 
 /** Starts one server process: configuration, database, app, listen, graceful shutdown. */
 async function main(): Promise<void> {
@@ -45,6 +46,8 @@ async function main(): Promise<void> {
   try {
     app = await buildApp({ context });
     await app.listen({ host: config.host, port: config.port });
+    // The server still starts (test channels work); the operator learns why live payments are refused.
+    if (!takesLiveMode(config, context.connector)) app.log.warn(noLiveProcessorWarning);
     // Development only, on an empty database: demo site, user, API token and test channel. Seeded
     // once the port is ours: a start that cannot listen creates nothing, so the credentials, shown
     // only once, are shown by the start that serves.

@@ -73,6 +73,11 @@ export type LookupOutcome = ProcessorOutcome | { kind: 'unknown' };
 
 export interface Connector {
   readonly name: string;
+  /**
+   * Whether an approval moves real money: true for a real acquirer. The sandbox's approvals move
+   * none, so production refuses live-mode payments through it (takesLiveMode in index.ts).
+   */
+  readonly movesMoney: boolean;
   /** Authorise (and capture when `capture`), or verify when amount is 0. */
   authorise(request: AuthoriseRequest): Promise<ProcessorOutcome>;
   capture(request: FollowUpRequest): Promise<ProcessorOutcome>;

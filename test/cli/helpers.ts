@@ -2,10 +2,10 @@ import { vi } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { testEnv } from '../support/context.js';
 
-/** Runs the CLI in this process against `databaseUrl`, capturing what it prints. */
-export async function cli(databaseUrl: string, args: string[]): Promise<{ code: number; json: any; stderr: string }> {
+/** Runs the CLI in this process against `databaseUrl` (settings in `env` over `testEnv`), capturing what it prints. */
+export async function cli(databaseUrl: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; json: any; stderr: string }> {
   const saved = { ...process.env };
-  Object.assign(process.env, testEnv, { DATABASE_URL: databaseUrl });
+  Object.assign(process.env, testEnv, { DATABASE_URL: databaseUrl }, env);
   const out: string[] = [];
   const err: string[] = [];
   const log = vi.spyOn(console, 'log').mockImplementation((...parts: unknown[]) => void out.push(parts.join(' ')));

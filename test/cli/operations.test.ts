@@ -59,6 +59,18 @@ describe('channel set', () => {
     expect((await t.db.one('SELECT account_mode FROM channels WHERE id = $1', [channelId])).account_mode).toBe('live');
   });
 
+  it('warns in production that a live channel takes no card payments, and sets the mode', async () => {
+    const channel = (await createChannel(t.db, { siteId: site.siteId, name: 'Live', currency: 'USD' })).id;
+    const production = { NODE_ENV: 'production' };
+    const live = await cli(url, ['channel', 'set', '--site', site.path, '--id', String(channel), '--account-mode', 'live'], production);
+    expect(live.code).toBe(0);
+    expect(live.json.account_mode).toBe('live');
+    expect(live.stderr).toMatch(new RegExp(`^trustfare channel set: warning: channel ${channel} is now live, but no live payment processor is configured`));
+    // Back to test, or the same change in development: nothing to warn about.
+    expect((await cli(url, ['channel', 'set', '--site', site.path, '--id', String(channel), '--account-mode', 'test'], production)).stderr).toBe('');
+    expect((await cli(url, ['channel', 'set', '--site', site.path, '--id', String(channel), '--account-mode', 'live'])).stderr).toBe('');
+  });
+
   it('clears the descriptor with an empty value', async () => {
     const result = await cli(url, ['channel', 'set', '--site', site.path, '--id', String(channelId), '--descriptor', '']);
     expect(result.json.descriptor).toBeNull();

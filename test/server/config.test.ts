@@ -66,6 +66,13 @@ describe('settings', () => {
     expect(loadConfig({ ...testEnv, NODE_ENV: '' }).env).toBe('development');
   });
 
+  it('names the payment processor with PROCESSOR: sandbox, the only one, by default', () => {
+    expect(loadConfig({ ...testEnv }).processor).toBe('sandbox');
+    expect(loadConfig({ ...testEnv, PROCESSOR: 'sandbox' }).processor).toBe('sandbox');
+    // A name this build has no connector for never falls back to the sandbox.
+    expect(refused({ PROCESSOR: 'stripe' })).toBe('PROCESSOR must be sandbox, the only payment processor of this build (got "stripe")');
+  });
+
   it('checks SMTP_URL at start, without echoing its password', () => {
     const message = refused({ SMTP_URL: 'mailer:hunter2@mail.example.com' });
     expect(message).toMatch(/^SMTP_URL must be smtp:\/\//);

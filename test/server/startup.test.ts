@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase, testEnv } from '../support/context.js';
 import { freePort } from '../../src/net.js';
 import { limits } from '../../src/limits.js';
@@ -222,13 +222,15 @@ describe('production', () => {
     expect(existsSync(path.join(dataDir, 'production', 'dev-secrets.json'))).toBe(false);
   }, 60_000);
 
-  it('never seeds, even on an empty database', async () => {
+  it('never seeds, even on an empty database, and warns that live channels take no card payments on the sandbox', async () => {
     const { db, url } = await createTestDatabase();
     try {
       const server = await start({ NODE_ENV: 'production', DATABASE_URL: url, DATA_DIR: path.join(dataDir, 'production'), ...secrets });
       await waitUntilReady(server, { banner: false });
       expect(server.output()).not.toContain('trustfare is running');
       expect((await db.query('SELECT 1 FROM sites')).length).toBe(0);
+      // Logged right after "listening"; the pipe may bring it a moment later.
+      await vi.waitFor(() => expect(server.output()).toMatch(/"level":40,.*"msg":"no live payment processor is configured \(PROCESSOR=sandbox moves no money\)/), { timeout: 10_000 });
       server.child.kill('SIGTERM');
       await expectCleanExit(server);
     } finally {

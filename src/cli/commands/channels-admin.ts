@@ -3,6 +3,8 @@ import { required } from '../command.js';
 import { limits } from '../../limits.js';
 import { accountModes, accountTypes, channelStatuses, loadChannel, protectionTypes, settlementCurrencies, statementPeriods } from '../../domain/channels.js';
 import { findSite } from '../../domain/users/accounts.js';
+import { isTestMode } from '../../domain/vault/index.js';
+import { noLiveProcessorWarning, takesLiveMode } from '../../processor/index.js';
 
 type Options = Record<string, string | boolean | undefined>;
 
@@ -83,6 +85,12 @@ const channelSet: Command = {
       await tx.query(`UPDATE channels SET ${sets.join(', ')}, modified_at = now() WHERE id = $1`, [current.id, ...changes.map((change) => change.value)]);
       return (await loadChannel(tx, { siteId: site.id, id: current.id }))!;
     });
+    // A warning, not a refusal: the mode is the operator's to set (ahead of a real processor, or
+    // to stop a channel's test payments), and the payments themselves are refused (prepare.ts).
+    const takesPayments = channel.accountMode !== 'closed' && !isTestMode(channel.accountMode);
+    if (options['account-mode'] !== undefined && takesPayments && !takesLiveMode(context.config, context.connector)) {
+      console.error(`trustfare channel set: warning: channel ${channel.id} is now ${channel.accountMode}, but ${noLiveProcessorWarning}`);
+    }
     return {
       id: channel.id,
       site: site.path,

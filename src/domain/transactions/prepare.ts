@@ -1,11 +1,12 @@
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../storage/db.js';
-import { invalidId, invalidParam, missingParams } from '../../http/errors.js';
+import { conflict, invalidId, invalidParam, missingParams } from '../../http/errors.js';
 import { limits } from '../../limits.js';
+import { takesLiveMode } from '../../processor/index.js';
 import { channelFrom, channelFromRow, channelSelect, type ChannelRecord, type ChannelRow } from '../channels.js';
 import { credentialEpochSql } from '../credentials.js';
 import {
-  assertCardAllowedInMode, assertCardUsableOnChannel, cardById, cardByVaultToken, chargeableCardColumns, chargeableCardJoin, chargeableCardOf, resolvePaymentCard,
+  assertCardAllowedInMode, assertCardUsableOnChannel, cardById, cardByVaultToken, chargeableCardColumns, chargeableCardJoin, chargeableCardOf, isTestMode, resolvePaymentCard,
   type CardRecord, type ChargeableCard, type ChargeableCardColumns, type SealedPan,
 } from '../vault/index.js';
 import { toRecord, transactionColumns } from './repository.js';
@@ -142,6 +143,19 @@ function resolveChannel(input: TransactionInput, channel: ChannelRecord | undefi
   // prepareForexAndAllocations; a vault (no money) is in the channel currency.
   if (input.type === 'vault' && input.currency !== channel.currency) throw invalidParam('currencies', `The channel's currency is ${channel.currency}.`);
   return channel;
+}
+
+/**
+ * A payment in the processor's live mode (a channel not in test mode) needs a processor that
+ * moves money: in production on the sandbox it is refused here, before anything is written or
+ * the sandbox is asked, so no booking is shown paid for money that never moved
+ * (docs/sandbox.md "Live channels"). 409: the request is sound, the channel's mode conflicts
+ * with how this server is set up; a 4xx, so the hosted pages show it as a refusal, not a decline,
+ * and do not count it as a card attempt.
+ */
+function assertProcessorTakes(context: AppContext, channel: ChannelRecord): void {
+  if (isTestMode(channel.accountMode) || takesLiveMode(context.config, context.connector)) return;
+  throw conflict('rest_no_live_processor', 'Card payments on this channel are not available: no live payment processor is configured. Nothing was processed.');
 }
 
 interface BookingRow {
@@ -285,6 +299,7 @@ export async function preparePayment(context: AppContext, db: Queryable, actor: 
   assertRequired(input);
   assertAmount(input);
   const channel = resolveChannel(input, found.channel);
+  assertProcessorTakes(context, channel);
   const { shares, firstBookingLanguage } = resolveShares(input, channel, found.bookings);
   const linked = resolveLinked(input, channel, found.linked);
   const extras = await prepareForexAndAllocations(context, db, actor, { input, channel, shares, linked });

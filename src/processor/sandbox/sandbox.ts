@@ -25,6 +25,7 @@ export interface SandboxOptions {
  */
 export class SandboxConnector implements Connector {
   readonly name = 'sandbox';
+  readonly movesMoney = false;
   /**
    * Concurrent authorisations are recorded together, one statement per batch (as the service
    * writes its payments; docs/performance.md). Two calls with one reference never share a batch.
