@@ -35,12 +35,19 @@ async function submitAndLand(card: string, query: Record<string, string>): Promi
 
 describe('vaulting app 1.8.0 in Chromium', () => {
   it('shows the form with cardholder fields prefilled and our strict CSP', async () => {
+    const consoleErrors: string[] = [];
+    const onConsole = (message: { type(): string; text(): string }) => void (message.type() === 'error' && consoleErrors.push(message.text()));
+    page.on('console', onConsole);
     const response = await page.goto(await vaultUrl({ name: 'Ada Lovelace', email: 'ada@example.com', city: 'London', zip: 'N1 9GU', country: 'GB', address: '12 Analytical Row' }));
     expect(response?.status()).toBe(200);
     const csp = response?.headers()['content-security-policy'] ?? '';
     expect(csp).toContain("script-src 'self'");
     expect(csp).toContain("frame-ancestors 'none'");
     expect(csp).not.toContain('unsafe-inline');
+    // Nothing in the console: no /favicon.ico 404, no CSP violation for the page's own icon.
+    await page.waitForLoadState('networkidle');
+    page.off('console', onConsole);
+    expect(consoleErrors).toEqual([]);
     expect(await page.inputValue('#name')).toBe('Ada Lovelace');
     expect(await page.inputValue('#email')).toBe('ada@example.com');
     expect(await page.inputValue('#country')).toBe('GB');
@@ -65,6 +72,48 @@ describe('vaulting app 1.8.0 in Chromium', () => {
     await screenshots(page, 'vault-errors');
     const cards = await e2e.t.db.query('SELECT id FROM cards WHERE site_id = $1', [merchant.site.siteId]);
     expect(cards).toHaveLength(0);
+  });
+
+  it('slashes the expiry as typed or pasted, MM/YY or MM/YYYY, padding a one-digit month closed by a slash', async () => {
+    await page.goto(await vaultUrl({}));
+    const expiryAfter = async (typed: string, how: 'type' | 'paste') => {
+      await page.fill('#expiry', '');
+      await page.focus('#expiry');
+      if (how === 'type') await page.keyboard.type(typed);
+      else await page.keyboard.insertText(typed);
+      return page.inputValue('#expiry');
+    };
+    expect(await expiryAfter('01/2030', 'paste')).toBe('01/2030');
+    expect(await expiryAfter('01/2030', 'type')).toBe('01/2030');
+    expect(await expiryAfter('1/30', 'type')).toBe('01/30');
+    expect(await expiryAfter('1230', 'type')).toBe('12/30');
+    expect(await expiryAfter('122030', 'paste')).toBe('12/2030');
+    // page.fill is what a browser's autofill does: the whole value at once.
+    await page.fill('#expiry', '01/2030');
+    expect(await page.inputValue('#expiry')).toBe('01/2030');
+    await page.focus('#cvv');
+    expect(await page.isVisible('#expiry-error')).toBe(false);
+  });
+
+  it('keeps the caret where the payer edits the card number, and Backspace after a space deletes a digit', async () => {
+    await page.goto(await vaultUrl({}));
+    await page.focus('#card_number');
+    await page.keyboard.type('41111111111111');
+    const caret = () => page.$eval('#card_number', (input: HTMLInputElement) => input.selectionStart);
+    await page.$eval('#card_number', (input: HTMLInputElement) => input.setSelectionRange(2, 2));
+    await page.keyboard.type('9');
+    expect(await page.inputValue('#card_number')).toBe('4191 1111 1111 111');
+    expect(await caret()).toBe(3);
+    // Right after the first space: Backspace removes the digit before it, not nothing.
+    await page.$eval('#card_number', (input: HTMLInputElement) => input.setSelectionRange(5, 5));
+    await page.keyboard.press('Backspace');
+    expect(await page.inputValue('#card_number')).toBe('4191 1111 1111 11');
+    expect(await caret()).toBe(3);
+    // Delete just before a space removes the digit after it.
+    await page.$eval('#card_number', (input: HTMLInputElement) => input.setSelectionRange(4, 4));
+    await page.keyboard.press('Delete');
+    expect(await page.inputValue('#card_number')).toBe('4191 1111 1111 1');
+    expect(await caret()).toBe(4);
   });
 
   it('vaults a card and redirects with every redirect parameter', async () => {

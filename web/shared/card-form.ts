@@ -61,6 +61,29 @@ export function expiryValid(value: string, now: Date): boolean {
   return given >= current && expiry.year <= now.getFullYear() + 20;
 }
 
+/** Where the caret goes in `spaced` to follow its `count`th digit. */
+function caretAfterDigits(spaced: string, count: number): number {
+  if (count === 0) return 0;
+  let seen = 0;
+  for (let at = 0; at < spaced.length; at++) if (/\d/.test(spaced[at]!) && ++seen === count) return at + 1;
+  return spaced.length;
+}
+
+/**
+ * The expiry as it is typed or pasted, slashed: "1230" → "12/30", "012030" → "01/2030", and a
+ * one-digit month closed by a slash is padded ("1/" → "01/", so "1/30" is January 2030). Both
+ * MM/YY and MM/YYYY stay whole (parseExpiry takes either).
+ */
+export function formatExpiry(value: string): string {
+  const slash = value.indexOf('/');
+  if (slash >= 0) {
+    const month = digitsOf(value.slice(0, slash)).slice(0, 2);
+    return `${month.length === 1 && month !== '0' ? `0${month}` : month}/${digitsOf(value.slice(slash + 1)).slice(0, 4)}`;
+  }
+  const digits = digitsOf(value).slice(0, 6);
+  return digits.length > 2 ? `${digits.slice(0, 2)}/${digits.slice(2)}` : digits;
+}
+
 type Check = (value: string) => string | null;
 
 export class CardForm {
@@ -72,12 +95,11 @@ export class CardForm {
     this.t = t;
     this.form = byId<HTMLFormElement>('card-form');
     const number = this.input('card_number')!;
-    number.addEventListener('input', () => this.formatNumber(number));
+    number.addEventListener('input', (event) => this.formatNumber(number, (event as InputEvent).inputType ?? ''));
     const expiry = this.input('expiry')!;
     expiry.addEventListener('input', (event) => {
       if ((event as InputEvent).inputType?.startsWith('delete')) return;
-      const digits = digitsOf(expiry.value).slice(0, 4);
-      expiry.value = digits.length > 2 ? `${digits.slice(0, 2)}/${digits.slice(2)}` : digits;
+      expiry.value = formatExpiry(expiry.value);
     });
     this.checks.set('card_number', (value) => (luhnValid(digitsOf(value)) ? null : t('errorCardNumber')));
     this.checks.set('expiry', (value) => (expiryValid(value, new Date()) ? null : t('errorExpiry')));
@@ -110,11 +132,31 @@ export class CardForm {
     return cardTypeFromBin(digitsOf(this.input('card_number')!.value).slice(0, 6));
   }
 
-  private formatNumber(input: HTMLInputElement): void {
-    const digits = digitsOf(input.value).slice(0, 19);
-    const caretAtEnd = input.selectionStart === input.value.length;
+  /** The digits last shown, to tell a Backspace that removed only a space (see formatNumber). */
+  private numberDigits = '';
+
+  /**
+   * Re-spaces the number as it is typed, keeping the caret after the same digit it followed (a
+   * digit inserted mid-number leaves the caret right after it, not at the end). Backspace just
+   * after a space, or Delete just before one, removes only the space, which spacing would put
+   * back: the digit beyond it is removed instead, as the payer meant.
+   */
+  private formatNumber(input: HTMLInputElement, inputType: string): void {
+    let caret = digitsOf(input.value.slice(0, input.selectionStart ?? input.value.length)).length;
+    let digits = digitsOf(input.value);
+    if (digits === this.numberDigits && inputType === 'deleteContentBackward' && caret > 0) {
+      digits = digits.slice(0, caret - 1) + digits.slice(caret);
+      caret -= 1;
+    } else if (digits === this.numberDigits && inputType === 'deleteContentForward') {
+      digits = digits.slice(0, caret) + digits.slice(caret + 1);
+    }
+    digits = digits.slice(0, 19);
+    this.numberDigits = digits;
     input.value = spaceCardNumber(digits);
-    if (caretAtEnd) input.setSelectionRange(input.value.length, input.value.length);
+    if (document.activeElement === input) {
+      const at = caretAfterDigits(input.value, Math.min(caret, digits.length));
+      input.setSelectionRange(at, at);
+    }
     const brand = digits.length >= 1 ? brandNames[this.brand()] : '';
     const label = byId('card-brand');
     label.textContent = brand ? this.t('detectedBrand', { brand }) : '';
@@ -200,6 +242,7 @@ export class CardForm {
   /** After a decline the card fields are cleared (a new card or a corrected one is typed). */
   clearCard(): void {
     for (const name of ['card_number', 'expiry', 'cvv']) this.input(name)!.value = '';
+    this.numberDigits = '';
     byId('card-brand').textContent = '';
     this.input('card_number')!.focus();
   }
