@@ -158,6 +158,21 @@ describe('vaulting app 1.8.0 in Chromium', () => {
     expect(transaction.json()).toMatchObject({ status: 'incomplete', transaction_types: 'vault', token: params.token });
   });
 
+  it('without a redirect, says the bank has not answered (in the page language) rather than "try again" when the processor never answers', async () => {
+    await page.goto(await vaultUrl({ language: 'frFR' }));
+    await fillCard(page, { number: testCards.noAnswer });
+    await page.click('#submit');
+    await page.waitForSelector('#outcome.failed', slow);
+    const text = await page.textContent('#outcome');
+    expect(text).toContain('Votre banque n’a pas encore répondu');
+    expect(text).not.toContain('Une erreur s’est produite');
+    // No second card attempt while the first may still complete.
+    expect(await page.locator('#card-form').isVisible()).toBe(false);
+    const id = Number(/(\d+)\s*$/.exec(text ?? '')?.[1]);
+    const transaction = await e2e.t.app.inject({ url: `/${merchant.site.path}/site-json/vendor/v2/transactions/${id}`, headers: merchant.site.headers });
+    expect(transaction.json()).toMatchObject({ status: 'incomplete', transaction_types: 'vault' });
+  });
+
   it('runs the 3DS challenge inside the page: Authenticate succeeds', async () => {
     await page.goto(await vaultUrl({ redirect: `${e2e.host.origin}/done`, session_id: 's3ds' }));
     await fillCard(page, { number: testCards.visaChallenge });

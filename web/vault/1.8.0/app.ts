@@ -33,12 +33,23 @@ function finish(answer: PaymentAnswer): void {
   }
 }
 
+/**
+ * The bank has not answered (or the page gave up waiting): the vault transaction is left
+ * `incomplete` and may still complete, so "try again" would be wrong. Like the payment pages,
+ * the form goes away and the payer is told to check first; the transaction ID, when known, is
+ * what the company can look up.
+ */
+function unanswered(answer?: PaymentAnswer): void {
+  form.form.hidden = true;
+  showOutcome('failed', [t('vaultTimeout', { company: data.company }), ...(answer ? [[t('transactionId'), String(answer.transaction.id)] as [string, string]] : [])]);
+}
+
 form.payOnSubmit({
   pay: (card) => runPayment(data, card, {}),
   settled: (end) => {
     switch (end.kind) {
       case 'answer':
-        return end.answer.outcome === 'timeout' && !end.answer.redirect_url ? showOutcome('failed', [t('unexpectedError')]) : finish(end.answer);
+        return end.answer.outcome === 'timeout' && !end.answer.redirect_url ? unanswered(end.answer) : finish(end.answer);
       case 'refused':
         if (end.status === 401) return showOutcome('failed', [t('sessionExpired')]);
         // The token's attempts were used up in another load of the page (or at the same moment).
@@ -48,7 +59,7 @@ form.payOnSubmit({
         }
         return showOutcome('failed', fieldErrorsOf(end.error));
       case 'timeout':
-        return showOutcome('failed', [t('unexpectedError')]);
+        return unanswered();
       case 'network':
         return showOutcome('failed', [t('networkError')]);
     }
