@@ -64,6 +64,29 @@ describe('payment request page in Chromium', () => {
     await screenshots(page, 'pay-declined-fr');
   });
 
+  it('puts a refusal of the card by the service next to the card number, in the page language', async () => {
+    const { id, link } = await bookingWithLink(12_000);
+    await page.goto(link);
+    // A real (Luhn-valid, non-sandbox) card on a test channel: the browser lets it through, the
+    // capture endpoint refuses it, keyed by card_number.
+    await fillCard(page, { number: '4242 4242 4242 4242' });
+    await page.click('#submit');
+    await expect.poll(() => page.getAttribute('#card_number', 'aria-invalid'), { timeout: 15_000 }).toBe('true');
+    expect(await page.textContent('#card_number-error')).toBe('Ceci est une page de test : saisissez l’une des cartes de test du bac à sable. Les vraies cartes n’y sont pas acceptées.');
+    expect(await page.isVisible('#card_number-error')).toBe(true);
+    expect(await page.textContent('#error-summary')).toContain('Ceci est une page de test');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('error-summary');
+    expect(await page.isVisible('#outcome')).toBe(false);
+    expect(await page.textContent('body')).not.toContain('Test channels accept only');
+    // Corrected, the card pays and the field is no longer marked.
+    await fillCard(page, { number: testCards.visa });
+    await page.click('#submit');
+    await page.waitForSelector('#outcome.success');
+    expect(await page.getAttribute('#card_number', 'aria-invalid')).toBeNull();
+    const booking = await e2e.t.app.inject({ url: `/${merchant.site.path}/site-json/vendor/v2/bookings/${id}`, headers: merchant.site.headers });
+    expect(booking.json()).toMatchObject({ status: 'paid' });
+  });
+
   /** Pays the open page in `currency` and returns the booking and its transaction (REST reads). */
   async function payIn(currency: string, link: string, expectedAmount: string) {
     await page.goto(link);

@@ -3,7 +3,7 @@
 import { callApi } from '../shared/api.js';
 import { brandName, CardForm } from '../shared/card-form.js';
 import { byId, readPageData, translator, type PageData } from '../shared/page-data.js';
-import { declineLine, fieldErrorsOf, runPayment, showOutcome, type ApiErrorBody, type PaymentAnswer } from '../shared/payment-flow.js';
+import { declineLine, runPayment, showOutcome, showRefusal, type ApiErrorBody, type PaymentAnswer } from '../shared/payment-flow.js';
 
 /** One currency choice, as the server computed it (src/domain/hosted/currencies.ts). */
 interface CurrencyOption {
@@ -74,7 +74,7 @@ function refused(error: ApiErrorBody): void {
   if (error.code === 'jwt_auth_invalid_request') return showOutcome('failed', [t('sessionExpired')]);
   const params = error.data.params;
   if (params && !Array.isArray(params) && params.total) return void refreshRates();
-  showOutcome('failed', fieldErrorsOf(error));
+  showRefusal(error, form, t);
 }
 
 form.payOnSubmit({

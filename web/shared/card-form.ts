@@ -164,41 +164,70 @@ export class CardForm {
     this.input('cvv')!.maxLength = cvvLength(this.brand());
   }
 
-  private validateField(name: string): string | null {
+  /** Whether the form has this field (the pages differ in their cardholder fields). */
+  hasField(name: string): boolean {
+    return this.input(name) !== null && document.getElementById(`${name}-error`) !== null;
+  }
+
+  /** The browser's own check of a field: its message in the page language, or null when it passes. */
+  check(name: string): string | null {
+    const check = this.checks.get(name);
+    return check ? check(this.input(name)!.value) : null;
+  }
+
+  private markField(name: string, message: string | null): void {
     const input = this.input(name)!;
-    const message = this.checks.get(name)!(input.value);
     const error = byId(`${name}-error`);
     error.textContent = message ?? '';
     error.hidden = message === null;
     if (message) input.setAttribute('aria-invalid', 'true');
     else input.removeAttribute('aria-invalid');
+  }
+
+  private validateField(name: string): string | null {
+    const message = this.check(name);
+    this.markField(name, message);
     return message;
+  }
+
+  /**
+   * Shows each message next to its field (aria-invalid, the field's error slot) and all of them
+   * in the summary, which takes the focus: the browser's checks and the service's refusals alike.
+   */
+  showErrors(errors: Record<string, string>): void {
+    const summary = byId('error-summary');
+    summary.replaceChildren();
+    const heading = document.createElement('p');
+    heading.textContent = this.t('errorSummary');
+    const list = document.createElement('ul');
+    for (const [name, message] of Object.entries(errors)) {
+      this.markField(name, message);
+      const item = document.createElement('li');
+      const link = document.createElement('a');
+      link.href = `#${name}`;
+      link.textContent = message;
+      link.addEventListener('click', (event) => {
+        event.preventDefault();
+        this.input(name)!.focus();
+      });
+      item.append(link);
+      list.append(item);
+    }
+    summary.append(heading, list);
+    summary.hidden = false;
+    summary.focus();
   }
 
   /** Validates every field; on failure shows and focuses the summary and returns null. */
   collect(): CardInput | null {
-    const failed = [...this.checks.keys()].filter((name) => this.validateField(name) !== null);
+    const failed: Record<string, string> = {};
+    for (const name of this.checks.keys()) {
+      const message = this.validateField(name);
+      if (message !== null) failed[name] = message;
+    }
     const summary = byId('error-summary');
-    if (failed.length > 0) {
-      summary.replaceChildren();
-      const heading = document.createElement('p');
-      heading.textContent = this.t('errorSummary');
-      const list = document.createElement('ul');
-      for (const name of failed) {
-        const item = document.createElement('li');
-        const link = document.createElement('a');
-        link.href = `#${name}`;
-        link.textContent = byId(`${name}-error`).textContent ?? '';
-        link.addEventListener('click', (event) => {
-          event.preventDefault();
-          this.input(name)!.focus();
-        });
-        item.append(link);
-        list.append(item);
-      }
-      summary.append(heading, list);
-      summary.hidden = false;
-      summary.focus();
+    if (Object.keys(failed).length > 0) {
+      this.showErrors(failed);
       return null;
     }
     summary.hidden = true;

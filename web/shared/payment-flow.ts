@@ -1,5 +1,5 @@
 import { callApi } from './api.js';
-import type { CardInput } from './card-form.js';
+import type { CardForm, CardInput } from './card-form.js';
 import { byId, type PageData, type Translate } from './page-data.js';
 
 /** The answer of the page payment API (`POST /hosted/payments`, `GET /hosted/payments/current`). */
@@ -138,9 +138,44 @@ export function declineLine(t: Translate, answer: PaymentAnswer, fallback: strin
   return answer.decline ? t('declined', { code: answer.decline.code, reason: answer.decline.reason }) : t(fallback);
 }
 
-/** Puts the capture endpoint's field errors (400 rest_invalid_param) next to the fields. */
-export function fieldErrorsOf(error: ApiErrorBody): string[] {
+/** The form shows the expiry as one field; the capture endpoint names its month and year. */
+const fieldOfParam: Record<string, string> = { expiry_month: 'expiry', expiry_year: 'expiry' };
+
+/**
+ * The message for a refused field, in the page language: the browser's own check when it fails
+ * too; for a card number the browser found valid, the one refusal left, a card of the wrong kind
+ * for the channel (a real card on a test page, a test card on a live one); for the expiry and
+ * CVV the catalogue's field message (the server refuses an expiry by UTC, the browser checks by
+ * local time). Anything else keeps the service's message.
+ */
+function fieldMessage(form: CardForm, t: Translate, field: string, message: string): string {
+  const own = form.check(field);
+  if (own) return own;
+  if (field === 'card_number') return document.querySelector('.test-mode:not([hidden])') ? t('errorTestCardsOnly') : t('errorRealCardsOnly');
+  if (field === 'expiry') return t('errorExpiry');
+  return message;
+}
+
+/**
+ * Sorts a refusal (400 rest_invalid_param and the like): the messages about a field of the form,
+ * keyed by that field, and the rest, for the outcome box.
+ */
+function fieldErrorsOf(error: ApiErrorBody, form: CardForm, t: Translate): { fields: Record<string, string>; rest: string[] } {
   const params = error.data.params;
-  if (!params || Array.isArray(params)) return [error.message];
-  return Object.values(params);
+  if (!params || Array.isArray(params)) return { fields: {}, rest: [error.message] };
+  const fields: Record<string, string> = {};
+  const rest: string[] = [];
+  for (const [param, message] of Object.entries(params)) {
+    const field = fieldOfParam[param] ?? param;
+    if (form.hasField(field)) fields[field] ??= fieldMessage(form, t, field, message);
+    else rest.push(message);
+  }
+  return { fields, rest };
+}
+
+/** Shows a refusal: field errors next to their fields (and in the summary), the rest in the outcome box. */
+export function showRefusal(error: ApiErrorBody, form: CardForm, t: Translate): void {
+  const { fields, rest } = fieldErrorsOf(error, form, t);
+  if (Object.keys(fields).length > 0) form.showErrors(fields);
+  if (rest.length > 0 || Object.keys(fields).length === 0) showOutcome('failed', rest.length > 0 ? rest : [error.message]);
 }

@@ -4,7 +4,7 @@
 import { callApi } from '../../shared/api.js';
 import { CardForm } from '../../shared/card-form.js';
 import { byId, readPageData, translator, type PageData } from '../../shared/page-data.js';
-import { declineLine, fieldErrorsOf, runPayment, showOutcome, type ApiErrorBody, type FlowEnd, type PaymentAnswer } from '../../shared/payment-flow.js';
+import { declineLine, runPayment, showOutcome, showRefusal, type ApiErrorBody, type FlowEnd, type PaymentAnswer } from '../../shared/payment-flow.js';
 import { frameSource, hostSource, type CallbackName, type HostMessage, type ModalInit } from './protocol.js';
 
 interface FrameData {
@@ -163,5 +163,5 @@ function refused(error: ApiErrorBody, page: PageData, form: CardForm): void {
     return showOutcome('failed', [t('rejected', { company: page.company })]);
   }
   emit('transaction_error', { name: 'Error', message: error.message });
-  showOutcome('failed', fieldErrorsOf(error));
+  showRefusal(error, form, t);
 }

@@ -3,7 +3,7 @@
 // parameters (or shows the outcome when there is no redirect).
 import { CardForm } from '../../shared/card-form.js';
 import { readPageData, translator } from '../../shared/page-data.js';
-import { declineLine, fieldErrorsOf, runPayment, showOutcome, type PaymentAnswer } from '../../shared/payment-flow.js';
+import { declineLine, runPayment, showOutcome, showRefusal, type PaymentAnswer } from '../../shared/payment-flow.js';
 
 const data = readPageData();
 const t = translator(data.messages);
@@ -57,7 +57,7 @@ form.payOnSubmit({
           form.form.hidden = true;
           return showOutcome('failed', [t('rejected', { company: data.company })]);
         }
-        return showOutcome('failed', fieldErrorsOf(end.error));
+        return showRefusal(end.error, form, t);
       case 'timeout':
         return unanswered();
       case 'network':
