@@ -24,7 +24,8 @@ function hostPage(baseUrl: string): string {
   const integrity = `sha384-${createHash('sha384').update(script).digest('base64')}`;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Seaside Tours checkout</title>
 <script src="${baseUrl}/modal/1.0.0/payment-modal.js" integrity="${integrity}" crossorigin="anonymous"></script></head>
-<body><h1>Seaside Tours</h1><label>Booking <input class="tmt_booking_id" value="0"></label></body></html>`;
+<body><h1>Seaside Tours</h1><label>Booking <input class="tmt_booking_id" value="0"></label>
+<p><a id="terms" href="/terms">Terms</a> <button id="pay" type="button">Pay now</button></p><div id="drawer" inert><a href="/menu">Menu</a></div></body></html>`;
 }
 
 beforeAll(async () => {
@@ -243,6 +244,39 @@ describe('payment modal in Chromium', () => {
     await frame().locator('#card_number').dispatchEvent('keydown', { key: 'Escape', bubbles: true });
     await expect.poll(names, slow).toEqual(['booking_logged', 'modal_closed']);
     expect(await page.locator('iframe[title="Payment"]').count()).toBe(0);
+  });
+
+  it('keeps the focus in the dialog, named in the modal language, with the host page inert until it closes', async () => {
+    await openModal(modalOptions(9_800, { language: 'frFR' }));
+    const french = page.frameLocator('iframe[title="Paiement"]');
+    await french.locator('#submit').waitFor();
+    expect(await page.getAttribute('[role="dialog"]', 'aria-label')).toBe('Paiement');
+    await expect.poll(() => french.locator('#card_number').evaluate((input) => input === document.activeElement && document.hasFocus()), slow).toBe(true);
+    const hostFocus = () => page.evaluate(() => (document.activeElement?.tagName === 'IFRAME' ? 'frame' : document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.id ?? ''));
+    const frameFocus = () => french.locator('body').evaluate(() => document.activeElement?.id || document.activeElement?.tagName);
+    // Shift+Tab from the first field comes round to × and back into the frame, never to the host page.
+    const backwards: string[] = [];
+    for (let press = 0; press < 4; press++) {
+      await page.keyboard.press('Shift+Tab');
+      backwards.push(await hostFocus());
+    }
+    expect(backwards).toEqual(['Fermer', 'frame', 'frame', 'frame']);
+    // Tab from × comes round to the frame's first control.
+    await page.getByRole('button', { name: 'Fermer' }).focus();
+    await page.keyboard.press('Tab');
+    expect(await hostFocus()).toBe('frame');
+    await expect.poll(frameFocus, slow).not.toBe('BODY');
+    // The host page behind the overlay takes neither focus nor clicks.
+    const inert = () => page.evaluate(() => ['terms', 'pay', 'drawer'].map((id) => document.getElementById(id)!.closest('[inert]') !== null));
+    expect(await inert()).toEqual([true, true, true]);
+    await page.evaluate(() => document.getElementById('pay')!.focus());
+    expect(await hostFocus()).not.toBe('pay');
+    expect(names()).toEqual(['booking_logged']);
+    await page.getByRole('button', { name: 'Fermer' }).click();
+    await expect.poll(names, slow).toEqual(['booking_logged', 'modal_closed']);
+    // Restored exactly: what the integrator made inert stays inert.
+    expect(await inert()).toEqual([false, false, true]);
+    expect(await page.evaluate(() => document.querySelectorAll('[inert]').length)).toBe(1);
   });
 
   it('runs a 3DS challenge inline in the modal: Authenticate reports transaction_logged', async () => {

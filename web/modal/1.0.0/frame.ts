@@ -52,10 +52,18 @@ function fatal(text: string): void {
 window.addEventListener('message', (event) => {
   if (event.origin !== data.hostOrigin || event.source !== window.parent) return;
   const message = event.data as HostMessage | null;
-  if (!message || message.source !== hostSource || message.type !== 'init' || started) return;
+  if (!message || message.source !== hostSource) return;
+  if (message.type === 'focus') return focusFirst();
+  if (message.type !== 'init' || started) return;
   started = true;
   void start(message.options);
 });
+
+/** The first control a Tab would reach, as if focus had come round to the top of this page. */
+function focusFirst(): void {
+  const controls = document.querySelectorAll<HTMLElement>('a[href], button, input, select, textarea, iframe, [tabindex]');
+  [...controls].find((element) => element.tabIndex >= 0 && !(element as HTMLInputElement).disabled && element.getClientRects().length > 0)?.focus();
+}
 // The host focuses this frame when it opens, so Escape is typed here, not on the host page:
 // ask the host to close the overlay (docs/modal.md: Escape and the × button close it).
 window.addEventListener('keydown', (event) => {

@@ -37,13 +37,41 @@ const script = document.currentScript as HTMLScriptElement | null;
 const frameUrl = new URL('frame', script?.src ?? location.href);
 const frameOrigin = frameUrl.origin;
 
-const closeLabels: Record<string, string> = {
-  zhZH: '关闭', enGB: 'Close', frFR: 'Fermer', deDE: 'Schließen', itIT: 'Chiudi', jaJA: '閉じる', kkKK: 'Жабу', koKO: '닫기',
-  lvLV: 'Aizvērt', ptBR: 'Fechar', roRO: 'Închideți', ruRU: 'Закрыть', esES: 'Cerrar', ukUK: 'Закрити', uzUZ: 'Yopish',
+/**
+ * The × button's label and the dialog's (and frame's) accessible name, by modal language. Kept
+ * here rather than read from the catalogue: this script runs on integrators' pages and must stay
+ * tiny. The close labels are the catalogue's `close`.
+ */
+const modalLabels: Record<string, { close: string; dialog: string }> = {
+  zhZH: { close: '关闭', dialog: '支付' }, enGB: { close: 'Close', dialog: 'Payment' }, frFR: { close: 'Fermer', dialog: 'Paiement' },
+  deDE: { close: 'Schließen', dialog: 'Zahlung' }, itIT: { close: 'Chiudi', dialog: 'Pagamento' }, jaJA: { close: '閉じる', dialog: 'お支払い' },
+  kkKK: { close: 'Жабу', dialog: 'Төлем' }, koKO: { close: '닫기', dialog: '결제' }, lvLV: { close: 'Aizvērt', dialog: 'Apmaksa' },
+  ptBR: { close: 'Fechar', dialog: 'Pagamento' }, roRO: { close: 'Închideți', dialog: 'Plată' }, ruRU: { close: 'Закрыть', dialog: 'Оплата' },
+  esES: { close: 'Cerrar', dialog: 'Pago' }, ukUK: { close: 'Закрити', dialog: 'Оплата' }, uzUZ: { close: 'Yopish', dialog: 'Toʻlov' },
 };
 
 function style(element: HTMLElement, rules: Partial<CSSStyleDeclaration>): void {
   Object.assign(element.style, rules);
+}
+
+/**
+ * Makes the rest of the host page inert (no focus, no clicks, out of the accessibility tree)
+ * while the modal is open; returns the undo, which clears only what this set, so elements the
+ * integrator made inert stay so. Browsers without `inert` get the focus guard in open().
+ */
+function inertBesides(overlay: HTMLElement): () => void {
+  const made = [...document.body.children].filter((element) => element !== overlay && !element.hasAttribute('inert'));
+  for (const element of made) element.setAttribute('inert', '');
+  return () => made.forEach((element) => element.removeAttribute('inert'));
+}
+
+/** An invisible stop at either end of the overlay that sends Tab round to the other end. */
+function focusStop(onFocus: () => void): HTMLElement {
+  const stop = document.createElement('div');
+  stop.tabIndex = 0;
+  style(stop, { position: 'fixed', width: '1px', height: '1px', opacity: '0', outline: 'none', pointerEvents: 'none' });
+  stop.addEventListener('focus', onFocus);
+  return stop;
 }
 
 function bookingData(options: ModalOptions): Record<string, unknown> {
@@ -97,22 +125,33 @@ export function open(options: ModalOptions): ModalHandle {
   const dialog = document.createElement('div');
   dialog.setAttribute('role', 'dialog');
   dialog.setAttribute('aria-modal', 'true');
-  dialog.setAttribute('aria-label', 'Payment');
+  const labels = modalLabels[options.language ?? 'enGB'] ?? modalLabels.enGB!;
+  dialog.setAttribute('aria-label', labels.dialog);
   style(dialog, { position: 'relative', width: 'min(480px, 100%)', height: 'min(760px, 100%)', background: '#fff', borderRadius: '12px', overflow: 'hidden', boxShadow: '0 20px 50px rgba(0,0,0,.35)' });
   const url = new URL(frameUrl);
   url.searchParams.set('origin', location.origin);
   if (options.language) url.searchParams.set('language', options.language);
   const iframe = document.createElement('iframe');
   iframe.src = url.toString();
-  iframe.title = 'Payment';
+  iframe.title = labels.dialog;
   style(iframe, { width: '100%', height: '100%', border: '0', display: 'block' });
   const close = document.createElement('button');
   close.type = 'button';
   close.textContent = '×';
-  close.setAttribute('aria-label', closeLabels[options.language ?? 'enGB'] ?? 'Close');
+  close.setAttribute('aria-label', labels.close);
   style(close, { position: 'absolute', top: '8px', right: '8px', width: '40px', height: '40px', border: '0', borderRadius: '20px', background: '#eef1f6', color: '#1d2433', fontSize: '24px', lineHeight: '40px', cursor: 'pointer' });
   dialog.append(iframe, close);
-  overlay.append(dialog);
+  // Focus stays in the dialog (its frame and ×): Shift+Tab from the frame's first field comes
+  // round to ×, Tab from × to the frame's first field. Without this the host page behind the
+  // overlay took the focus, and Enter on its "Pay" button opened a second modal and booking.
+  const focusFrame = () => {
+    iframe.focus();
+    iframe.contentWindow?.postMessage({ source: hostSource, type: 'focus' }, frameOrigin);
+  };
+  overlay.append(focusStop(() => close.focus()), dialog, focusStop(focusFrame));
+  const onFocusIn = (event: FocusEvent) => {
+    if (!overlay.contains(event.target as Node)) focusFrame();
+  };
 
   let processing = false;
   let closed = false;
@@ -147,7 +186,9 @@ export function open(options: ModalOptions): ModalHandle {
       window.removeEventListener('message', onMessage);
       window.removeEventListener('beforeunload', onBeforeUnload);
       document.removeEventListener('keydown', onKey);
+      document.removeEventListener('focusin', onFocusIn);
       overlay.remove();
+      restoreHost();
       if (current === handle) current = null;
       previousFocus?.focus?.();
       fire('modal_closed', { message: processing ? 'The payment modal was closed while a payment was processing.' : 'The payment modal was closed.' });
@@ -158,6 +199,8 @@ export function open(options: ModalOptions): ModalHandle {
   window.addEventListener('beforeunload', onBeforeUnload);
   document.addEventListener('keydown', onKey);
   document.body.append(overlay);
+  const restoreHost = inertBesides(overlay);
+  document.addEventListener('focusin', onFocusIn);
   iframe.focus();
   current = handle;
   return handle;

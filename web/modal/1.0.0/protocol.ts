@@ -26,7 +26,10 @@ export interface ModalInit {
   language?: string;
 }
 
-export type HostMessage = { source: typeof hostSource; type: 'init'; options: ModalInit };
+export type HostMessage =
+  | { source: typeof hostSource; type: 'init'; options: ModalInit }
+  // Tab came round from the host's × (the focus stays in the dialog): focus the frame's first control.
+  | { source: typeof hostSource; type: 'focus' };
 
 export type FrameMessage =
   | { source: typeof frameSource; type: 'ready' }
