@@ -2,9 +2,10 @@ import type { AppContext } from '../../context.js';
 import { invalidParam } from '../../http/errors.js';
 import type { Queryable, Transaction } from '../../storage/db.js';
 import { fundingTypes } from '../bookings.js';
+import { redeemCaptureTokens } from '../vault/index.js';
 import { recordAttempts, type BookingAttempt } from './bookings.js';
 import { assertForexPart, recordForexAndAllocations } from './forex-allocations.js';
-import type { PaymentPlan } from './prepare.js';
+import { unknownCardToken, type PaymentPlan } from './prepare.js';
 import { adjustRemaining, adjustShares, bookingShares, findTransaction, insertTransactions, type BookingShare, type NewTransaction, type NewTransactionRow } from './repository.js';
 import { statementDate, type StatementPeriod } from '../statements/dates.js';
 import { IdempotencyKeyTakenError, isRetainedType, type Actor, type TransactionRecord } from './types.js';
@@ -35,6 +36,7 @@ export async function insertAttempts(context: AppContext, tx: Transaction, membe
   // parent: rolled back with the rest, or each replay of a refund would shrink what remains
   // refundable. Follow-ups are attempted alone, so nothing else is lost with it.
   if (records.some((record, index) => !record && rows[index]!.row.reservedTotal > 0)) throw new IdempotencyKeyTakenError();
+  await redeemCaptureTokensOf(tx, members, records);
   const attempts: BookingAttempt[] = [];
   for (const [index, record] of records.entries()) {
     if (!record) continue;
@@ -45,6 +47,19 @@ export async function insertAttempts(context: AppContext, tx: Transaction, membe
   // The last statement of the attempt's database transaction: its COMMIT goes with it.
   await recordAttempts(tx, attempts, { at, locked: lockedBookings });
   return records;
+}
+
+/**
+ * A capture token pays for one charge (docs/vault.md "CVV"): it is redeemed here, with the row of
+ * the charge it pays, so a refusal that rolls the attempt back leaves it usable. A request that
+ * wrote no row (its Idempotency-Key is another request's) redeems nothing. When another charge
+ * redeemed the token since this request was checked, the attempt is refused as the check would
+ * have refused it, before the processor is called; in a batch, the rollback has each member
+ * attempted again alone, and the check then refuses this one.
+ */
+async function redeemCaptureTokensOf(tx: Transaction, members: readonly { plan: PaymentPlan }[], records: readonly (TransactionRecord | undefined)[]): Promise<void> {
+  const redemptions = members.flatMap(({ plan }, index) => (records[index] && plan.captureRedemption ? [plan.captureRedemption] : []));
+  if ((await redeemCaptureTokens(tx, redemptions)) < redemptions.length) throw unknownCardToken();
 }
 
 function newRow(actor: Actor, plan: PaymentPlan, options: { reserved: number; at: Date }): NewTransactionRow {

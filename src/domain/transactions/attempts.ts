@@ -2,6 +2,7 @@ import { Batcher, retriedAlone } from '../../batcher.js';
 import type { AppContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
 import { limits } from '../../limits.js';
+import { captureTokenPrefix } from '../vault/index.js';
 import { insertAttempts } from './attempt.js';
 import { lookUp, preparePayment, type PaymentPlan } from './prepare.js';
 import { IdempotencyKeyTakenError, isFollowUpType, StalePrincipalError, type Actor, type TransactionInput, type TransactionRecord } from './types.js';
@@ -55,11 +56,14 @@ function attemptsOf(context: AppContext): Batcher<AttemptRequest, Attempt> {
 
 /**
  * Requests naming one booking never share a batch (recordAttempts updates each booking once, and
- * the over-funding sum of the second must see the first), nor do two with one Idempotency-Key.
+ * the over-funding sum of the second must see the first), nor do two with one Idempotency-Key,
+ * nor two naming one capture token (only one may redeem it: the other is refused alone, not by
+ * rolling its batch back).
  */
 function conflictKeys({ actor, input }: AttemptRequest): (string | number)[] {
   const keys: (string | number)[] = (input.bookings ?? []).map((item) => item.id);
   if (actor.idempotency) keys.push(`key ${actor.siteId} ${actor.idempotency.key}`);
+  if (input.token?.startsWith(captureTokenPrefix)) keys.push(`token ${input.token}`);
   return keys;
 }
 

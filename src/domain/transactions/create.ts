@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js';
 import { storeAnswers, type StoredAnswer } from '../../http/idempotency.js';
 import { limits } from '../../limits.js';
 import type { Queryable } from '../../storage/db.js';
-import { isTestMode, openCard, resolvePaymentCard } from '../vault/index.js';
+import { isTestMode, openCard } from '../vault/index.js';
 import { receiptLabelOf } from '../channels.js';
 import { attemptPayment } from './attempts.js';
 import { recordChargeback } from './chargebacks.js';
@@ -142,9 +142,8 @@ async function callProcessor(context: AppContext, plan: PaymentPlan, record: Tra
   }
   let card;
   try {
-    const cvv = plan.captureToken === undefined ? plan.cvv : await redeemCvv(context, record, plan.captureToken);
     // The PAN and CVV live in this local only for the one call below.
-    card = await openCard(context.db, context.vault, plan.card!, cvv, plan.sealedPan);
+    card = await openCard(context.db, context.vault, plan.card!, plan.cvv, plan.sealedPan);
   } catch {
     await context.db.transaction(async (tx) => failRow(tx, await lockRow(tx, record.id), { code: null, message: 'The vaulted card could not be read; vault the card again.' }, context.now()));
     return { kind: 'unknown', reason: 'card unreadable (recorded as failed)', noRecord: false };
@@ -162,14 +161,4 @@ async function callProcessor(context: AppContext, plan: PaymentPlan, record: Tra
       ...(plan.input.forcedDeclineCode !== undefined ? { forcedDeclineCode: plan.input.forcedDeclineCode } : {}),
     }),
   );
-}
-
-/**
- * Takes the CVV out of a capture token, once every check has passed and the attempt is
- * recorded: the first authorisation is the CVV's only use (decisions.md). Undefined when the
- * token was used before or has expired since; the processor then decides without it.
- */
-async function redeemCvv(context: AppContext, record: TransactionRecord, captureToken: string): Promise<string | undefined> {
-  const resolved = await resolvePaymentCard(context.db, context.vault, { siteId: record.siteId, token: captureToken, redeemCvv: true });
-  return resolved && resolved.card.id === record.cardId ? resolved.cvv : undefined;
 }

@@ -1,13 +1,13 @@
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../storage/db.js';
-import { conflict, invalidId, invalidParam, missingParams } from '../../http/errors.js';
+import { conflict, invalidId, invalidParam, missingParams, type ApiError } from '../../http/errors.js';
 import { limits } from '../../limits.js';
 import { takesLiveMode } from '../../processor/index.js';
 import { channelFrom, channelFromRow, channelSelect, type ChannelRecord, type ChannelRow } from '../channels.js';
 import { credentialEpochSql } from '../credentials.js';
 import {
   assertCardAllowedInMode, assertCardUsableOnChannel, cardById, cardByVaultToken, chargeableCardColumns, chargeableCardJoin, chargeableCardOf, isTestMode, resolvePaymentCard,
-  type CardRecord, type ChargeableCard, type ChargeableCardColumns, type SealedPan,
+  type CaptureTokenRedemption, type CardRecord, type ChargeableCard, type ChargeableCardColumns, type SealedPan,
 } from '../vault/index.js';
 import { toRecord, transactionColumns } from './repository.js';
 import { prepareForexAndAllocations, type ForexAndAllocations } from './forex-allocations.js';
@@ -27,14 +27,14 @@ export interface PaymentPlan {
   shares: { bookingId: number; total: number }[];
   linked: TransactionRecord | null;
   card: CardRecord | null;
-  /** A sandbox token's CVV; memory only. A capture token's is taken later (`captureToken`). */
+  /** A capture or sandbox token's CVV, for the processor call; memory only. */
   cvv: string | undefined;
   /**
-   * The capture token naming the card, if any. Its CVV can be taken once only, so it is taken
-   * right before the processor call, after every check (create.ts), never during validation:
-   * a refused request leaves the token usable with its CVV.
+   * The capture token naming the card, if any: single use (docs/vault.md "CVV"). It is redeemed
+   * by the database transaction that records the attempt (insertAttempts), never during
+   * validation: a refused request leaves the token usable with its CVV.
    */
-  captureToken: string | undefined;
+  captureRedemption: CaptureTokenRedemption | undefined;
   /** The card's sealed PAN when validation read it with the card (retained charges); else openCard reads it. */
   sealedPan: SealedPan | undefined;
   /** Forex terms and validated allocations (issue 4; forex-allocations.ts). */
@@ -233,8 +233,13 @@ function resolveLinked(input: TransactionInput, channel: ChannelRecord, linked: 
 interface PlanCard {
   card: CardRecord | null;
   cvv?: string;
-  captureToken?: string;
+  captureRedemption?: CaptureTokenRedemption;
   sealed?: SealedPan;
+}
+
+/** A token that names no card: unknown, expired, of another site, or a capture token already used. */
+export function unknownCardToken(): ApiError {
+  return invalidParam('token', 'Unknown or expired card token.');
 }
 
 async function resolveCard(
@@ -251,11 +256,11 @@ async function resolveCard(
   if (isRetainedType(input.type)) {
     resolved = await retainedCard(db, actor, input, { linked, linkedCard: lookup.linkedCard });
   } else {
-    // redeemCvv false: the capture token's CVV stays in it until the processor call.
-    const found = await resolvePaymentCard(db, context.vault, { siteId: actor.siteId, token: input.token!, channelId: channel.id, redeemCvv: false });
+    // Resolving writes nothing: the capture token is redeemed with the attempt (insertAttempts).
+    const found = await resolvePaymentCard(db, context.vault, { siteId: actor.siteId, token: input.token!, channelId: channel.id });
     // A page's vault token is refused as an unknown one: the page learns nothing about the vault.
-    if (!found || (found.via === 'vault_token' && isHostedSource(actor.source))) throw invalidParam('token', 'Unknown or expired card token.');
-    resolved = { card: found.card, ...(found.cvv !== undefined ? { cvv: found.cvv } : {}), ...(found.via === 'capture_token' ? { captureToken: input.token! } : {}) };
+    if (!found || (found.via === 'vault_token' && isHostedSource(actor.source))) throw unknownCardToken();
+    resolved = { card: found.card, ...(found.cvv !== undefined ? { cvv: found.cvv } : {}), ...(found.redemption ? { captureRedemption: found.redemption } : {}) };
   }
   // Keyed by what named the card: a retained charge may name it by linked_id alone.
   assertCardAllowedInMode(resolved.card, channel.accountMode, input.token === undefined ? 'linked_id' : 'token');
@@ -303,9 +308,9 @@ export async function preparePayment(context: AppContext, db: Queryable, actor: 
   const { shares, firstBookingLanguage } = resolveShares(input, channel, found.bookings);
   const linked = resolveLinked(input, channel, found.linked);
   const extras = await prepareForexAndAllocations(context, db, actor, { input, channel, shares, linked });
-  const { card, cvv, captureToken, sealed } = await resolveCard(context, db, actor, input, { channel, linked, linkedCard: found.linkedCard });
+  const { card, cvv, captureRedemption, sealed } = await resolveCard(context, db, actor, input, { channel, linked, linkedCard: found.linkedCard });
   return {
-    input, channel, currency: input.currency!, total: input.total!, shares, linked, card, cvv, captureToken, sealedPan: sealed, extras,
+    input, channel, currency: input.currency!, total: input.total!, shares, linked, card, cvv, captureRedemption, sealedPan: sealed, extras,
     language: languageOf(input, linked, firstBookingLanguage, channel),
   };
 }

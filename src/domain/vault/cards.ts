@@ -203,13 +203,25 @@ export async function captureCard(db: Queryable, deps: VaultDeps, input: Capture
   return { card, ...issueCaptureToken(deps, card, input.cvv) };
 }
 
-// Named (prepared once per connection): both run on every retained charge.
+// Named (prepared once per connection): the first two run on every retained charge, the next
+// two on every charge naming a capture token.
 const cardByIdStatement = { name: 'vault_card_by_id', text: `SELECT ${cardColumns} FROM cards WHERE id = $1 AND site_id = $2` };
 const cardByTokenStatement = {
   name: 'vault_card_by_token',
   text: `SELECT ${cardColumns},
                 EXISTS (SELECT 1 FROM transactions t WHERE t.card_id = cards.id AND t.type = 'vault' AND t.status = 'complete') AS vaulted
            FROM cards WHERE token = $1 AND site_id = $2`,
+};
+const cardByCaptureTokenStatement = {
+  name: 'vault_card_by_capture_token',
+  text: `SELECT ${cardColumns}, EXISTS (SELECT 1 FROM card_token_redemptions r WHERE r.nonce = $3) AS redeemed
+           FROM cards WHERE id = $1 AND site_id = $2`,
+};
+const redeemCaptureTokensStatement = {
+  name: 'vault_redeem_capture_tokens',
+  text: `WITH purged AS (DELETE FROM card_token_redemptions WHERE expires_at < now())
+         INSERT INTO card_token_redemptions (nonce, expires_at) SELECT * FROM unnest($1::bytea[], $2::timestamptz[])
+         ON CONFLICT DO NOTHING RETURNING nonce`,
 };
 const cardSecretStatement = { name: 'vault_card_secret', text: 'SELECT key_id, wrapped_key, pan_ciphertext FROM cards WHERE id = $1 AND site_id = $2' };
 
@@ -276,9 +288,17 @@ export async function cardByVaultToken(db: Queryable, siteId: number, token: str
 
 export interface ResolvedCard {
   card: CardRecord;
-  /** Present only for a capture token's first redemption, or a sandbox token. */
+  /** A capture token's or a sandbox token's; a vault token names the card without one. */
   cvv?: string;
   via: 'capture_token' | 'vault_token' | 'sandbox_token';
+  /** A capture token's: what `redeemCaptureTokens` records when the charge it pays is written. */
+  redemption?: CaptureTokenRedemption;
+}
+
+/** A capture token's single-use id (its random nonce, not secret) and when it expires anyway. */
+export interface CaptureTokenRedemption {
+  nonce: Buffer;
+  expiresAt: Date;
 }
 
 export interface ResolveCardInput {
@@ -286,17 +306,13 @@ export interface ResolveCardInput {
   token: string;
   /** Needed for sandbox tokens (the card is materialised on that channel). */
   channelId?: number;
-  /**
-   * Hand out a capture token's CVV (default true). The CVV is given once per capture token:
-   * a second resolution of the same token returns the card without it.
-   */
-  redeemCvv?: boolean;
 }
 
 /**
  * The card a payment request names by `token`: a capture token (`ct_...`), a permanent vault
- * token, or on test channels a sandbox token (`tok_...`). Null when the token is unknown, expired
- * or of another site. A sandbox token on a non-test channel is a 400.
+ * token, or on test channels a sandbox token (`tok_...`). Null when the token is unknown, expired,
+ * of another site, or a capture token already redeemed. A sandbox token on a non-test channel is
+ * a 400. Writes nothing for a capture token: the charge redeems it (redeemCaptureTokens).
  */
 export async function resolvePaymentCard(db: Queryable, deps: VaultDeps, input: ResolveCardInput): Promise<ResolvedCard | null> {
   if (input.token.startsWith(captureTokenPrefix)) return resolveCaptureToken(db, deps, input);
@@ -305,16 +321,32 @@ export async function resolvePaymentCard(db: Queryable, deps: VaultDeps, input: 
   return card ? { card, via: 'vault_token' } : null;
 }
 
+/**
+ * A capture token pays for one cardholder-initiated charge, with its CVV; once redeemed it names
+ * no card at all. Were it to go on naming the card, every later charge would reach the bank
+ * without the CVV, as if the cardholder had typed the card again (a card tester's one CVV guess,
+ * then CVV-less charges). A charge without CVV is the merchant's, by vault token or `linked_id`
+ * after a completed vault.
+ */
 async function resolveCaptureToken(db: Queryable, deps: VaultDeps, input: ResolveCardInput): Promise<ResolvedCard | null> {
   const contents = openCaptureToken(deps.keys, { siteId: input.siteId, token: input.token, now: deps.now() });
   if (!contents) return null;
-  const card = await cardById(db, input.siteId, contents.cardId);
-  if (!card) return null;
-  if (input.redeemCvv === false) return { card, via: 'capture_token' };
-  // Lazily purge redemptions of tokens that expired anyway (bounded by the index).
-  await db.query('DELETE FROM card_token_redemptions WHERE expires_at < now()');
-  const redeemed = await db.query('INSERT INTO card_token_redemptions (nonce, expires_at) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING nonce', [contents.nonce, contents.expiresAt]);
-  return redeemed.length === 1 ? { card, cvv: contents.cvv, via: 'capture_token' } : { card, via: 'capture_token' };
+  const row = await db.maybeOne<CardRow & { redeemed: boolean } & Record<string, unknown>>(cardByCaptureTokenStatement, [contents.cardId, input.siteId, contents.nonce]);
+  if (!row || row.redeemed) return null;
+  return { card: toCard(row), cvv: contents.cvv, via: 'capture_token', redemption: { nonce: contents.nonce, expiresAt: contents.expiresAt } };
+}
+
+/**
+ * Records capture tokens as redeemed, in the database transaction that writes the charges they
+ * pay (rolled back with it, the token stays usable). Returns how many were not redeemed before:
+ * fewer than given means another charge took one first, and the caller refuses its own.
+ */
+export async function redeemCaptureTokens(db: Queryable, redemptions: readonly CaptureTokenRedemption[]): Promise<number> {
+  if (redemptions.length === 0) return 0;
+  // Purges the redemptions of tokens that expired anyway (bounded by the expiry index): an
+  // expired token is refused before its redemption is looked at.
+  const redeemed = await db.query(redeemCaptureTokensStatement, [redemptions.map((redemption) => redemption.nonce), redemptions.map((redemption) => redemption.expiresAt)]);
+  return redeemed.length;
 }
 
 /** Sandbox tokens stand for a test card with a future expiry and a valid CVV, like a fresh capture. */

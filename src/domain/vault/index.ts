@@ -11,9 +11,12 @@
  * - `captureCard(db, deps, {siteId, channelId, pan, expiryMonth, expiryYear, cvv, holder?})`
  *   → `{card, cardToken, cardTokenExpiresAt}`. Throws ApiError 400 (Luhn/expiry/CVV, test card vs
  *   channel mode) or 404 (channel not in the site). Same PAN on the same channel reuses the record.
- * - `resolvePaymentCard(db, deps, {siteId, token, channelId?, redeemCvv?})`
- *   → `{card, cvv?, via} | null` for a capture token (`ct_...`, CVV on first redemption only),
- *   a permanent vault token, or a sandbox token (`tok_visa`..., needs channelId; 400 off test channels).
+ * - `resolvePaymentCard(db, deps, {siteId, token, channelId?})`
+ *   → `{card, cvv?, via, redemption?} | null` for a capture token (`ct_...`, with its CVV; null
+ *   once redeemed), a permanent vault token, or a sandbox token (`tok_visa`..., needs channelId;
+ *   400 off test channels).
+ * - `redeemCaptureTokens(db, redemptions)` → how many were newly redeemed: the charge a capture
+ *   token pays records it in the transaction that writes the charge (single use).
  * - `cardById(db, siteId, id)`, `cardByVaultToken(db, siteId, token)` → `CardRecord | null`.
  * - `openCard(db, deps, card, cvv?)` → `ProcessorCard` (decrypts the PAN for one processor call).
  * - `assertCardUsableOnChannel(card, {currency, accountType})`, `assertCardAllowedInMode(card,
@@ -25,11 +28,11 @@ import type { Secrets } from '../../config.js';
 import { vaultKeysFromSecrets } from './crypto.js';
 import type { VaultDeps } from './cards.js';
 
-export type { CardRecord, CardHolder, CaptureCardInput, CapturedCard, ChargeableCard, ChargeableCardColumns, ResolvedCard, ResolveCardInput, VaultDeps } from './cards.js';
-export { captureCard, cardById, cardByVaultToken, chargeableCardColumns, chargeableCardJoin, chargeableCardOf, resolvePaymentCard, openCard, randomAlphanumeric } from './cards.js';
+export type { CaptureTokenRedemption, CardRecord, CardHolder, CaptureCardInput, CapturedCard, ChargeableCard, ChargeableCardColumns, ResolvedCard, ResolveCardInput, VaultDeps } from './cards.js';
+export { captureCard, cardById, cardByVaultToken, chargeableCardColumns, chargeableCardJoin, chargeableCardOf, redeemCaptureTokens, resolvePaymentCard, openCard, randomAlphanumeric } from './cards.js';
 export { assertCardUsableOnChannel, assertCardAllowedInMode, isTestMode, normalisePan, type CardChannel } from './rules.js';
 export { cardTypeFromBin, luhnValid, issuerCountryFromBin, cvvLength } from './card-types.js';
-export { CardDecryptionError, type SealedPan, type VaultKeys } from './crypto.js';
+export { CardDecryptionError, captureTokenPrefix, type SealedPan, type VaultKeys } from './crypto.js';
 export { rotateCardKeys, type RotationResult } from './rotation.js';
 export type { CardBrand } from '../../processor/connector.js';
 

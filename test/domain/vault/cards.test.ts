@@ -4,7 +4,7 @@ import { createTestContext, testEnv, type TestContext } from '../../support/cont
 import { createSite, type SiteFixture } from '../../support/fixtures.js';
 import { createChannel, everyStoredValue, futureYear } from './support.js';
 import {
-  assertCardAllowedInMode, assertCardUsableOnChannel, captureCard, cardById, createVault, openCard, resolvePaymentCard, rotateCardKeys, CardDecryptionError,
+  assertCardAllowedInMode, assertCardUsableOnChannel, captureCard, cardById, createVault, openCard, redeemCaptureTokens, resolvePaymentCard, rotateCardKeys, CardDecryptionError,
 } from '../../../src/domain/vault/index.js';
 import { loadConfig } from '../../../src/config.js';
 import { ApiError } from '../../../src/http/errors.js';
@@ -86,13 +86,15 @@ describe('captureCard', () => {
 });
 
 describe('resolvePaymentCard', () => {
-  it('gives the CVV of a capture token once, then only the card', async () => {
+  it('gives the card and CVV of a capture token until it is redeemed, then nothing', async () => {
     const { card, cardToken } = await capture({ pan: '4000000000001000', cvv: '582' });
     const first = await resolvePaymentCard(t.db, t.context.vault, { siteId: site.siteId, token: cardToken });
     expect(first).toMatchObject({ card: { id: card.id }, cvv: '582', via: 'capture_token' });
-    const second = await resolvePaymentCard(t.db, t.context.vault, { siteId: site.siteId, token: cardToken });
-    expect(second?.card.id).toBe(card.id);
-    expect(second?.cvv).toBeUndefined();
+    // Resolving writes nothing: a request refused after it leaves the token usable.
+    expect(await resolvePaymentCard(t.db, t.context.vault, { siteId: site.siteId, token: cardToken })).toMatchObject({ cvv: '582' });
+    expect(await redeemCaptureTokens(t.db, [first!.redemption!])).toBe(1);
+    expect(await resolvePaymentCard(t.db, t.context.vault, { siteId: site.siteId, token: cardToken })).toBeNull();
+    expect(await redeemCaptureTokens(t.db, [first!.redemption!])).toBe(0);
   });
 
   it('does not resolve a capture token for another site, an expired one, or a forged one', async () => {
@@ -170,7 +172,8 @@ describe('stored card data', () => {
     ];
     for (const entry of captured) {
       const { cardToken } = await capture(entry);
-      await resolvePaymentCard(t.db, t.context.vault, { siteId: site.siteId, token: cardToken });
+      const resolved = await resolvePaymentCard(t.db, t.context.vault, { siteId: site.siteId, token: cardToken });
+      await redeemCaptureTokens(t.db, [resolved!.redemption!]);
     }
     const values = await everyStoredValue(t.db);
     expect(values.some((value) => value.where === 'cards.pan_ciphertext')).toBe(true);
