@@ -121,6 +121,14 @@ export const limits = {
   /** Failed card attempts per hosted page session; the next one is refused. */
   hostedFailedAttemptsMax: 3,
   /**
+   * Cards a hosted page session may submit to the capture endpoint, accepted or not; the next one
+   * is refused (403 rest_attempts_exhausted). A page captures once per card attempt: twice the
+   * attempts a session can make (three failed, one that succeeds) leaves room for cards refused
+   * before the bank (a rate that changed, a lost answer) and still bounds the cards an anonymous
+   * page can store.
+   */
+  hostedCardCapturesPerSessionMax: 8,
+  /**
    * One modal auth string (valid 15 minutes) across every session it opens (docs/modal.md
    * "Attempts"): failed card attempts (then transaction_rejected), sessions opened and draft
    * bookings created (then token_error); the integrator's server signs a new string to go on.
@@ -143,6 +151,12 @@ export const limits = {
    * integrator's server obtains a new token.
    */
   vaultFailedAttemptsPerTokenMax: 3,
+  /**
+   * Cards captured by the payment request pages of one booking together, opened within
+   * `payRequestFailedAttemptsWindowSeconds`: each load's session has its own
+   * `hostedCardCapturesPerSessionMax`, so the booking bounds them all (twice its failed attempts).
+   */
+  payRequestCapturesPerBookingMax: 20,
   /** Expired auth-string records deleted per modal session opened, so pruning is bounded work. */
   modalAuthUsesPruneBatch: 100,
   /** The page gives up waiting for a payment answer after this long (transaction_timeout). */

@@ -5,7 +5,7 @@ import { loadTransactionViews, type TransactionJson } from '../transactions/view
 import type { Actor, TransactionInput, TransactionSource } from '../transactions/types.js';
 import { createTransaction } from '../transactions/index.js';
 import { limits } from '../../limits.js';
-import { attemptsLeft, cancelAttempt, getHostedSession, recordAttemptOutcome, startAttempt, type HostedSession } from './sessions.js';
+import { attemptsLeft, cancelAttempt, getHostedSession, payRequestWindowStart, recordAttemptOutcome, startAttempt, type HostedSession } from './sessions.js';
 
 /**
  * Payments made by a hosted page on its session: the vaulting app's zero-value vault
@@ -42,8 +42,14 @@ export const rejectedMessage = 'Three failed attempts: the payment was rejected 
 
 const sourceOf: Record<HostedSession['kind'], TransactionSource> = { vault: 'vault_app', modal: 'modal', pay: 'payment_request' };
 
-export function attemptRefusal(reason: 'attempts_exhausted' | 'already_completed' | 'in_progress'): ApiError {
+/**
+ * `captures_exhausted`: the capture endpoint's refusal once the page submitted its cards
+ * (countCardCapture). The code is the attempts' own: the pages then end the form as for a
+ * rejected payment (the modal emits transaction_rejected), which is what it is.
+ */
+export function attemptRefusal(reason: 'attempts_exhausted' | 'captures_exhausted' | 'already_completed' | 'in_progress'): ApiError {
   if (reason === 'attempts_exhausted') return new ApiError(403, 'rest_attempts_exhausted', rejectedMessage);
+  if (reason === 'captures_exhausted') return new ApiError(403, 'rest_attempts_exhausted', 'This page has taken as many cards as it may: no further card can be entered here.');
   if (reason === 'already_completed') return new ApiError(409, 'rest_session_completed', 'This page has already completed its payment.');
   return new ApiError(409, 'rest_payment_in_progress', 'A payment of this page is still awaiting its outcome.');
 }
@@ -97,7 +103,7 @@ function transactionInputOf(context: AppContext, session: HostedSession, input: 
  * the bound can be passed by at most the attempts in flight, as with one session's own three.
  */
 export async function payRequestAttemptsExhausted(context: AppContext, bookingId: number): Promise<boolean> {
-  const since = new Date(context.now().getTime() - limits.payRequestFailedAttemptsWindowSeconds * 1000);
+  const since = payRequestWindowStart(context.now());
   const { failed } = await context.db.one<{ failed: number }>(
     `SELECT count(*)::int AS failed FROM transaction_bookings tb JOIN transactions t ON t.id = tb.transaction_id
       WHERE tb.booking_id = $1 AND t.source = 'payment_request' AND t.status = 'failed' AND t.created_at > $2`,

@@ -205,6 +205,43 @@ export async function startAttempt(db: Db, sessionId: number): Promise<{ ok: tru
   });
 }
 
+/** When the window of the payment request pages' per-booking bounds opened, seen at `now`. */
+export function payRequestWindowStart(now: Date): Date {
+  return new Date(now.getTime() - limits.payRequestFailedAttemptsWindowSeconds * 1000);
+}
+
+// The cards captured by the payment request pages of booking `booking` opened after `since`
+// (a session lives 30 minutes, so these are the captures of the window, give or take one page).
+const bookingCapturesSql = (booking: string, since: string) =>
+  `(SELECT coalesce(sum(o.captures), 0)::int FROM hosted_sessions o WHERE o.booking_id = ${booking} AND o.kind = 'pay' AND o.created_at > ${since})`;
+
+/**
+ * Counts one card the session submits to the capture endpoint, accepted or not, or refuses it
+ * (false): after `limits.hostedCardCapturesPerSessionMax`, or for a payment request page once its
+ * booking's pages together captured `payRequestCapturesPerBookingMax` within the window. Each
+ * page load opens a new session with its own allowance, so the booking's bound is what ends a
+ * card tester's reloading. One statement: the session's bound is re-checked on the row it
+ * updates, so parallel captures cannot pass it; the booking's sum is read as the statement
+ * starts, so pages capturing at the same moment can pass it by the captures in flight (as with
+ * `payRequestFailedAttemptsPerBookingMax`).
+ */
+export async function countCardCapture(db: Queryable, sessionId: number, now: Date): Promise<boolean> {
+  const counted = await db.maybeOne(
+    `UPDATE hosted_sessions s SET captures = s.captures + 1
+      WHERE s.id = $1 AND s.captures < $2
+        AND (s.kind <> 'pay' OR s.booking_id IS NULL OR ${bookingCapturesSql('s.booking_id', '$4')} < $3)
+      RETURNING s.captures`,
+    [sessionId, limits.hostedCardCapturesPerSessionMax, limits.payRequestCapturesPerBookingMax, payRequestWindowStart(now)],
+  );
+  return counted !== undefined;
+}
+
+/** Whether the booking's payment request pages captured all the cards they may in the window. */
+export async function payRequestCapturesExhausted(db: Queryable, bookingId: number, now: Date): Promise<boolean> {
+  const { captures } = await db.one<{ captures: number }>(`SELECT ${bookingCapturesSql('$1', '$2')} AS captures`, [bookingId, payRequestWindowStart(now)]);
+  return captures >= limits.payRequestCapturesPerBookingMax;
+}
+
 /**
  * Gives one attempt back to the session and to its auth string: an attempt that never reached
  * the bank (bad input, our own error). One statement, session row first like startAttempt.

@@ -4,7 +4,8 @@ import { apiTokenPrefix, looksLikeJwt, verifyJwt } from '../../domain/credential
 import { checkCardVaultUser } from '../../domain/hosted/card-vault-user.js';
 import { bearerToken } from '../../http/auth.js';
 import { forbidden, invalidId, invalidParam, invalidToken, notLoggedIn } from '../../http/errors.js';
-import { findHostedSession, looksLikeHostedSessionToken } from '../../domain/hosted/sessions.js';
+import { attemptRefusal } from '../../domain/hosted/payments.js';
+import { countCardCapture, findHostedSession, looksLikeHostedSessionToken } from '../../domain/hosted/sessions.js';
 
 /** Who may post card data: a hosted page acting for one site. */
 export interface CardCaptureCaller {
@@ -58,5 +59,8 @@ async function authorizeHostedSession(request: FastifyRequest, context: AppConte
   if (!site || site.id !== session.siteId) throw invalidId('site');
   const channels = (request.body as { channels?: unknown } | undefined)?.channels;
   if (channels !== session.channelId) throw invalidParam('channels', 'This page may only capture cards for the channel it was opened for.');
+  // Counted before the card is looked at: an anonymous page (a payment link) must not store
+  // cards and mint capture tokens without end, valid card or not.
+  if (!(await countCardCapture(context.db, session.id, context.now()))) throw attemptRefusal('captures_exhausted');
   return { siteId: session.siteId, userId: session.userId, via: 'hosted_session' };
 }

@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js';
 import { loadBooking, bookingTotalUnpaid, type BookingRecord } from '../../domain/bookings.js';
 import { loadChannel, receiptLabelOf } from '../../domain/channels.js';
 import { paymentCurrencyOptions, type PaymentCurrencyOption } from '../../domain/hosted/currencies.js';
-import { createHostedSession, attemptsLeft } from '../../domain/hosted/sessions.js';
+import { createHostedSession, attemptsLeft, payRequestCapturesExhausted } from '../../domain/hosted/sessions.js';
 import { payRequestAttemptsExhausted } from '../../domain/hosted/payments.js';
 import { formatMoney } from '../../domain/money.js';
 import { verifyPaymentRequestToken } from '../../domain/payment-request-link.js';
@@ -93,7 +93,9 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
     // (the payments core would refuse it as taking the booking above its total).
     const due = Math.max(0, unpaid - booking.totalAuthorized);
     const header = { language, title: t('titlePayRequest'), heading: t('titlePayRequest'), subheading: t('paymentTo', { company }), style: sharedAssets.style };
-    const notOnline = channel.accountMode === 'closed' || (await payRequestAttemptsExhausted(context, booking.id));
+    // A page whose cards would be refused shows no form: its booking's pages used up their failed
+    // attempts or their card captures (payRequestCapturesPerBookingMax).
+    const notOnline = channel.accountMode === 'closed' || (await payRequestAttemptsExhausted(context, booking.id)) || (await payRequestCapturesExhausted(context.db, booking.id, now));
     const nothingToPay = unpaid <= 0 ? t('fullyPaid') : notOnline ? t('notPayableOnline', { company }) : due <= 0 ? t('nothingDue') : null;
     if (nothingToPay !== null) {
       const outcome = unpaid <= 0 ? 'success' : 'info';
