@@ -338,17 +338,45 @@ export function fundingHeldSql(booking: string, types: string): string {
   return `(${booking}.total_paid + ${booking}.total_authorized + (SELECT unsettled.in_flight + unsettled.disputed FROM ${fundingUnsettledSql(booking, types)} unsettled))`;
 }
 
-// The parts again beside the sum, for the refusal's words only (a PUT of a total is rare).
-const fundingHeldStatement = {
+/** A booking's money as fundingHeldSql counts it (`held`), with its unsettled parts named. */
+export interface BookingFunding {
+  total: number;
+  held: number;
+  inFlight: number;
+  disputed: number;
+}
+
+// The parts again beside the sum: for the words of a refusal, and for the pages that say why
+// nothing can be paid (a PUT of a total, a page shown, a modal opened: not the payment hot path).
+const bookingFundingStatement = {
   name: 'booking_funding_held',
-  text: `SELECT ${fundingHeldSql('b', '$2')}::bigint AS held, unsettled.in_flight::bigint AS in_flight, unsettled.disputed::bigint AS disputed
+  text: `SELECT b.total, ${fundingHeldSql('b', '$2')}::bigint AS held, unsettled.in_flight::bigint AS in_flight, unsettled.disputed::bigint AS disputed
            FROM bookings b CROSS JOIN LATERAL ${fundingUnsettledSql('b', '$2')} unsettled WHERE b.id = $1`,
 };
 
+export async function loadBookingFunding(db: Queryable, bookingId: number): Promise<BookingFunding> {
+  const row = await db.one<{ total: number; held: number; in_flight: number; disputed: number }>(bookingFundingStatement, [bookingId, fundingTypes]);
+  return { total: row.total, held: row.held, inFlight: row.in_flight, disputed: row.disputed };
+}
+
+/**
+ * What can still be paid on the booking now: its total less fundingHeldSql's sum (paid,
+ * authorised, in flight, under an open chargeback), never negative. The one amount a payment
+ * page may offer and the modal may open for, as a new payment above it is refused
+ * (recordAttempts). `total_unpaid`, the spec's field, stays total less captured money: it says
+ * what the booking is owed, not what a card may be charged for it at this moment.
+ */
+export function payableNow(funding: Pick<BookingFunding, 'total' | 'held'>): number {
+  return Math.max(0, funding.total - funding.held);
+}
+
+/** What payableNow leaves out, in the words of every refusal of an amount above it. */
+export const payableNowExplained = 'its total less the money paid, authorised, in payments still being processed or under an open chargeback';
+
 /** Why a total below `held` is refused, naming the money not settled yet. */
-function totalBelowHeldMessage(funding: { held: number; in_flight: number; disputed: number }): string {
+function totalBelowHeldMessage(funding: BookingFunding): string {
   const parts = [
-    funding.in_flight > 0 ? `${funding.in_flight} in payments still being processed` : null,
+    funding.inFlight > 0 ? `${funding.inFlight} in payments still being processed` : null,
     funding.disputed > 0 ? `${funding.disputed} under an open chargeback` : null,
   ].filter((part): part is string => part !== null);
   return parts.length > 0
@@ -381,7 +409,7 @@ export async function updateBooking(tx: Queryable, options: { siteId: number; id
   };
   const refusal = (await refuseInvalid(tx, options.siteId, next, next.channelId !== current.channelId)) ?? { params: {} };
   if (patch.total !== undefined) {
-    const funding = await tx.one<{ held: number; in_flight: number; disputed: number }>(fundingHeldStatement, [current.id, fundingTypes]);
+    const funding = await loadBookingFunding(tx, current.id);
     if (next.total < funding.held) refusal.params.total = totalBelowHeldMessage(funding);
   }
   if (next.channelId !== current.channelId && current.transactionIds.length > 0) refusal.params.channels = 'A booking with transactions cannot move to another channel.';

@@ -70,6 +70,27 @@ describe('site, user, membership and token commands', () => {
     expect(answer).toMatchObject({ usertype: 'member', read_only: true, site_count: 2 });
   });
 
+  it("keeps a site's last member who is not read-only, whom the payment modal makes its bookings as", async () => {
+    // beta's only member so far is ana, read-only: the first member who can act comes in.
+    await cli(url, ['user', 'create', '--site', 'beta', '--username', 'keeper', '--password', 'correct horse', '--email', 'keeper@beta.test', '--role', 'member']);
+    const last = /the user is the last member of this site who is not read-only, the member the payment modal makes its bookings as: add another member who is not read-only first/;
+    const removed = await cli(url, ['membership', 'remove', '--site', 'beta', '--username', 'keeper']);
+    expect([removed.code, removed.json]).toEqual([1, undefined]);
+    expect(removed.stderr).toMatch(new RegExp(`^trustfare membership remove: ${last.source}`));
+    const madeReadOnly = await cli(url, ['membership', 'add', '--site', 'beta', '--username', 'keeper', '--role', 'member_admin', '--read-only']);
+    expect(madeReadOnly.code).toBe(1);
+    expect(madeReadOnly.stderr).toMatch(last);
+    expect(await t.db.query("SELECT role, read_only FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.username = 'keeper'")).toEqual([{ role: 'member', read_only: false }]);
+    // A read-only member can always go: the modal never acts as one.
+    await cli(url, ['user', 'create', '--site', 'beta', '--username', 'reader', '--password', 'correct horse', '--email', 'reader@beta.test', '--role', 'member', '--read-only']);
+    expect((await cli(url, ['membership', 'remove', '--site', 'beta', '--username', 'reader'])).code).toBe(0);
+    // With a second member who can act, either may go; that one is then the last.
+    await cli(url, ['user', 'create', '--site', 'beta', '--username', 'second', '--password', 'correct horse', '--email', 'second@beta.test', '--role', 'member_admin']);
+    expect((await cli(url, ['membership', 'add', '--site', 'beta', '--username', 'keeper', '--role', 'member', '--read-only'])).code).toBe(0);
+    expect((await cli(url, ['membership', 'remove', '--site', 'beta', '--username', 'second'])).code).toBe(1);
+    expect((await cli(url, ['membership', 'add', '--site', 'beta', '--username', 'keeper', '--role', 'member'])).code).toBe(0);
+  });
+
   it('removes a membership with its API tokens: adding the user back does not revive them', async () => {
     await cli(url, ['user', 'create', '--site', 'beta', '--username', 'leaver', '--password', 'correct horse', '--email', 'leaver@beta.test', '--role', 'member_admin']);
     const token = (await cli(url, ['token', 'create', '--site', 'beta', '--username', 'leaver', '--name', 'old'])).json.token as string;

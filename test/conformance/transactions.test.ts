@@ -156,7 +156,7 @@ describe('vault and retained purchases', () => {
     // Refused under the booking's lock, by the statement that lists the attempt (the attempt's
     // COMMIT travels with it): the answer names the booking, and nothing of the attempt is kept.
     const over = expectError(await retained(t, site, channel, booking, 401, { linked_id: card.id }), 400, 'rest_invalid_param');
-    expect(over.data.params.bookings).toBe(`Booking ${booking.id}: this payment would take the money on the booking above its total (1000); pay at most its unpaid total, less any payment of it still being processed and any money of it under an open chargeback.`);
+    expect(over.data.params.bookings).toBe(`Booking ${booking.id}: this payment would take the money on the booking above its total (1000); 400 can be paid on it now: its total less the money paid, authorised, in payments still being processed or under an open chargeback.`);
     expect(expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200).transaction_ids).toHaveLength(1);
     const auth = await api(t, site, 'POST', 'transactions', { transaction_types: 'retained_authorize', channels: channel.id, currencies: 'GBP', total: 401, linked_id: card.id, bookings: [{ id: booking.id, currencies: 'GBP', total: 401 }] });
     expectError(auth, 400, 'rest_invalid_param');

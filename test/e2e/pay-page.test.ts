@@ -155,6 +155,26 @@ describe('payment request page in Chromium', () => {
     expect(transaction).toMatchObject({ status: 'complete', currencies: 'EUR', total: 9_500, forex_rate: '0.95' });
   });
 
+  it('says in the page language, not in the payments core\'s English, when another payment took the amount after the page opened', async () => {
+    const { id, link } = await bookingWithLink(20_000, 'deDE');
+    await page.goto(link);
+    expect(await page.textContent('#amount-due')).toContain('200,00');
+    // The merchant takes the payment through the API while the payer types the card.
+    const taken = await e2e.t.app.inject({
+      method: 'POST', url: `/${merchant.site.path}/site-json/vendor/v2/transactions`, headers: merchant.site.headers,
+      payload: { transaction_types: 'purchase', channels: merchant.channelId, currencies: 'USD', total: 20_000, token: 'tok_visa', bookings: [{ id, currencies: 'USD', total: 20_000 }] },
+    });
+    expect(taken.json().status).toBe('complete');
+    await fillCard(page, { number: testCards.visa });
+    await page.click('#submit');
+    await page.waitForSelector('#outcome.info');
+    const text = await page.textContent('#outcome');
+    expect(text).toContain('Eine Zahlung für diese Buchung wird noch bearbeitet.');
+    expect(text).not.toContain('above its total');
+    expect(await page.locator('#card-form').isHidden()).toBe(true);
+    expect((await bookingAndLastTransaction(id)).booking.transaction_ids).toEqual([taken.json().id]);
+  });
+
   it('refuses an expired or tampered link without showing a form', async () => {
     const { id } = await bookingWithLink(10_000);
     const expired = signPaymentRequestToken(e2e.t.config.secrets.signingSecret, { siteId: merchant.site.siteId, bookingId: id, expiresAt: new Date(Date.now() - 60_000) });

@@ -49,7 +49,7 @@ const membershipAdd: Command = {
     const role = roleOption(options);
     const site = await findSite(context.db, required(options, 'site'));
     const user = await findUser(context.db, required(options, 'username'));
-    await setMembership(context.db, { siteId: site.id, userId: user.id, role, readOnly: options['read-only'] === true });
+    await context.db.transaction((tx) => setMembership(tx, { siteId: site.id, userId: user.id, role, readOnly: options['read-only'] === true }));
     return { site: site.path, username: user.username, role, read_only: options['read-only'] === true };
   },
 };
@@ -61,7 +61,7 @@ const membershipRemove: Command = {
   async run(context, options) {
     const site = await findSite(context.db, required(options, 'site'));
     const user = await findUser(context.db, required(options, 'username'));
-    const { apiTokensRevoked } = await removeMembership(context.db, { siteId: site.id, userId: user.id });
+    const { apiTokensRevoked } = await context.db.transaction((tx) => removeMembership(tx, { siteId: site.id, userId: user.id }));
     return { site: site.path, username: user.username, removed: true, api_tokens_revoked: apiTokensRevoked };
   },
 };

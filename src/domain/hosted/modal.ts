@@ -1,9 +1,10 @@
 import type { Queryable } from '../../storage/db.js';
-import { createBooking, loadBooking, bookingTotalUnpaid, type BookingInput, type BookingRecord } from '../bookings.js';
+import { createBooking, loadBooking, loadBookingFunding, payableNow, payableNowExplained, type BookingInput, type BookingRecord } from '../bookings.js';
 import { parseLanguage } from '../../i18n/catalogue.js';
 import { verifyAuthString, type AuthStringCheck, type SignedValue } from './auth-string.js';
 import { createHostedSession, type HostedSession } from './sessions.js';
 import { claimModalAuthSession } from './modal-auth-uses.js';
+import { siteActorCondition } from '../users/accounts.js';
 
 /**
  * Opening the payment modal: the integrator's auth string is checked against the channel
@@ -54,14 +55,18 @@ export async function verifyModalAuth(db: Queryable, request: ModalAuthRequest):
   };
 }
 
-/** The user the modal acts for: bookings need an author, and the site's first admin is it. */
-async function siteActor(db: Queryable, siteId: number): Promise<number> {
+/**
+ * The user the modal acts for: bookings need an author, and the site's first admin is it (else its
+ * first member who is not read-only: a read-only member writes nothing). None when the site has
+ * no such member (`membership remove` keeps one, so only SQL or a site never given one leaves
+ * none): the caller refuses the session.
+ */
+async function siteActor(db: Queryable, siteId: number): Promise<number | undefined> {
   const row = await db.maybeOne<{ user_id: number }>(
-    `SELECT user_id FROM memberships WHERE site_id = $1 AND NOT read_only ORDER BY (role = 'member_admin') DESC, created_at, user_id LIMIT 1`,
+    `SELECT user_id FROM memberships WHERE site_id = $1 AND ${siteActorCondition} ORDER BY (role = 'member_admin') DESC, created_at, user_id LIMIT 1`,
     [siteId],
   );
-  if (!row) throw new Error(`site ${siteId} has no member to act for`);
-  return row.user_id;
+  return row?.user_id;
 }
 
 /** A booking ID as the page sends it (a number, or the text of the `.tmt_booking_id` input); null if it is none. */
@@ -89,7 +94,9 @@ export type ModalBooking =
    * The auth string does not allow this session (token_error): it opened all the sessions or
    * draft bookings it may (limits.modalSessionsPerAuthMax), or it does not sign the booking.
    */
-  | { ok: false; tokenError: 'auth_used_up' | 'booking_not_signed' };
+  | { ok: false; tokenError: 'auth_used_up' | 'booking_not_signed' }
+  /** The site has no member the modal can act for (siteActor): nothing the payer or integrator can fix. */
+  | { ok: false; noSiteActor: true };
 
 export interface ModalBookingRequest {
   channel: ModalChannel;
@@ -116,6 +123,7 @@ export async function openModalBooking(db: Queryable, request: ModalBookingReque
   const modalAuthId = await claimModalAuthSession(db, { auth: request.auth, channelId: channel.id, signedAt: request.signedAt, createsDraft: request.bookingId === 0 }, request.now);
   if (modalAuthId === null) return { ok: false, tokenError: 'auth_used_up' };
   const authorId = await siteActor(db, channel.siteId);
+  if (authorId === undefined) return { ok: false, noSiteActor: true };
   let booking: BookingRecord;
   let event: 'booking_logged' | 'booking_exists';
   if (request.bookingId > 0) {
@@ -130,9 +138,10 @@ export async function openModalBooking(db: Queryable, request: ModalBookingReque
     booking = created;
     event = 'booking_logged';
   }
-  const unpaid = bookingTotalUnpaid(booking);
   if (request.total <= 0) return { ok: false, params: { total: 'must be a positive amount in cents' } };
-  if (request.total > unpaid) return { ok: false, params: { total: `exceeds the amount due on the booking (${unpaid})` } };
+  // Not total_unpaid: a payment above what can be paid now would be refused once the card is in.
+  const payable = payableNow(await loadBookingFunding(db, booking.id));
+  if (request.total > payable) return { ok: false, params: { total: `exceeds what can be paid on the booking now (${payable}): ${payableNowExplained}` } };
   const language = parseLanguage(request.language) ?? parseLanguage(booking.language) ?? 'enGB';
   const { token, session } = await createHostedSession(db, {
     kind: 'modal',

@@ -1,5 +1,5 @@
 import { deriveBookingStatus, gmtDate, type BookingStatus } from '../booking-status.js';
-import { fundingHeldSql, fundingTypes } from '../bookings.js';
+import { fundingHeldSql, fundingTypes, payableNowExplained } from '../bookings.js';
 import { invalidParam, type ApiError } from '../../http/errors.js';
 import type { Queryable, Transaction } from '../../storage/db.js';
 import type { BookingDelta } from './effects.js';
@@ -108,8 +108,8 @@ export async function recordAttempts(tx: Transaction, attempts: readonly Booking
 function overfundingRefusalOf(error: unknown): ApiError | undefined {
   const { code, detail } = error as { code?: string; detail?: string };
   if (code !== overfundingSqlState || detail === undefined) return undefined;
-  const { booking_id: id, total } = JSON.parse(detail) as { booking_id: number; total: number };
-  return invalidParam('bookings', `Booking ${id}: this payment would take the money on the booking above its total (${total}); pay at most its unpaid total, less any payment of it still being processed and any money of it under an open chargeback.`);
+  const { booking_id: id, total, payable } = JSON.parse(detail) as { booking_id: number; total: number; payable: number };
+  return invalidParam('bookings', `Booking ${id}: this payment would take the money on the booking above its total (${total}); ${payable} can be paid on it now: ${payableNowExplained}.`);
 }
 
 const overfundingSqlState = 'TF001';
@@ -117,6 +117,8 @@ const overfundingSqlState = 'TF001';
 /**
  * The attempts listed on their bookings; answers no rows, or refuses the first over-funded
  * booking (CASE fixes the order: refuse_overfunding runs only for a booking held above its total).
+ * The refusal names what could be paid before this attempt (payableNow): the held sum counts the
+ * attempt's own share, in flight, so it is given back; read only in the refusing branch.
  */
 const recordAttemptStatement = {
   name: 'bookings_record_attempt',
@@ -124,10 +126,13 @@ const recordAttemptStatement = {
            UPDATE bookings b SET transaction_ids = array_append(b.transaction_ids, d.transaction_id), status = d.status, modified_at = $4
              FROM unnest($1::bigint[], $2::text[], $3::bigint[], $5::boolean[]) AS d(id, status, transaction_id, refuse_overfunding)
             WHERE b.id = d.id
-        RETURNING b.id, b.total,
+        RETURNING b.id, b.total, d.transaction_id,
                   CASE WHEN d.refuse_overfunding THEN ${fundingHeldSql('b', '$6')}::bigint END AS held
          )
-         SELECT id FROM attempted WHERE CASE WHEN held > total THEN refuse_overfunding(id, total) ELSE false END`,
+         SELECT id FROM attempted a
+          WHERE CASE WHEN held > total
+                     THEN refuse_overfunding(id, total, greatest(0, total - held + (SELECT tb.total FROM transaction_bookings tb WHERE tb.transaction_id = a.transaction_id AND tb.booking_id = a.id)))
+                     ELSE false END`,
 };
 
 /** New money columns and status of each booking a settlement changes (`bookings_apply_money`'s arrays). */

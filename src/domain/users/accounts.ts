@@ -1,5 +1,5 @@
 import { limits } from '../../limits.js';
-import type { Queryable } from '../../storage/db.js';
+import type { Queryable, Transaction } from '../../storage/db.js';
 import { AccountError } from './errors.js';
 import { textProblem } from '../text.js';
 import { hashPassword, passwordProblem } from './passwords.js';
@@ -93,10 +93,43 @@ export interface Membership {
   readOnly: boolean;
 }
 
-/** Adds the user to the site, or changes the role and read-only flag of an existing membership. */
-export async function setMembership(db: Queryable, input: Membership): Promise<Membership> {
+/**
+ * The members who can act for their site when no user is at hand: the payment modal makes its
+ * bookings and payments as one of them (siteActor, src/domain/hosted/modal.ts). A read-only member
+ * may write nothing, so cannot.
+ */
+export const siteActorCondition = 'NOT read_only';
+
+/**
+ * Refuses to change the membership of `userId` so that it no longer can act for the site when it
+ * is the site's last member that can (siteActorCondition): the payment modal could then open no
+ * session for any of the site's channels. Locks those members first, inside the caller's
+ * transaction, so two removals at once cannot each leave the other as the last one (the second
+ * reads the members left once the first commits). A site that never had such a member (a new
+ * site) is not this check's concern.
+ */
+async function keepSiteActor(tx: Transaction, input: { siteId: number; userId: number }): Promise<void> {
+  const actors = await tx.query<{ user_id: number }>(
+    `SELECT user_id FROM memberships WHERE site_id = $1 AND ${siteActorCondition} ORDER BY user_id FOR UPDATE`,
+    [input.siteId],
+  );
+  if (actors.length === 1 && actors[0]!.user_id === input.userId) {
+    throw new AccountError(
+      'conflict',
+      'the user is the last member of this site who is not read-only, the member the payment modal makes its bookings as: add another member who is not read-only first',
+      'username',
+    );
+  }
+}
+
+/**
+ * Adds the user to the site, or changes the role and read-only flag of an existing membership;
+ * refused when it would make the site's last member who can act for it read-only (keepSiteActor).
+ */
+export async function setMembership(tx: Transaction, input: Membership): Promise<Membership> {
   if (!roles.includes(input.role)) throw new AccountError('invalid', `role must be one of ${roles.join(', ')}`, 'role');
-  await db.query(
+  if (input.readOnly) await keepSiteActor(tx, input);
+  await tx.query(
     `INSERT INTO memberships (site_id, user_id, role, read_only) VALUES ($1, $2, $3, $4)
      ON CONFLICT (site_id, user_id) DO UPDATE SET role = EXCLUDED.role, read_only = EXCLUDED.read_only`,
     [input.siteId, input.userId, input.role, input.readOnly],
@@ -107,11 +140,13 @@ export async function setMembership(db: Queryable, input: Membership): Promise<M
 /**
  * Removes the user from the site. Their API tokens there go with the membership (migration 030's
  * trigger, so a removal made in SQL revokes them too); their logins elsewhere are untouched.
- * Returns the number of API tokens revoked.
+ * Refused for the site's last member who can act for it (keepSiteActor). Returns the number of API
+ * tokens revoked.
  */
-export async function removeMembership(db: Queryable, input: { siteId: number; userId: number }): Promise<{ apiTokensRevoked: number }> {
+export async function removeMembership(tx: Transaction, input: { siteId: number; userId: number }): Promise<{ apiTokensRevoked: number }> {
+  await keepSiteActor(tx, input);
   // One statement: the count sees the tokens as they were before the trigger deletes them.
-  const row = await db.one<{ removed: number; tokens: number }>(
+  const row = await tx.one<{ removed: number; tokens: number }>(
     `WITH removed AS (DELETE FROM memberships WHERE site_id = $1 AND user_id = $2 RETURNING user_id)
      SELECT (SELECT count(*)::int FROM removed) AS removed, (SELECT count(*)::int FROM api_tokens WHERE site_id = $1 AND user_id = $2) AS tokens`,
     [input.siteId, input.userId],

@@ -67,6 +67,7 @@ export const messages = {
   rateChanged: '為替レートが変わりました。金額は {amount} になりました。ご確認のうえ、もう一度お支払いください。',
   fullyPaid: 'この予約はお支払い済みです。お支払いの必要はありません。',
   nothingDue: 'この予約にお支払いいただく金額はありません。合計金額はお支払い済み、またはカードで確保済みです。',
+  paymentInProgress: 'この予約のお支払いはまだ処理中です。数分後にこのページを再読み込みして、お支払いが必要な金額をご確認ください。',
   notPayableOnline: 'この予約はオンラインでお支払いいただけません。{company}までお問い合わせください。',
   receipt: '領収書',
   transactionId: '取引番号',

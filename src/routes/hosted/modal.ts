@@ -8,7 +8,7 @@ import { attemptsLeft } from '../../domain/hosted/sessions.js';
 import type { BookingInput } from '../../domain/bookings.js';
 import { formatMoney } from '../../domain/money.js';
 import { isTestMode } from '../../domain/vault/index.js';
-import { ApiError, invalidParams, toApiError } from '../../http/errors.js';
+import { ApiError, forbidden, invalidParams, toApiError } from '../../http/errors.js';
 import { errorResponses, htmlResponse, noCredential } from '../../http/openapi.js';
 import { validatorCompiler } from '../../http/validation.js';
 import { localeOf, parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
@@ -144,6 +144,12 @@ function bookingIdOf(booking: Record<string, unknown>): number {
   return id;
 }
 
+/**
+ * A modal session of a site with no member that is not read-only: its bookings and payments would
+ * have no author (docs/modal.md). `membership remove` keeps one; SQL, or a site never given one, may not.
+ */
+const noSiteActorMessage = 'This site cannot take payments in the payment modal: it has no member who is not read-only to make the booking and payment as. The site operator must add one.';
+
 const tags = ['Payment modal'];
 
 const modalFileSchema = {
@@ -201,6 +207,12 @@ export async function modalRoutes(app: App, context: AppContext): Promise<void> 
         // string: the token_error the spec names (the same answer as a wrong hash).
         request.log.info({ reason: result.tokenError, channel: parsed.channels }, 'modal auth string refused');
         throw sessionExpired();
+      }
+      if (!result.ok && 'noSiteActor' in result) {
+        // The site's own set-up, not the auth string's nor the booking data's: a refusal in the
+        // error shape (the frame fires transaction_error with its message), for the operator to fix.
+        request.log.warn({ site: auth.channel.siteId, channel: parsed.channels }, 'modal session refused: the site has no member to act for');
+        throw forbidden(noSiteActorMessage);
       }
       if (!result.ok) throw invalidParams(result.params);
       return result;

@@ -1,6 +1,6 @@
 import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
-import { loadBooking, bookingTotalUnpaid, type BookingRecord } from '../../domain/bookings.js';
+import { loadBooking, loadBookingFunding, bookingTotalUnpaid, payableNow, type BookingFunding, type BookingRecord } from '../../domain/bookings.js';
 import { loadChannel, receiptLabelOf } from '../../domain/channels.js';
 import { paymentCurrencyOptions, type PaymentCurrencyOption } from '../../domain/hosted/currencies.js';
 import { createHostedSession, attemptsLeft, payRequestCapturesExhausted } from '../../domain/hosted/sessions.js';
@@ -46,6 +46,18 @@ ${options.map((option) => html`<option value="${option.currency}" data-amount="$
 </div>`;
 }
 
+/**
+ * Why a booking with an unpaid total offers nothing to pay now. Money under an open chargeback is
+ * for the company and the payer's bank to settle, not for a second payment: contact the company.
+ * A payment still being processed (a 3DS challenge left open, a processor's late answer) settles
+ * within minutes, either way. Otherwise authorisations hold the rest on a card.
+ */
+function nothingDueMessage(t: Translator, funding: BookingFunding, company: string): string {
+  if (funding.disputed > 0) return t('notPayableOnline', { company });
+  if (funding.inFlight > 0) return t('paymentInProgress');
+  return t('nothingDue');
+}
+
 const assetSchema = {
   summary: "The hosted pages' shared stylesheet and scripts (pages.css, pay.js, 3ds-return.js)",
   tags: ['Hosted pages'],
@@ -89,14 +101,16 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
     const t = translatorFor(language);
     const company = receiptLabelOf(channel);
     const unpaid = bookingTotalUnpaid(booking);
-    // What the page may take: the unpaid total less what authorisations already hold on a card
-    // (the payments core would refuse it as taking the booking above its total).
-    const due = Math.max(0, unpaid - booking.totalAuthorized);
+    // What the page may take: what can be paid on the booking now, less than the unpaid total
+    // while authorisations hold part of it, a payment of it is still being processed, or a
+    // chargeback took it back and the dispute is open (the payments core refuses more).
+    const funding = await loadBookingFunding(context.db, booking.id);
+    const due = payableNow(funding);
     const header = { language, title: t('titlePayRequest'), heading: t('titlePayRequest'), subheading: t('paymentTo', { company }), style: sharedAssets.style };
     // A page whose cards would be refused shows no form: its booking's pages used up their failed
     // attempts or their card captures (payRequestCapturesPerBookingMax).
     const notOnline = channel.accountMode === 'closed' || (await payRequestAttemptsExhausted(context, booking.id)) || (await payRequestCapturesExhausted(context.db, booking.id, now));
-    const nothingToPay = unpaid <= 0 ? t('fullyPaid') : notOnline ? t('notPayableOnline', { company }) : due <= 0 ? t('nothingDue') : null;
+    const nothingToPay = unpaid <= 0 ? t('fullyPaid') : notOnline ? t('notPayableOnline', { company }) : due > 0 ? null : nothingDueMessage(t, funding, company);
     if (nothingToPay !== null) {
       const outcome = unpaid <= 0 ? 'success' : 'info';
       return sendPage(reply, 200, hostedPage({ ...header, content: html`${summaryView(t, booking, locale)}<div class="outcome ${outcome}" role="status"><p>${nothingToPay}</p></div>` }), payCsp);
