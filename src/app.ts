@@ -45,7 +45,10 @@ export const redactedLogPaths = [
 // Query parameters that carry credentials or card data (the vaulting app takes its JWT in
 // `auth`): their values are replaced in logged URLs, also written as a list (`auth[]=`, read as
 // `auth`: src/http/querystring.ts).
-const secretQueryParameters = /([?&](?:auth|token|access_token|refresh_token|password|otp|card_number|number|cvv|pan|secret|key)(?:\[\d*\]|%5B\d*%5D)?=)[^&#]*/gi;
+const secretQueryNames = 'auth|token|access_token|refresh_token|password|otp|card_number|number|cvv|pan|secret|key';
+const secretQueryParameters = new RegExp(`([?&](?:${secretQueryNames})(?:\\[\\d*\\]|%5B\\d*%5D)?=)[^&#]*`, 'gi');
+// The same names as the query string parser reads them once decoded (`a%75th` is `auth`).
+const secretQueryName = new RegExp(`^(?:${secretQueryNames})(?:\\[\\d*\\])?$`, 'i');
 
 // The token of a payment request link (`/pay/<token>`) is a capability: it pays the booking.
 const secretPathSegments = /^(\/pay\/)[^/?#]+/;
@@ -55,10 +58,33 @@ const secretPathSegments = /^(\/pay\/)[^/?#]+/;
 const digitRuns = /[0-9](?:(?:[ +-]|%20)?[0-9]){11,18}/g;
 
 export function redactUrl(url: string): string {
-  return url
-    .replace(secretPathSegments, '$1[redacted]')
-    .replace(secretQueryParameters, '$1[redacted]')
-    .replace(digitRuns, (run) => (luhnValid(run.replace(/%20|[^0-9]/g, '')) ? '[redacted]' : run));
+  const redacted = url.replace(secretPathSegments, '$1[redacted]').replace(secretQueryParameters, '$1[redacted]');
+  // Percent-escapes in the query may spell a secret name the pattern above cannot see: only then
+  // are the names decoded, so the common URL costs one `indexOf`.
+  const query = redacted.indexOf('?');
+  const names = query >= 0 && redacted.includes('%', query) ? redactEncodedNames(redacted, query) : redacted;
+  return names.replace(digitRuns, (run) => (luhnValid(run.replace(/%20|[^0-9]/g, '')) ? '[redacted]' : run));
+}
+
+/** Redacts the value of each parameter whose percent-encoded name decodes, as fast-querystring decodes it, to a secret one. */
+function redactEncodedNames(url: string, query: number): string {
+  const parameters = url.slice(query + 1).split('&').map((parameter) => {
+    const equals = parameter.indexOf('=');
+    const name = equals < 0 ? '' : parameter.slice(0, equals);
+    if (!name.includes('%')) return parameter;
+    return secretQueryName.test(decodedQueryName(name)) ? `${name}=[redacted]` : parameter;
+  });
+  return `${url.slice(0, query + 1)}${parameters.join('&')}`;
+}
+
+/** A name as the query string parser reads it: `+` is a space, and an undecodable name stays as written. */
+function decodedQueryName(name: string): string {
+  const spaced = name.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(spaced) || spaced;
+  } catch {
+    return spaced;
+  }
 }
 
 const requestSerializer = (request: FastifyRequest) => ({

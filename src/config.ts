@@ -127,7 +127,8 @@ function loadSecrets(env: Env, mode: Config['env'], dataDir: string): Secrets {
 
 /** CARD_KEYS is `id:base64key[,id:base64key...]`; the first entry is the active key. */
 export function parseCardKeys(text: string): { keys: Record<string, Buffer>; activeKeyId: string } {
-  const keys: Record<string, Buffer> = {};
+  // No prototype: an id such as `constructor` or `__proto__` is an id like any other.
+  const keys: Record<string, Buffer> = Object.create(null);
   let activeKeyId = '';
   for (const entry of text.split(',').map((part) => part.trim()).filter(Boolean)) {
     const parts = entry.split(':');

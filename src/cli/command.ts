@@ -33,7 +33,8 @@ export function required(options: Record<string, string | boolean | undefined>, 
  */
 export async function passwordOption(options: Record<string, string | boolean | undefined>, input: NodeJS.ReadableStream = process.stdin): Promise<string> {
   if (options['password-stdin'] !== true) return required(options, 'password');
-  if (typeof options.password === 'string') throw new Error('give --password or --password-stdin, not both');
+  const conflict = conflictingOptions(options);
+  if (conflict) throw new Error(conflict);
   let text = '';
   for await (const chunk of input) {
     text += String(chunk);
@@ -46,3 +47,15 @@ export async function passwordOption(options: Record<string, string | boolean | 
 
 /** The options every password-taking command declares. */
 export const passwordOptions = { password: { type: 'string' }, 'password-stdin': { type: 'boolean' } } as const;
+
+/** Options that cannot be given together: which one was meant is the operator's to say. */
+const exclusiveOptions = [['password', 'password-stdin']] as const;
+
+/**
+ * The refusal of options given together that exclude each other, or undefined. A usage error
+ * (exit 2, before any database is opened: runCli), as an unknown option is.
+ */
+export function conflictingOptions(options: Record<string, string | boolean | undefined>): string | undefined {
+  const given = exclusiveOptions.find((names) => names.every((name) => options[name] !== undefined));
+  return given ? `give ${given.map((name) => `--${name}`).join(' or ')}, not both` : undefined;
+}

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../storage/database.js';
 import { createAppContext } from '../context.js';
-import type { Command, CommandContext } from './command.js';
+import { conflictingOptions, type Command, type CommandContext } from './command.js';
 import * as keysCommands from './commands/keys.js';
 import * as ratesCommands from './commands/rates.js';
 import * as grantCommands from './commands/grants.js';
@@ -51,6 +51,8 @@ export async function runCli(argv: string[]): Promise<number> {
     if (parsed.positionals.length > (command.positionals ?? 0)) {
       throw Object.assign(new Error(`unexpected argument "${parsed.positionals[command.positionals ?? 0]}"`), { code: 'TRUSTFARE_EXTRA_ARGUMENT' });
     }
+    const conflict = conflictingOptions(parsed.values as Record<string, string | boolean | undefined>);
+    if (conflict) throw new Error(conflict);
   } catch (error) {
     console.error(`trustfare ${command.name}: ${argumentProblem(error as Error & { code?: string })} (\`trustfare ${command.name} --help\` lists its options)`);
     return 2;

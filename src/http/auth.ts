@@ -364,12 +364,24 @@ function principalFromRow(row: PrincipalRow): Principal {
   };
 }
 
+/**
+ * The bearer token of the request, or null when it sends none (no Authorization header, another
+ * scheme, nothing after `Bearer`). A Bearer credential that is no token at all (longer than
+ * 4096 characters, or words separated by spaces) is a credential nonetheless, and a bad one:
+ * it comes back as `malformedBearerToken`, which no check accepts, so it is answered as any
+ * invalid token (401 jwt_auth_invalid_token), not as a request that sent none. Only a refused
+ * header pays for the second test.
+ */
 export function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   if (!header) return null;
   const match = /^Bearer\s+(\S{1,4096})\s*$/i.exec(header);
-  return match ? match[1]! : null;
+  if (match) return match[1]!;
+  return /^Bearer\s+\S/i.test(header) ? malformedBearerToken : null;
 }
+
+/** Stands for a Bearer credential that is not a token: not a JWT, an API token or a page session. */
+const malformedBearerToken = 'malformed';
 
 const bearerTokenHashes = new Map<string, string>();
 

@@ -146,7 +146,8 @@ function fromValidation(allIssues: ValidationIssue[], context = 'body'): ApiErro
   const issues = allIssues.filter((issue) => issue.keyword !== 'if');
   const missing = issues.filter((issue) => issue.keyword === 'required').map((issue) => joinPath(issue.instancePath, String(issue.params.missingProperty)));
   if (missing.length > 0 && missing.length === issues.length) return missingParams(missing);
-  const params: Record<string, string> = {};
+  // No prototype: a field the client named `constructor` or `toString` is a name like any other.
+  const params: Record<string, string> = Object.create(null);
   const byParam = new Map<string, ValidationIssue[]>();
   for (const issue of issues) {
     if (issue.keyword === 'required') {

@@ -34,6 +34,15 @@ export function errorResponses<const S extends number>(...statuses: S[]): Record
  */
 export const siteApiErrors = errorResponses(400, 401, 403, 404, 409, 429);
 
+/**
+ * What the body parser answers on every route whose method takes a body, before the route runs:
+ * 413 (over limits.bodyBytesMax) and 415 (not JSON in UTF-8, or compressed). Added to those
+ * routes' documents in one place (registerOpenApi's transform), as the parser is one for all;
+ * GET routes never read a body, so they do not list them.
+ */
+const bodyParserErrors = errorResponses(413, 415);
+const bodyMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
 type SecurityRequirement = Record<string, string[]>;
 
 /**
@@ -93,9 +102,11 @@ export async function registerOpenApi(app: App, config: Config): Promise<void> {
       },
       security: [{ bearer: [] }],
     },
-    transform: ({ schema, url }) => {
+    transform: ({ schema, url, route }) => {
       const routeSchema = (schema ?? {}) as Record<string, unknown>;
-      return { schema: (publicPaths.has(url) ? { ...routeSchema, security: [] } : routeSchema) as never, url };
+      const takesBody = [route.method].flat().some((method) => bodyMethods.has(method));
+      const documented = takesBody ? { ...routeSchema, response: { ...(routeSchema.response as object | undefined), ...bodyParserErrors } } : routeSchema;
+      return { schema: (publicPaths.has(url) ? { ...documented, security: [] } : documented) as never, url };
     },
   });
   app.get('/openapi.json', { schema: { hide: true } }, async (_request, reply) => {

@@ -205,7 +205,7 @@ export class WhereBuilder {
 
 /** ORDER BY for a whitelisted wire field; ties broken by `idColumn` so pages are stable. */
 export function orderBySql(columns: Record<string, string>, orderby: string, order: 'asc' | 'desc', idColumn: string): string {
-  const column = columns[orderby];
+  const column = Object.hasOwn(columns, orderby) ? columns[orderby] : undefined;
   if (!column) throw invalidParam('orderby', `must be one of ${Object.keys(columns).join(', ')}`);
   const direction = order === 'desc' ? 'DESC' : 'ASC';
   return column === idColumn ? `${column} ${direction}` : `${column} ${direction}, ${idColumn} ${direction}`;

@@ -15,7 +15,10 @@ function servedOverHttps(config: Config): boolean {
  * Security headers on every response, errors and 404s included. A route that serves a page sets
  * its own `Content-Security-Policy` (in the handler or a hook before `onSend`); this hook then
  * leaves CSP and `X-Frame-Options` to that route, so pages meant to be framed (payment modal) can
- * say so with `frame-ancestors`.
+ * say so with `frame-ancestors`. Answers are `Cache-Control: no-store` unless their route says
+ * otherwise (the files of the hosted pages, the API document): API answers carry secrets (a
+ * transaction's vault `token`, a channel's `channel_secret`) that no browser or proxy cache should
+ * keep, and one rule for every answer cannot miss a route.
  */
 export function registerSecurityHeaders(app: App, config: Config): void {
   const https = servedOverHttps(config);
@@ -27,6 +30,7 @@ export function registerSecurityHeaders(app: App, config: Config): void {
       reply.header('content-security-policy', jsonContentSecurityPolicy);
       reply.header('x-frame-options', 'DENY');
     }
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
     if (https) reply.header('strict-transport-security', strictTransportSecurity);
     done(null, payload);
   });
@@ -42,6 +46,7 @@ export function jsonSecurityHeaders(config: Config): Record<string, string> {
     'Referrer-Policy': 'no-referrer',
     'Content-Security-Policy': jsonContentSecurityPolicy,
     'X-Frame-Options': 'DENY',
+    'Cache-Control': 'no-store',
     ...(servedOverHttps(config) ? { 'Strict-Transport-Security': strictTransportSecurity } : {}),
   };
 }

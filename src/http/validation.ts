@@ -45,10 +45,14 @@ export function findNulCharacter(value: unknown, path = '', depth = 0): string |
 /**
  * JSON is UTF-8 (RFC 8259 section 8.1) and bodies are read as UTF-8: a body declared in another
  * charset (`application/json; charset=iso-8859-1`) would have its accented letters turned into
- * U+FFFD without a word, so it is refused (415) instead. No charset, `utf-8` and `utf8` are UTF-8.
+ * U+FFFD without a word, so it is refused (415) instead. No charset, `utf-8` and `utf8` are UTF-8;
+ * `us-ascii` (and `ascii`) is taken too: ASCII text is the same bytes in UTF-8, and RFC 8259
+ * gives the parameter no meaning for JSON, so a client declaring it loses nothing.
  */
 export function foreignCharsetError(contentType: string | undefined): ApiError | undefined {
   const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
-  if (charset === undefined || charset === 'utf-8' || charset === 'utf8') return undefined;
+  if (charset === undefined || utf8Charsets.has(charset)) return undefined;
   return new ApiError(415, 'rest_unsupported_media_type', 'Send the body as application/json in UTF-8.');
 }
+
+const utf8Charsets = new Set(['utf-8', 'utf8', 'us-ascii', 'ascii']);

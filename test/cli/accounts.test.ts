@@ -127,8 +127,11 @@ describe('site, user, membership and token commands', () => {
       spy.mockRestore();
     }
     expect((await login('acme', { username: 'piped', password: 'stdin horse battery' })).statusCode).toBe(200);
+    // Both at once is a usage error (exit 2, as docs/cli.md says), for every command taking a password.
     const both = await cli(url, ['user', 'password', '--username', 'piped', '--password', 'x', '--password-stdin']);
-    expect([both.code, both.stderr]).toEqual([1, 'trustfare user password: give --password or --password-stdin, not both']);
+    expect([both.code, both.stderr]).toEqual([2, 'trustfare user password: give --password or --password-stdin, not both (`trustfare user password --help` lists its options)']);
+    const creating = await cli(url, ['user', 'create', '--site', 'acme', '--username', 'twice', '--password-stdin', '--password=x', '--email', 'twice@acme.test', '--role', 'member']);
+    expect([creating.code, creating.stderr]).toEqual([2, 'trustfare user create: give --password or --password-stdin, not both (`trustfare user create --help` lists its options)']);
   });
 
   it('changes a password, which revokes refresh tokens', async () => {
@@ -141,7 +144,8 @@ describe('site, user, membership and token commands', () => {
     expect(refresh.statusCode).toBe(401);
   });
 
-  it('enrols and confirms two-factor authentication', async () => {
+  it('enrols and confirms two-factor authentication, which revokes the refresh tokens obtained without a code', async () => {
+    const before = (await login('acme', { username: 'ana', password: 'battery staple' })).json();
     const enrol = await cli(url, ['user', '2fa', 'enrol', '--username', 'ana']);
     expect(enrol.code).toBe(0);
     expect(enrol.json.secret).toMatch(/^[A-Z2-7]{32}$/);
@@ -151,7 +155,9 @@ describe('site, user, membership and token commands', () => {
     expect(wrong.stderr).toMatch(/does not match/);
     const confirm = await cli(url, ['user', '2fa', 'confirm', '--username', 'ana', '--code', totpCode(enrol.json.secret, totpStep(new Date()) - 1)]);
     expect(confirm.code).toBe(0);
-    expect(confirm.json.two_factor_confirmed_at).toEqual(expect.any(String));
+    expect(confirm.json).toMatchObject({ two_factor_confirmed_at: expect.any(String), refresh_tokens_revoked: true });
+    const refresh = await t.app.inject({ method: 'POST', url: '/acme/site-json/jwt-auth/v1/token/refresh', headers: { authorization: `Bearer ${before.refresh_token}` } });
+    expect(refresh.statusCode).toBe(401);
     const withoutCode = await login('acme', { username: 'ana', password: 'battery staple' });
     expect(withoutCode.statusCode).toBe(401);
     const withCode = await login('acme', { username: 'ana', password: 'battery staple', otp: totpCode(enrol.json.secret, totpStep(new Date())) });

@@ -158,3 +158,55 @@ describe('requests refused before a route takes them', () => {
     });
   });
 });
+
+describe('names that Object.prototype holds (`constructor`, `toString`, `__proto__`, ...)', () => {
+  const names = ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__'];
+
+  it('name no hosted file, vaulting app or modal version: 404, never 500', async () => {
+    for (const name of names) {
+      for (const url of [`/hosted/assets/${name}`, `/vault/${name}/app.js`, `/vault/1.8.0/${name}`, `/modal/${name}/frame.js`, `/modal/1.0.0/${name}`]) {
+        expectError(await t.app.inject({ url }), 404, 'rest_no_route');
+      }
+      expect((await t.app.inject({ url: `/modal/${name}/frame` })).statusCode, name).toBe(404);
+    }
+  });
+
+  it('name no vaulting app version, even with a valid auth: the 404 page, and no page session opened', async () => {
+    const jwt = await signJwt(t.config.secrets.jwtSecret, { userId: shop.site.userId, kind: 'cardvaultuser', siteId: shop.site.siteId });
+    const sessions = async () => (await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM hosted_sessions')).count;
+    const before = await sessions();
+    for (const name of names) {
+      const page = await t.app.inject({ url: `/vault/${name}/?auth=${encodeURIComponent(jwt)}&channels=${shop.channelId}` });
+      expect(page.statusCode, name).toBe(404);
+      expect(page.headers['content-type']).toMatch(/^text\/html/);
+    }
+    expect(await sessions()).toBe(before);
+    // The vaulting app's forced decline code is no such name either.
+    const failCode = await t.app.inject({ url: `/vault/1.8.0/?auth=${encodeURIComponent(jwt)}&channels=${shop.channelId}&fail_code=constructor` });
+    expect(failCode.statusCode).toBe(400);
+    expect(failCode.body).toContain('fail_code');
+  });
+
+  it('are body fields like any other: an unknown one is named in the refusal', async () => {
+    const body = { firstname: 'Ada', surname: 'Lovelace', email: 'ada@example.com', date: '2031-05-20', total: 100, currencies: 'USD', countries: 'GB', channels: shop.channelId };
+    for (const name of ['constructor', 'toString', 'hasOwnProperty']) {
+      const answer = await t.app.inject({ method: 'POST', url: `${shop.base}/bookings`, headers: shop.site.headers, payload: { ...body, [name]: 1 } });
+      expectError(answer, 400, 'rest_invalid_param');
+      expect(answer.json()).toMatchObject({ message: `Invalid parameter(s): ${name}`, data: { params: { [name]: `unknown field ${name}` } } });
+    }
+  });
+});
+
+describe('a Bearer credential that is no token', () => {
+  it('longer than 4096 characters, or in words, is an invalid token, not a request without one', async () => {
+    const jwt = await signJwt(t.config.secrets.jwtSecret, { userId: shop.site.userId, kind: 'user' });
+    for (const authorization of [`Bearer ${'a'.repeat(5000)}`, `Bearer ${jwt}${'a'.repeat(4096)}`, `Bearer tfat_${'x'.repeat(4100)}`, 'Bearer two words']) {
+      expectError(await t.app.inject({ url: `${shop.base}/bookings`, headers: { authorization } }), 401, 'jwt_auth_invalid_token');
+      expectError(await t.app.inject({ method: 'POST', url: `/${shop.site.path}/site-json/jwt-auth/v1/token/refresh`, headers: { authorization } }), 401, 'jwt_auth_invalid_token');
+    }
+    // No credential is still no credential.
+    for (const headers of [{}, { authorization: 'Basic dXNlcjpwdw==' }, { authorization: 'Bearer ' }]) {
+      expectError(await t.app.inject({ url: `${shop.base}/bookings`, headers }), 401, 'rest_not_logged_in');
+    }
+  });
+});

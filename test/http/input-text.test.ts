@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { createSite, type SiteFixture } from '../support/fixtures.js';
 import { textProblem } from '../../src/domain/text.js';
+import { createUser } from '../../src/domain/users/accounts.js';
 
 /**
  * What a client is told about the text and bodies it sends (docs/resources.md "Bodies"): unknown
@@ -92,6 +93,39 @@ describe('text no one can see, or that corrupts where it goes', () => {
     expect(refused.json().data.params).toEqual({ content: 'must be text without control characters other than tabs and line breaks' });
   });
 
+  it('refuses an email address no mail could reach (control, format and bidi characters, punctuation in the domain), wherever an address is taken', async () => {
+    const emailPhrase = 'must be an email address (ASCII before the @; letters, digits and hyphens in the domain)';
+    const existing = (await api('POST', 'bookings', booking())).json().id as number;
+    const cardVault = (await t.app.inject({ method: 'POST', url: `/${site.path}/site-json/jwt-auth/v1/token/cardvaultuser`, payload: { username: site.username, password: site.password } })).json().token as string;
+    const card = { channels: channelId, card_number: '4111 1111 1111 1111', expiry_month: 12, expiry_year: new Date().getUTCFullYear() + 2, cvv: '123' };
+    const before = await counts();
+    const refused = ['a@ex\u0007ample.com', 'a@ex\u001bample.com', 'a@example.com\u202e', 'a@\u200b.com', 'p@ex\u202eample.com', 'a@exa\u200fmple.com', 'a@exa mple.com', 'a@ex_ample.com', 'a@-example.com', 'a@example-.com', 'a@example..com', 'a@example'];
+    for (const email of refused) {
+      const label = JSON.stringify(email);
+      expect((await api('POST', 'bookings', booking({ email }))).json().data?.params, label).toEqual({ email: emailPhrase });
+      expect((await api('PUT', `bookings/${existing}`, { email })).json().data?.params, label).toEqual({ email: emailPhrase });
+      const vault = { transaction_types: 'vault', channels: channelId, currencies: 'USD', total: 0, token: 'tok_visa' };
+      expect((await api('POST', 'transactions', { ...vault, payee_email: email })).json().data?.params, label).toEqual({ payee_email: emailPhrase });
+      for (const list of ['primary_mail', 'chargeback_mail']) {
+        expect((await api('PUT', `channels/${channelId}`, { [list]: `ops@example.com, ${email}` })).json().data?.params, label).toEqual({ [list]: 'must be email addresses separated by commas' });
+      }
+      const captured = await t.app.inject({ method: 'POST', url: `/${site.path}/site-json/vendor/v2/cards`, headers: { authorization: `Bearer ${cardVault}` }, payload: { ...card, email } });
+      expect(captured.json().data?.params, label).toEqual({ email: emailPhrase });
+      const page = await t.app.inject({ url: `/vault/1.8.0/?auth=${cardVault}&channels=${channelId}&env=test&email=${encodeURIComponent(email)}` });
+      expect([label, page.statusCode]).toEqual([label, 400]);
+      await expect(createUser(t.db, { username: `u${Date.now()}`, password: 'a long password', email }), label).rejects.toThrow(/^email must be/);
+    }
+    expect(await counts()).toEqual(before);
+  });
+
+  it('takes addresses with an internationalised domain, in its letters or its punycode form', async () => {
+    for (const email of ['ada@example.com', 'a.b+c@sub-domain.example.co.uk', 'ada@müller.de', 'ada@xn--mller-kva.de', 'ada@例え.テスト', 'ada@\u0645\u062b\u0627\u0644.\u0634\u0628\u0643\u0629']) {
+      const reply = await api('POST', 'bookings', booking({ email }));
+      expect([email, reply.statusCode]).toEqual([email, 201]);
+      expect(reply.json().email).toBe(email);
+    }
+  });
+
   it('accepts real names in any script, with the marks right-to-left text needs', async () => {
     for (const [firstname, surname] of [['José', 'Ñúñez'], ['李', '小龙'], ['مريم', '\u200fالعلي'], ["O'Brien", 'Smith-Jones'], ['Zoë', 'e\u0301']]) {
       const reply = await api('POST', 'bookings', booking({ firstname, surname, reference: '' }));
@@ -113,6 +147,21 @@ describe('text no one can see, or that corrupts where it goes', () => {
     });
     expect(utf8.statusCode).toBe(201);
     expect(utf8.json().name).toBe('José Tours');
+  });
+
+  it('takes a body declared US-ASCII (ASCII is UTF-8) and the `utf8` spelling; refuses the other charsets', async () => {
+    const send = (charset: string, name: string) => t.app.inject({
+      method: 'POST', url: `/${site.path}/site-json/vendor/v2/channels`, headers: { ...site.headers, 'content-type': `application/json; charset=${charset}` }, payload: `{"name":"${name}","currencies":"USD"}`,
+    });
+    for (const charset of ['us-ascii', 'US-ASCII', '"us-ascii"', 'ascii', 'utf8']) {
+      const reply = await send(charset, `Tours ${charset.replace(/"/g, '')}`);
+      expect(reply.statusCode, charset).toBe(201);
+    }
+    for (const charset of ['utf-16', 'windows-1252', 'iso-8859-1', 'ebcdic']) {
+      const reply = await send(charset, 'Tours');
+      expect(reply.statusCode, charset).toBe(415);
+      expect(reply.json()).toMatchObject({ code: 'rest_unsupported_media_type', message: 'Send the body as application/json in UTF-8.' });
+    }
   });
 
   it('applies the same rule where no schema does (the vaulting app, the CLI)', () => {

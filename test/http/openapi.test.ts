@@ -10,6 +10,7 @@ import { buildWebBundles } from '../e2e/support.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { addUser, createSite } from '../support/fixtures.js';
 import { createBooking, createShop, paymentsContext, purchaseBody, type Shop } from '../payments/support.js';
+import { limits } from '../../src/limits.js';
 
 /**
  * The served OpenAPI document against the server itself: every route the server registers is
@@ -169,6 +170,9 @@ const validBodies: Record<string, object> = {
   'POST /hosted/payments': { card_token: 'tok_visa' },
 };
 
+/** A JSON body one byte over the body limit. */
+const tooLarge = `{"a":"${'x'.repeat(limits.bodyBytesMax - 7)}"}`;
+
 /** A URL for a documented path, with parameters that name nothing in particular. */
 function sampleUrl(path: string, sitePath = shop.site.path): string {
   const values: Record<string, string> = { path: sitePath, id: '999999', token_id: '999999', version: '1.8.0', file: 'app.js', uuid: randomUUID(), token: 'not-a-link' };
@@ -176,7 +180,7 @@ function sampleUrl(path: string, sitePath = shop.site.path): string {
 }
 
 describe('error statuses', () => {
-  it('documents every error status the routes answer: bad credentials, unknown sites and items, roles, read-only users, malformed JSON', async () => {
+  it('documents every error status the routes answer: bad credentials, unknown sites and items, roles, read-only users, malformed JSON, other media types, bodies too large', async () => {
     const readOnly = await addUser(t.db, shop.site.siteId, { role: 'member_admin', readOnly: true });
     const member = await addUser(t.db, shop.site.siteId, { role: 'member' });
     // Its own admin: DELETE api-tokens deletes the caller's tokens.
@@ -191,6 +195,8 @@ describe('error statuses', () => {
         { label: 'no credential', url: sampleUrl(path) },
         { label: 'a bogus credential', url: sampleUrl(path), headers: { authorization: 'Bearer tfat_nothing' } },
         { label: 'malformed JSON', url: sampleUrl(path), headers: { ...admin.headers, 'content-type': 'application/json' }, payload: '{"a":' },
+        { label: 'another media type', url: sampleUrl(path), headers: { ...admin.headers, 'content-type': 'text/plain' }, payload: 'a' },
+        { label: 'a body over the size limit', url: sampleUrl(path), headers: { ...admin.headers, 'content-type': 'application/json' }, payload: tooLarge },
       ];
       if (path.startsWith('/{path}/')) {
         cases.push(
@@ -210,7 +216,14 @@ describe('error statuses', () => {
     }
     expect(undocumentedAnswers).toEqual([]);
     // The cases did reach the refusals they are meant to.
-    for (const status of ['400', '401', '403', '404']) expect(seen).toContain(status);
+    for (const status of ['400', '401', '403', '404', '413', '415']) expect(seen).toContain(status);
+  });
+
+  it('documents 413 and 415 on every route that takes a body, and on no route that never reads one', () => {
+    for (const { method, path, operation } of operations) {
+      const statuses = Object.keys(operation.responses).filter((status) => status === '413' || status === '415');
+      expect([keyOf(method, path), statuses]).toEqual([keyOf(method, path), method === 'GET' ? [] : ['413', '415']]);
+    }
   });
 
   it('documents 429 wherever the rate limit applies (every route but the probes)', async () => {

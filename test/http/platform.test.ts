@@ -27,6 +27,23 @@ describe('security headers', () => {
     }
   });
 
+  it('keeps every API answer out of caches (`no-store`): those carrying secrets, errors and 404s alike', async () => {
+    const own = await createSite(t.db);
+    const api = `/${own.path}/site-json/vendor/v2`;
+    const channel = await t.app.inject({ method: 'POST', url: `${api}/channels`, headers: own.headers, payload: { name: 'Secrets', currencies: 'USD' } });
+    const vault = await t.app.inject({ method: 'POST', url: `${api}/transactions`, headers: own.headers, payload: { transaction_types: 'vault', channels: channel.json().id, currencies: 'USD', total: 0, token: 'tok_visa' } });
+    expect(vault.json().token).toEqual(expect.any(String));
+    const listed = await t.app.inject({ url: `${api}/channels`, headers: own.headers });
+    expect(listed.json()[0].channel_secret).toEqual(expect.any(String));
+    const read = await t.app.inject({ url: `${api}/transactions/${vault.json().id}`, headers: own.headers });
+    expect(read.json().token).toBe(vault.json().token);
+    for (const response of [channel, vault, listed, read, await t.app.inject({ url: `${api}/transactions` }), await t.app.inject({ url: '/no/such/route' })]) {
+      expect(response.headers['cache-control'], response.body.slice(0, 80)).toBe('no-store');
+    }
+    // A route that chose its own caching keeps it.
+    expect((await t.app.inject({ url: '/openapi.json' })).headers['cache-control']).toBe('no-cache');
+  });
+
   it('adds HSTS when the base URL is https', async () => {
     const https = await createTestContext({ env: { BASE_URL: 'https://pay.example.com' } });
     try {

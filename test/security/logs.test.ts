@@ -46,6 +46,33 @@ describe('URLs in the logs', () => {
     expect(redactUrl('/vault/1.8.0/?channels=1&AUTH%5B0%5D=eyJ.x.y')).toBe('/vault/1.8.0/?channels=1&AUTH%5B0%5D=[redacted]');
   });
 
+  it('hide a credential whose name is percent-encoded, as the query string parser reads it', async () => {
+    expect(redactUrl('/vault/1.8.0/?a%75th=eyJ.x.y&channels=1')).toBe('/vault/1.8.0/?a%75th=[redacted]&channels=1');
+    expect(redactUrl('/vault/1.8.0/?channels=1&%61uth=eyJ.x.y')).toBe('/vault/1.8.0/?channels=1&%61uth=[redacted]');
+    expect(redactUrl('/vault/1.8.0/?%61%75%74%68%5B%5D=eyJ.x.y')).toBe('/vault/1.8.0/?%61%75%74%68%5B%5D=[redacted]');
+    expect(redactUrl('/x?p%61ssword=hunter2&t%6Fken=abc&na%6De=Ada')).toBe('/x?p%61ssword=[redacted]&t%6Fken=[redacted]&na%6De=Ada');
+    // Names that decode to something else, or not at all, stay as they are.
+    expect(redactUrl('/x?a%20uth=1&%E0%A4%A=2&name=a%75th')).toBe('/x?a%20uth=1&%E0%A4%A=2&name=a%75th');
+
+    // What the vaulting app reads as its `auth` never reaches the log, however its name is spelt.
+    const jwt = (await t.app.inject({ method: 'POST', url: `/${site.path}/site-json/jwt-auth/v1/token/cardvaultuser`, payload: { username: site.username, password: site.password } })).json().token as string;
+    const channel = (await t.app.inject({ method: 'POST', url: `/${site.path}/site-json/vendor/v2/channels`, headers: site.headers, payload: { name: 'Logs', currencies: 'USD' } })).json();
+    const lines: string[] = [];
+    const stream = new Writable({ write(chunk, _encoding, done) { lines.push(String(chunk)); done(); } });
+    const app = await buildApp({ context: { ...t.context, config: { ...t.config, logLevel: 'trace' } }, logStream: stream });
+    try {
+      for (const name of ['a%75th', '%61uth', '%61%75%74%68']) {
+        const page = await app.inject({ url: `/vault/1.8.0/?${name}=${jwt}&channels=${channel.id}&env=test` });
+        expect(page.statusCode, `${name}: ${page.body.slice(0, 200)}`).toBe(200);
+      }
+      const log = lines.join('');
+      expect(log).toContain('incoming request');
+      expect(log).not.toContain(jwt.split('.').at(-1)!);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('keep ordinary URLs readable', () => {
     expect(redactUrl('/demo/site-json/vendor/v2/bookings?page=2')).toBe('/demo/site-json/vendor/v2/bookings?page=2');
     expect(redactUrl('/payments/x')).toBe('/payments/x');

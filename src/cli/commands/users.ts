@@ -95,12 +95,13 @@ const twoFactorEnrol: Command = {
 
 const twoFactorConfirm: Command = {
   name: 'user 2fa confirm',
-  summary: 'confirm two-factor enrolment with a current code; logins then need an otp (--username U --code C)',
+  summary: "confirm two-factor enrolment with a current code; logins then need an otp, and the user's refresh tokens and JWTs issued before end (--username U --code C)",
   options: { username: { type: 'string' }, code: { type: 'string' } },
   async run(context, options) {
     const user = await userOf(context, options);
-    const confirmed = await confirmTwoFactor(context.db, { userId: user.id, code: required(options, 'code'), signingSecret: context.config.secrets.signingSecret, now: context.now() });
-    return { username: user.username, ...confirmed };
+    const code = required(options, 'code');
+    const confirmed = await context.db.transaction((tx) => confirmTwoFactor(tx, { userId: user.id, code, signingSecret: context.config.secrets.signingSecret, now: context.now() }));
+    return { username: user.username, ...confirmed, refresh_tokens_revoked: true };
   },
 };
 

@@ -1,4 +1,5 @@
-import { countryCodeProblem, isCountryCode } from '../reference-data.js';
+import { countryCodeProblem, emailAddressPattern, isCountryCode, isEmailAddress } from '../reference-data.js';
+import { patternPhrase } from '../patterns.js';
 import { isCurrencyCode } from '../money.js';
 import { accountModes } from '../channels.js';
 import { parseForcedDeclineCode } from '../../processor/index.js';
@@ -10,6 +11,7 @@ import { parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
 import { createHostedSession, type HostedSession } from './sessions.js';
 import { checkCardVaultUser } from './card-vault-user.js';
 import { claimCardVaultTokenSession } from './modal-auth-uses.js';
+import { followableUrl, followableUrlProblem } from '../redirect-url.js';
 
 /**
  * The vaulting app's inputs (spec "Vaulting app inputs"): validated in full before any form is
@@ -40,7 +42,6 @@ export const holderFieldLengthMax = {
   city: limits.nameLengthMax,
   zip: limits.cardHolderZipLengthMax,
 } as const;
-const emailPattern = /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/;
 
 /** A single text value of the query (repeated parameters are refused, not guessed at). */
 function text(query: RawQuery, name: string, problems: Record<string, string>): string | undefined {
@@ -55,19 +56,15 @@ function text(query: RawQuery, name: string, problems: Record<string, string>): 
 
 /**
  * `redirect` is a UTF-8 URI that may arrive encoded once more (the spec: decodable with
- * decodeURIComponent). Only absolute http(s) URLs are followed: anything else (javascript:,
- * data:, relative paths) is refused.
+ * decodeURIComponent). Only what followableUrl allows is followed: anything else (javascript:,
+ * data:, relative paths, credentials) is refused.
  */
 export function parseRedirect(value: string): string | null {
   if (value.length > limits.redirectUrlLengthMax) return null;
   for (const candidate of [value, safeDecode(value)]) {
-    if (candidate === null) continue;
-    try {
-      const url = new URL(candidate);
-      if ((url.protocol === 'https:' || url.protocol === 'http:') && url.hostname && !url.username && !url.password) return url.toString();
-    } catch {
-      // not an absolute URL in this form; try the decoded one
-    }
+    // Not followable in this form: try the decoded one.
+    const url = candidate === null ? null : followableUrl(candidate);
+    if (url) return url.toString();
   }
   return null;
 }
@@ -91,7 +88,7 @@ export function parseVaultAppQuery(query: RawQuery): { ok: true; inputs: VaultAp
   if (sessionId !== undefined && !new RegExp(`^[A-Za-z0-9]{1,${limits.hostedSessionIdLengthMax}}$`).test(sessionId)) problems.session_id = 'must be alphanumeric';
   const redirectText = text(query, 'redirect', problems);
   const redirect = redirectText === undefined ? undefined : parseRedirect(redirectText) ?? undefined;
-  if (redirectText !== undefined && redirect === undefined) problems.redirect = 'must be an absolute http or https URL';
+  if (redirectText !== undefined && redirect === undefined) problems.redirect = followableUrlProblem;
   const holder: VaultAppInputs['holder'] = {};
   for (const [name, maxLength] of Object.entries(holderFieldLengthMax) as [keyof typeof holderFieldLengthMax, number][]) {
     const value = text(query, name, problems)?.trim();
@@ -100,7 +97,7 @@ export function parseVaultAppQuery(query: RawQuery): { ok: true; inputs: VaultAp
     if (problem) problems[name] = problem;
     else holder[name] = value;
   }
-  if (holder.email !== undefined && !emailPattern.test(holder.email)) problems.email = 'must be an email address';
+  if (holder.email !== undefined && !isEmailAddress(holder.email)) problems.email = `must be ${patternPhrase(emailAddressPattern)}`;
   const country = text(query, 'country', problems)?.toUpperCase();
   if (country !== undefined) {
     if (isCountryCode(country)) holder.country = country;

@@ -5,6 +5,7 @@ import { limits } from '../../limits.js';
 import { takesLiveMode } from '../../processor/index.js';
 import { channelFrom, channelFromRow, channelSelect, type ChannelRecord, type ChannelRow } from '../channels.js';
 import { credentialEpochSql } from '../credentials.js';
+import { followableUrl, followableUrlProblem } from '../redirect-url.js';
 import {
   assertCardAllowedInMode, assertCardUsableOnChannel, cardById, cardByVaultToken, chargeableCardColumns, chargeableCardJoin, chargeableCardOf, isTestMode, resolvePaymentCard,
   type CaptureTokenRedemption, type CardRecord, type ChargeableCard, type ChargeableCardColumns, type SealedPan,
@@ -68,7 +69,11 @@ function assertAmount(input: TransactionInput): void {
   if (input.attempt3ds && isRetainedType(input.type)) {
     throw invalidParam('attempt_3ds', 'A retained charge is merchant-initiated: the cardholder is not there to authenticate, and the card was verified when it was vaulted. Send it without attempt_3ds.');
   }
-  if (input.redirectUrl !== undefined && !/^https?:\/\//i.test(input.redirectUrl)) throw invalidParam('redirect_url', 'The redirect URL must be an http or https URL.');
+}
+
+/** Every type that takes a redirect_url, a vault's (3-D Secure on the verification) included. */
+function assertRedirectUrl(input: TransactionInput): void {
+  if (input.redirectUrl !== undefined && !followableUrl(input.redirectUrl)) throw invalidParam('redirect_url', `The redirect URL ${followableUrlProblem}.`);
 }
 
 /**
@@ -303,6 +308,7 @@ async function retainedCard(
 export async function preparePayment(context: AppContext, db: Queryable, actor: Actor, input: TransactionInput, found: Lookup): Promise<PaymentPlan> {
   assertRequired(input);
   assertAmount(input);
+  assertRedirectUrl(input);
   const channel = resolveChannel(input, found.channel);
   assertProcessorTakes(context, channel);
   const { shares, firstBookingLanguage } = resolveShares(input, channel, found.bookings);

@@ -2,6 +2,7 @@ import type { AppContext } from '../../context.js';
 import { boundedCall } from './processor-call.js';
 import { findTransactionByUuid } from './repository.js';
 import { settleWithOutcome } from './settle.js';
+import { followableUrl } from '../redirect-url.js';
 import type { TransactionStatus } from './states.js';
 
 export interface ThreeDsReturn {
@@ -27,15 +28,10 @@ export async function completeThreeDsReturn(context: AppContext, uuid: string): 
   return { transactionId: record.id, status, redirectTo: record.redirectUrl ? appendOutcome(record.redirectUrl, record.id, status) : null };
 }
 
-/** Only http(s) targets (checked again here: the stored URL is never trusted blindly). */
+/** Only followable targets (checked again here: the stored URL is never trusted blindly). */
 export function appendOutcome(redirectUrl: string, transactionId: number, status: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(redirectUrl);
-  } catch {
-    return null;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+  const url = followableUrl(redirectUrl);
+  if (!url) return null;
   url.searchParams.set('transaction_id', String(transactionId));
   url.searchParams.set('status', status);
   return url.toString();

@@ -2,8 +2,11 @@ import { limits } from '../../limits.js';
 import type { Queryable, Transaction } from '../../storage/db.js';
 import { AccountError } from './errors.js';
 import { textProblem } from '../text.js';
+import { patternPhrase } from '../patterns.js';
+import { emailAddressPattern, isEmailAddress } from '../reference-data.js';
 import { hashPassword, passwordProblem } from './passwords.js';
 import { clearLoginFailures } from './lockout.js';
+import { revokeRefreshTokens } from './refresh-tokens.js';
 import { generateTotpSecret, matchTotp, openTotpSecret, otpauthUri, sealTotpSecret } from './totp.js';
 
 export type Role = 'member_admin' | 'member';
@@ -19,7 +22,6 @@ export interface SiteRecord {
 const reservedSitePaths = new Set(['api', 'assets', 'docs', 'healthz', 'modal', 'openapi', 'pay', 'readyz', 'static', 'vault', 'web', 'site-json']);
 const sitePathPattern = /^[a-z0-9][a-z0-9-]{0,62}$/;
 const usernamePattern = /^[A-Za-z0-9][A-Za-z0-9._@+-]*$/;
-const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export async function createSite(db: Queryable, input: { path: string; name: string }): Promise<SiteRecord> {
   if (!sitePathPattern.test(input.path)) throw new AccountError('invalid', 'path must be 1-63 lowercase letters, digits or dashes, starting with a letter or digit', 'path');
@@ -58,7 +60,7 @@ export async function createUser(db: Queryable, input: NewUser): Promise<UserRec
   if (input.username.length > limits.usernameLengthMax || !usernamePattern.test(input.username)) {
     throw new AccountError('invalid', `username must be 1-${limits.usernameLengthMax} letters, digits or . _ @ + -`, 'username');
   }
-  if (input.email.length > limits.emailLengthMax || !emailPattern.test(input.email)) throw new AccountError('invalid', 'email must be an email address', 'email');
+  if (input.email.length > limits.emailLengthMax || !isEmailAddress(input.email)) throw new AccountError('invalid', `email must be ${patternPhrase(emailAddressPattern)}`, 'email');
   const problem = passwordProblem(input.password);
   if (problem) throw new AccountError('invalid', `password ${problem}`, 'password');
   const displayName = (input.displayName ?? input.username).trim();
@@ -165,7 +167,7 @@ export async function setPassword(db: Queryable, userId: number, password: strin
   const passwordHash = await hashPassword(password);
   const row = await db.maybeOne<{ username: string }>('UPDATE users SET password_hash = $2, password_changed_at = now() WHERE id = $1 RETURNING username', [userId, passwordHash]);
   if (!row) throw new AccountError('not_found', 'no such user', 'username');
-  await db.query('DELETE FROM refresh_tokens WHERE user_id = $1', [userId]);
+  await revokeRefreshTokens(db, userId);
   await clearLoginFailures(db, row.username);
 }
 
@@ -180,11 +182,20 @@ export async function enrolTwoFactor(db: Queryable, options: { userId: number; u
   return { secret, otpauth_uri: otpauthUri({ secret, username: options.username, issuer: options.issuer }) };
 }
 
+/**
+ * Confirms two-factor enrolment: from now on a login needs a code. Every credential obtained with
+ * the password alone ends here, as at a password change (docs/auth.md): the refresh tokens are
+ * deleted, and `password_changed_at` moves to this moment so the user and vaulting-app JWTs issued
+ * before it, and the vaulting-app sessions opened with them, are refused (issuedBeforePasswordChange,
+ * hosted/sessions.ts), the column being when the user's way of logging in last changed. A refresh
+ * token taken before the user turned 2FA on would otherwise mint JWTs for ever, code or not.
+ */
 export async function confirmTwoFactor(db: Queryable, options: { userId: number; code: string; signingSecret: Uint8Array; now: Date }): Promise<{ two_factor_confirmed_at: string }> {
   const row = await db.maybeOne<{ totp_secret: string | null }>('SELECT totp_secret FROM users WHERE id = $1', [options.userId]);
   if (!row?.totp_secret) throw new AccountError('invalid', 'two-factor enrolment has not started: run `user 2fa enrol` first', 'username');
   const step = matchTotp(openTotpSecret(options.signingSecret, options.userId, row.totp_secret), options.code, options.now, null);
   if (step === null) throw new AccountError('invalid', 'the code does not match: check the authenticator app and the clock', 'code');
-  await db.query('UPDATE users SET two_factor_confirmed_at = $2, totp_last_step = $3 WHERE id = $1', [options.userId, options.now, step]);
+  await db.query('UPDATE users SET two_factor_confirmed_at = $2, totp_last_step = $3, password_changed_at = greatest(password_changed_at, $2) WHERE id = $1', [options.userId, options.now, step]);
+  await revokeRefreshTokens(db, options.userId);
   return { two_factor_confirmed_at: options.now.toISOString() };
 }

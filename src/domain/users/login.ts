@@ -41,8 +41,11 @@ const loginStatement = {
 
 /**
  * Checks username, password, site membership and (when confirmed for the user) a TOTP code.
- * Unknown names, wrong passwords and non-members get the same answer at the same cost, and
- * all count towards the lock-out of that name.
+ * Unknown names, wrong passwords and non-members get the same answer at the same cost. Every
+ * wrong password (and wrong code) counts towards the lock-out of that name; the right password
+ * sent to a site the user is not a member of does not (its attempt is given back): it guessed
+ * nothing, and counting it let a user's own slip (an old bookmark, a removed membership, a
+ * mistyped path) lock them out of every site (docs/auth.md "Lock-out").
  */
 export async function logIn(db: Queryable, input: LoginInput): Promise<LoginResult> {
   const locked = await lockedForSeconds(db, input.username, input.now);
@@ -51,7 +54,11 @@ export async function logIn(db: Queryable, input: LoginInput): Promise<LoginResu
   if (attempt === 'locked') return lockedResult(db, input);
   const user = await db.maybeOne<LoginRow & Record<string, unknown>>(loginStatement as never, [input.username, input.sitePath]);
   const passwordOk = await verifyPassword(user?.password_hash ?? null, input.password);
-  if (!user || !passwordOk || user.site_id === null) return failure(db, input, attempt, 'bad_credentials');
+  if (!user || !passwordOk) return failure(db, input, attempt, 'bad_credentials');
+  if (user.site_id === null) {
+    await uncountLoginAttempt(db, input.username);
+    return { ok: false, reason: 'bad_credentials' };
+  }
   if (user.two_factor_confirmed_at && user.totp_secret) {
     if (!input.otp) {
       await uncountLoginAttempt(db, input.username);

@@ -37,7 +37,8 @@ export const sandboxCodes = {
 export function parseForcedDeclineCode(input: string): string | null {
   const trimmed = input.trim();
   const full = /^[0-9]{2}$/.test(trimmed) ? `800.100.1${trimmed}` : trimmed;
-  return full in forcedDeclines ? full : null;
+  // Own keys only: `constructor` or `toString` is no decline code.
+  return Object.hasOwn(forcedDeclines, full) ? full : null;
 }
 
 /** The forced decline a test amount asks for (total ending in 51–61), or null. */

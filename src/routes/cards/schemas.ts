@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { describedPattern } from '../../domain/patterns.js';
-import { countryCodePattern } from '../../domain/reference-data.js';
+import { countryCodePattern, emailAddressPattern } from '../../domain/reference-data.js';
 import { Text } from '../../domain/text.js';
 import { holderFieldLengthMax } from '../../domain/hosted/vault-app.js';
 
@@ -15,7 +15,7 @@ export const CaptureCardBody = Type.Object(
     expiry_year: Type.Union([Type.Integer({ minimum: 0, maximum: 2200 }), Type.String({ pattern: describedPattern('^([0-9]{2}|[0-9]{4})$', 'a year of 2 or 4 digits') })]),
     cvv: Type.String({ pattern: describedPattern('^[0-9]{3,4}$', '3 or 4 digits') }),
     name: text(holderFieldLengthMax.name),
-    email: Type.Optional(Type.String({ maxLength: holderFieldLengthMax.email, format: 'email' })),
+    email: Type.Optional(Type.String({ maxLength: holderFieldLengthMax.email, pattern: emailAddressPattern })),
     address: text(holderFieldLengthMax.address),
     city: text(holderFieldLengthMax.city),
     zip: text(holderFieldLengthMax.zip),

@@ -28,9 +28,7 @@ import { cardFormView, errorPage, hostedPage, pageMessages, secureNoteView, tran
  * a modal session and takes the card, so card data never touches the host page. Versions live
  * side by side like the vaulting app's (docs/modal.md).
  */
-export const modalVersions: Record<string, { files: string[] }> = {
-  '1.0.0': { files: ['payment-modal.js', 'frame.js'] },
-};
+export const modalVersions: ReadonlyMap<string, { files: string[] }> = new Map([['1.0.0', { files: ['payment-modal.js', 'frame.js'] }]]);
 
 /** `https://shop.example` exactly: scheme, host, optional port, nothing else. */
 export function parseOrigin(value: unknown): string | null {
@@ -131,7 +129,8 @@ function parseSessionBody(body: Record<string, unknown>): SessionRequest {
 function verifiedValues(request: SessionRequest): Record<string, SignedValue> {
   const values: Record<string, SignedValue> = {};
   for (const name of request.verify) {
-    const value = request.booking[name] ?? request.signed[name];
+    // Own fields only: a `verify` name such as `constructor` must not find Object.prototype's.
+    const value = (Object.hasOwn(request.booking, name) ? request.booking[name] : undefined) ?? (Object.hasOwn(request.signed, name) ? request.signed[name] : undefined);
     if (!(typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || Array.isArray(value))) throw sessionExpired();
     values[name] = value as SignedValue;
   }
@@ -178,7 +177,7 @@ const sessionSchema: FastifySchema = {
 export async function modalRoutes(app: App, context: AppContext): Promise<void> {
   app.get('/modal/:version/:file', { schema: modalFileSchema }, async (request, reply) => {
     const { version, file } = request.params as { version: string; file: string };
-    const release = modalVersions[version];
+    const release = modalVersions.get(version);
     if (release && file === 'frame') return framePage(context, request, reply, version);
     if (release?.files.includes(file)) {
       const sent = sendAsset(reply, `modal/${version}/${file}`, { immutable: true, crossOrigin: file === 'payment-modal.js' });

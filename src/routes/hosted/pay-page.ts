@@ -77,11 +77,15 @@ const payPageSchema = {
   },
 };
 
+// A Map, not an object: a file named `constructor` or `__proto__` is no file (an object's
+// prototype would answer it, and the handler fail with 500 instead of 404).
+const sharedAssetFiles = new Map([['pages.css', 'hosted/pages.css'], ['pay.js', 'hosted/pay.js'], ['3ds-return.js', 'hosted/3ds-return.js']]);
+
 export async function payPageRoutes(app: App, context: AppContext): Promise<void> {
   app.get('/hosted/assets/:file', { schema: assetSchema }, async (request, reply) => {
     const { file } = request.params as { file: string };
-    const known: Record<string, string> = { 'pages.css': 'hosted/pages.css', 'pay.js': 'hosted/pay.js', '3ds-return.js': 'hosted/3ds-return.js' };
-    const sent = known[file] ? sendAsset(reply, known[file]!) : null;
+    const known = sharedAssetFiles.get(file);
+    const sent = known ? sendAsset(reply, known) : null;
     return sent ?? reply.code(404).send({ code: 'rest_no_route', message: 'No route was found matching the URL and request method.', data: { status: 404 } });
   });
 

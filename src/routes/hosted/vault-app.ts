@@ -14,11 +14,12 @@ import { cardFormView, errorPage, hostedPage, pageMessages, secureNoteView, tran
 /**
  * The vaulting app, one directory per semantic version (spec Versioning 1). Each version names
  * its own bundle and stylesheet under `/vault/<version>/`; adding 1.9.0 means adding an entry
- * here and a `web/vault/1.9.0/` directory, and 1.8.0 stays exactly as it is.
+ * here and a `web/vault/1.9.0/` directory, and 1.8.0 stays exactly as it is. A Map, not an object:
+ * `/vault/constructor/` is an unknown version (404), not a release read through Object.prototype.
  */
-export const vaultAppVersions: Record<string, { script: string; style: string; files: string[] }> = {
-  '1.8.0': { script: '/vault/1.8.0/app.js', style: '/vault/1.8.0/styles.css', files: ['app.js', 'styles.css'] },
-};
+export const vaultAppVersions: ReadonlyMap<string, { script: string; style: string; files: string[] }> = new Map([
+  ['1.8.0', { script: '/vault/1.8.0/app.js', style: '/vault/1.8.0/styles.css', files: ['app.js', 'styles.css'] }],
+]);
 export const latestVaultAppVersion = '1.8.0';
 
 /** The public URL of a vaulting app version (`{vault_app_url}/<version>/`). */
@@ -55,10 +56,10 @@ const vaultAssetSchema = {
 export async function vaultAppRoutes(app: App, context: AppContext): Promise<void> {
   app.get('/vault/:version/', { schema: vaultPageSchema }, async (request, reply) => {
     const { version } = request.params as { version: string };
-    const release = vaultAppVersions[version];
+    const release = vaultAppVersions.get(version);
     const query = request.query as RawQuery;
     const language: LanguageCode = parseLanguage(typeof query.language === 'string' ? query.language : undefined) ?? 'enGB';
-    const style = release?.style ?? vaultAppVersions[latestVaultAppVersion]!.style;
+    const style = release?.style ?? vaultAppVersions.get(latestVaultAppVersion)!.style;
     const t = translatorFor(language);
     if (!release) return sendPage(reply, 404, errorPage({ language, style, message: t('invalidRequest', { params: 'version' }) }), vaultCsp);
 
@@ -100,7 +101,7 @@ ${cardFormView({ t: pageT, language: session.language as LanguageCode, holderFie
 
   app.get('/vault/:version/:file', { schema: vaultAssetSchema }, async (request, reply) => {
     const { version, file } = request.params as { version: string; file: string };
-    const release = vaultAppVersions[version];
+    const release = vaultAppVersions.get(version);
     if (release?.files.includes(file)) {
       const sent = sendAsset(reply, `vault/${version}/${file}`, { immutable: true });
       if (sent) return sent;

@@ -71,6 +71,23 @@ describe('lock-out after repeated failures', () => {
     expect((await postToken(t, site.path, { username: site.username, password: site.password })).statusCode).toBe(429);
   });
 
+  it('does not count the right password sent to a site the user is not a member of; a wrong one there counts', async () => {
+    const site = await createSite(t.db);
+    const other = await createSite(t.db);
+    for (const path of [other.path, 'no-such-site']) {
+      for (let i = 0; i < limits.loginFailuresMax + 2; i++) {
+        const answer = await postToken(t, path, { username: site.username, password: site.password });
+        // The answer of a wrong password: nothing tells the password was right.
+        expect(answer.statusCode).toBe(401);
+        expect(answer.json()).toMatchObject({ code: 'rest_not_logged_in', message: 'The username or password is incorrect.' });
+      }
+    }
+    expect((await postToken(t, site.path, { username: site.username, password: site.password })).statusCode).toBe(200);
+    const wrong = await failTimes(other, site.username, limits.loginFailuresMax);
+    expect(wrong.at(-1)!.statusCode).toBe(429);
+    expect((await postToken(t, site.path, { username: site.username, password: site.password })).statusCode).toBe(429);
+  });
+
   it('counts names case-insensitively', async () => {
     const site = await createSite(t.db);
     await failTimes(site, site.username.toUpperCase(), limits.loginFailuresMax);
@@ -138,6 +155,32 @@ describe('two-factor authentication', () => {
     const response = await t.app.inject({ method: 'POST', url: authPath(site.path, 'token/cardvaultuser'), payload: { username: site.username, password: site.password } });
     expect(response.statusCode).toBe(401);
     expect(response.json().data.two_factor_required).toBe(true);
+  });
+
+  it('ends the refresh tokens and JWTs obtained with the password alone when 2FA is confirmed', async () => {
+    const site = await createSite(t.db);
+    const before = (await postToken(t, site.path, { username: site.username, password: site.password })).json();
+    const refresh = () => t.app.inject({ method: 'POST', url: authPath(site.path, 'token/refresh'), headers: { authorization: `Bearer ${before.refresh_token}` } });
+    const channels = () => t.app.inject({ url: `/${site.path}/site-json/vendor/v2/channels`, headers: { authorization: `Bearer ${before.token}` } });
+    expect((await refresh()).statusCode).toBe(200);
+    expect((await channels()).statusCode).toBe(200);
+
+    const { secret } = await enrolTwoFactor(t.db, { userId: site.userId, username: site.username, signingSecret: t.config.secrets.signingSecret, issuer: 'trustfare' });
+    // Enrolling alone changes nothing: 2FA is not required until confirmed.
+    expect((await refresh()).statusCode).toBe(200);
+    clock = new Date(clock.getTime() + 2000);
+    await confirmTwoFactor(t.db, { userId: site.userId, code: totpCode(secret, totpStep(clock) - 1), signingSecret: t.config.secrets.signingSecret, now: clock });
+
+    for (const response of [await refresh(), await channels()]) {
+      expect(response.statusCode).toBe(401);
+      expect(response.json().code).toBe('jwt_auth_invalid_token');
+    }
+    // With the code, the user logs in again and the new tokens work.
+    const after = await postToken(t, site.path, { username: site.username, password: site.password, otp: totpCode(secret, totpStep(clock)) });
+    expect(after.statusCode).toBe(200);
+    const renewed = await t.app.inject({ method: 'POST', url: authPath(site.path, 'token/refresh'), headers: { authorization: `Bearer ${after.json().refresh_token}` } });
+    expect(renewed.statusCode).toBe(200);
+    expect((await t.app.inject({ url: `/${site.path}/site-json/vendor/v2/channels`, headers: { authorization: `Bearer ${renewed.json().token}` } })).statusCode).toBe(200);
   });
 
   it('refuses to confirm with a wrong code', async () => {

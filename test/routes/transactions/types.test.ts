@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestContext } from '../../support/context.js';
 import { addUser } from '../../support/fixtures.js';
+import { parseRedirect } from '../../../src/domain/hosted/vault-app.js';
 import { addChannel, bookingRow, createBooking, createShop, entriesOf, get, paymentsContext, post, purchaseBody, type Shop } from '../../payments/support.js';
 
 let t: TestContext;
@@ -300,5 +301,18 @@ describe('reading transactions', () => {
     expect(roIgnored.json().status).toBe('complete');
     const badRedirect = await post(t, shop, { ...purchaseBody(shop, await createBooking(t, shop), 100), redirect_url: 'javascript:alert(1)' });
     expect(badRedirect.json().data.params).toHaveProperty('redirect_url');
+  });
+
+  it("refuses a redirect_url the vaulting app's redirect refuses, credentials in it included, and takes what it takes", async () => {
+    const refused = ['https://user:pw@evil.example/', 'https://pay.example.com@evil.example/', 'javascript:alert(1)', 'ftp://files.example/', 'https://', '/relative/path'];
+    const taken = ['https://shop.example/done?order=7', 'http://localhost:8080/back'];
+    for (const url of [...refused, ...taken]) {
+      const answer = await post(t, shop, { transaction_types: 'vault', channels: shop.channelId, currencies: 'USD', total: 0, token: 'tok_visa', redirect_url: url });
+      const vaultingApp = parseRedirect(url) === null ? 'refused' : 'taken';
+      expect([url, answer.statusCode === 400 ? 'refused' : 'taken']).toEqual([url, vaultingApp]);
+      expect([url, vaultingApp]).toEqual([url, refused.includes(url) ? 'refused' : 'taken']);
+      if (answer.statusCode === 400) expect(answer.json().data.params.redirect_url).toMatch(/absolute http or https URL, without a user name or password/);
+      else expect(answer.json()).toMatchObject({ status: 'complete', redirect_url: url });
+    }
   });
 });

@@ -1,0 +1,21 @@
+/**
+ * Where the service may send a cardholder's browser: an absolute http or https URL with a host
+ * and without credentials. `https://pay.example.com:pw@evil.example/` shows a trusted name before
+ * the `@` while it leads elsewhere, and a password in a URL ends up in logs and histories. One
+ * rule for every redirect the service follows: the vaulting app's `redirect`, a transaction's
+ * `redirect_url` (checked when given and again before the 3-D Secure return follows it).
+ * Returns the parsed URL, or null when it may not be followed.
+ */
+/** What a refused redirect is told, after the name of its parameter. */
+export const followableUrlProblem = 'must be an absolute http or https URL, without a user name or password in it';
+
+export function followableUrl(value: string): URL | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return null;
+  return url.hostname !== '' && url.username === '' && url.password === '' ? url : null;
+}
