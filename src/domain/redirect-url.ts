@@ -1,3 +1,6 @@
+/** What a refused redirect is told, after the name of its parameter. */
+export const followableUrlProblem = 'must be an absolute http or https URL, without a user name or password in it';
+
 /**
  * Where the service may send a cardholder's browser: an absolute http or https URL with a host
  * and without credentials. `https://pay.example.com:pw@evil.example/` shows a trusted name before
@@ -6,9 +9,6 @@
  * `redirect_url` (checked when given and again before the 3-D Secure return follows it).
  * Returns the parsed URL, or null when it may not be followed.
  */
-/** What a refused redirect is told, after the name of its parameter. */
-export const followableUrlProblem = 'must be an absolute http or https URL, without a user name or password in it';
-
 export function followableUrl(value: string): URL | null {
   let url: URL;
   try {
