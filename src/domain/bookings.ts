@@ -2,7 +2,7 @@ import type { Queryable } from '../storage/db.js';
 import { loadChannel } from './channels.js';
 import { deriveBookingStatus, type BookingStatus } from './booking-status.js';
 import { countryCodeProblem, isCountryCode } from './reference-data.js';
-import { gmtDateTime, gmtDateTimeOfJson } from './gmt.js';
+import { gmtDateTime, gmtDateTimeOfJson, isCalendarDay } from './gmt.js';
 
 /**
  * Bookings: what a traveller buys and transactions pay for. Plain functions over the database;
@@ -194,9 +194,8 @@ export async function loadBooking(db: Queryable, options: { siteId: number; id: 
 export function isCalendarDate(text: string): boolean {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
   if (!match) return false;
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  return year >= 1900 && date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+  const year = Number(match[1]);
+  return year >= 1900 && isCalendarDay(year, Number(match[2]), Number(match[3]));
 }
 
 /** The checks that need no database: a known country, real dates in order. */

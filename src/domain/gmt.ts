@@ -15,3 +15,19 @@ const utcJsonTimestamp = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?\+00(?::0
 export function gmtDateTimeOfJson(text: string): string {
   return utcJsonTimestamp.test(text) ? `${text.slice(0, 10)} ${text.slice(11, 19)}` : gmtDateTime(new Date(text));
 }
+
+/**
+ * Whether year-month-day names a day of the (proleptic Gregorian) calendar: Date rolls 2027-02-30
+ * over to March 2, so each parser checks its numbers here rather than trusting Date. Through
+ * setUTCFullYear, not Date.UTC, which reads years 0-99 as 1900-1999.
+ */
+export function isCalendarDay(year: number, month: number, day: number): boolean {
+  const probe = new Date(0);
+  probe.setUTCFullYear(year, month - 1, day);
+  return probe.getUTCFullYear() === year && probe.getUTCMonth() === month - 1 && probe.getUTCDate() === day;
+}
+
+/** Whether hours:minutes:seconds is a time of day as written (Date takes 24:00 as the next day). */
+export function isClockTime(hours: number, minutes: number, seconds: number): boolean {
+  return hours >= 0 && hours <= 23 && minutes >= 0 && minutes <= 59 && seconds >= 0 && seconds <= 59;
+}

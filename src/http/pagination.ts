@@ -4,6 +4,7 @@ import { limits } from '../limits.js';
 import type { Queryable, Row } from '../storage/db.js';
 import { invalidParam } from './errors.js';
 import { describedPattern } from '../domain/patterns.js';
+import { isCalendarDay, isClockTime } from '../domain/gmt.js';
 
 /**
  * Shared list machinery (decisions.md "Lists"): query parameter schemas, parsing of id and value
@@ -123,17 +124,14 @@ export function isoInstant(name: string, value: string | undefined): Date | unde
   if (value === undefined) return undefined;
   const [datePart = '', timePart] = value.split(/[T ]/);
   const [year, month, day] = datePart.split('-').map(Number) as [number, number, number];
-  // setUTCFullYear, not Date.UTC, which reads years 0-99 as 1900-1999 (0001-01-01 is a real date).
-  const probe = new Date(0);
-  probe.setUTCFullYear(year, month - 1, day);
-  if (probe.getUTCFullYear() !== year || probe.getUTCMonth() !== month - 1 || probe.getUTCDate() !== day) throw invalidParam(name, 'is not a valid date');
+  if (!isCalendarDay(year, month, day)) throw invalidParam(name, 'is not a valid date');
   let text = timePart === undefined ? `${datePart}T00:00:00Z` : `${datePart}T${timePart}`;
   if (timePart !== undefined && !/(Z|[+-]\d{2}:?\d{2})$/.test(timePart)) text += 'Z';
   const hours = Number(timePart?.slice(0, 2) ?? 0);
   const minutes = Number(timePart?.slice(3, 5) ?? 0);
   const seconds = Number(timePart?.slice(6, 8) || 0);
   const instant = new Date(text.replace(/([+-]\d{2})(\d{2})$/, '$1:$2'));
-  if (hours > 23 || minutes > 59 || seconds > 59 || Number.isNaN(instant.getTime())) throw invalidParam(name, 'is not a valid date-time');
+  if (!isClockTime(hours, minutes, seconds) || Number.isNaN(instant.getTime())) throw invalidParam(name, 'is not a valid date-time');
   return instant;
 }
 

@@ -1,6 +1,7 @@
 import { divideDecimals, formatDecimal, isCurrencyCode, parseDecimal, type Decimal } from '../money.js';
 import { limits } from '../../limits.js';
 import type { QuoteInput } from './quotes.js';
+import { isCalendarDay, isClockTime } from '../gmt.js';
 
 /**
  * Rates files operators load with `trustfare rates set FILE`. Three formats, told apart by their
@@ -143,9 +144,8 @@ const isoPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:
  * takes 24:00 as the next day, so a typo would load a quote expiring at another time than meant.
  */
 function isCalendarDateTime(text: string): boolean {
-  const [year, month, day, hours, minutes, seconds = 0] = (text.match(/\d+/g) ?? []).slice(0, 6).map(Number) as number[];
-  const probe = new Date(Date.UTC(year!, month! - 1, day!));
-  return probe.getUTCMonth() === month! - 1 && probe.getUTCDate() === day! && hours! <= 23 && minutes! <= 59 && seconds <= 59;
+  const [year = 0, month = 0, day = 0, hours = 0, minutes = 0, seconds = 0] = (text.match(/\d+/g) ?? []).slice(0, 6).map(Number);
+  return isCalendarDay(year, month, day) && isClockTime(hours, minutes, seconds);
 }
 
 function expiresOf(value: unknown, where: string, options: ParseOptions): Date {
