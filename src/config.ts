@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'n
 import path from 'node:path';
 import os from 'node:os';
 import { limits } from './limits.js';
+import { parsedUrl } from './net.js';
 import { sendableAddress } from './domain/emails/mime.js';
 
 /** Every setting of the service, read once from the environment. */
@@ -236,12 +237,7 @@ function trimSlash(url: string): string {
 
 /** An absolute http(s) URL without a trailing slash: links in mails and pages are built on it. */
 function httpUrlSetting(value: string, name: string): string {
-  let url: URL | null = null;
-  try {
-    url = new URL(value);
-  } catch {
-    url = null;
-  }
+  const url = parsedUrl(value);
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash) {
     throw new ConfigError(`${name} must be an absolute http(s) URL such as https://pay.example.com (got ${JSON.stringify(value)})`);
   }
@@ -264,12 +260,7 @@ function modeSetting(value: string | undefined): Config['env'] {
  */
 function smtpUrlSetting(value: string | undefined): string | undefined {
   if (value === undefined || value === '') return undefined;
-  let url: URL | null = null;
-  try {
-    url = new URL(value);
-  } catch {
-    url = null;
-  }
+  const url = parsedUrl(value);
   if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '') {
     throw new ConfigError('SMTP_URL must be smtp://[user:password@]host[:port] or smtps://... (such as smtp://mailer:secret@mail.example.com:587)');
   }

@@ -12,3 +12,12 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** `text` as a URL, or null when it is none (URL.parse, which does this, is Node 22's). */
+export function parsedUrl(text: string): URL | null {
+  try {
+    return new URL(text);
+  } catch {
+    return null;
+  }
+}

@@ -1,3 +1,5 @@
+import { parsedUrl } from '../net.js';
+
 /** What a refused redirect is told, after the name of its parameter. */
 export const followableUrlProblem = 'must be an absolute http or https URL, without a user name or password in it';
 
@@ -10,12 +12,7 @@ export const followableUrlProblem = 'must be an absolute http or https URL, with
  * Returns the parsed URL, or null when it may not be followed.
  */
 export function followableUrl(value: string): URL | null {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return null;
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return null;
+  const url = parsedUrl(value);
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) return null;
   return url.hostname !== '' && url.username === '' && url.password === '' ? url : null;
 }

@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { Command } from '../command.js';
 import { limits } from '../../limits.js';
+import { parsedUrl } from '../../net.js';
 import type { Queryable } from '../../storage/db.js';
 import { isCountryCode, supplierCategoryCodes } from '../../domain/reference-data.js';
 import { textProblem } from '../../domain/text.js';
@@ -117,12 +118,8 @@ export function validateSupplier(raw: unknown): SupplierInput | string {
 
 function isWebUrl(text: string): boolean {
   if (text.length > limits.stringLengthMax) return false;
-  try {
-    const url = new URL(text);
-    return url.protocol === 'https:' || url.protocol === 'http:';
-  } catch {
-    return false;
-  }
+  const url = parsedUrl(text);
+  return url !== null && (url.protocol === 'https:' || url.protocol === 'http:');
 }
 
 /** Inserts new suppliers and updates changed ones; returns how many of each. */

@@ -13,6 +13,7 @@ import { errorResponses, htmlResponse, noCredential } from '../../http/openapi.j
 import { validatorCompiler } from '../../http/validation.js';
 import { localeOf, parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
 import { limits } from '../../limits.js';
+import { parsedUrl } from '../../net.js';
 import { BookingCreateBody } from '../bookings/schemas.js';
 import { bookingToWire } from '../bookings/routes.js';
 import { sendAsset, sharedAssets } from './assets.js';
@@ -33,12 +34,8 @@ export const modalVersions: ReadonlyMap<string, { files: string[] }> = new Map([
 /** `https://shop.example` exactly: scheme, host, optional port, nothing else. */
 export function parseOrigin(value: unknown): string | null {
   if (typeof value !== 'string' || value.length > 200) return null;
-  try {
-    const url = new URL(value);
-    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value ? value : null;
-  } catch {
-    return null;
-  }
+  const url = parsedUrl(value);
+  return url && (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value ? value : null;
 }
 
 const SessionBody = Type.Object(
