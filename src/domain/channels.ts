@@ -15,6 +15,16 @@ export const accountModes = ['test', 'draft', 'live', 'closed', 'affiliate'] as 
 export type AccountMode = (typeof accountModes)[number];
 /** Modes a site's own users may choose; the rest are platform-admin only (decisions.md). */
 export const selfServiceAccountModes = ['test', 'draft'] as const;
+
+/**
+ * Only `test` channels are test channels: the processor's test mode, sandbox cards and tokens,
+ * forced declines, sandbox exchange rates. Every other mode is the processor's live mode, `draft`
+ * included (a channel being set up takes real cards, so it must not pay at made-up rates either).
+ * The one definition: card rules, the processor call, forex and the pages all ask this.
+ */
+export function isTestMode(accountMode: string): boolean {
+  return accountMode === 'test';
+}
 export type SelfServiceAccountMode = (typeof selfServiceAccountModes)[number];
 export const accountTypes = ['protected-processing', 'trust'] as const;
 export const protectionTypes = ['trust-vendor-travel', 'vendor-management'] as const;

@@ -79,6 +79,17 @@ export function unsupportedContentEncoding(): ApiError {
   return new ApiError(415, 'rest_unsupported_media_type', 'Send the body uncompressed, without a Content-Encoding.');
 }
 
+/**
+ * A card payment, or a card capture for one, in the processor's live mode on a server whose
+ * processor does not move money (processor/index.ts takesLiveMode): 409, the request is sound, the
+ * channel's mode conflicts with how this server is set up; a 4xx, so the hosted pages show it as
+ * a refusal, not a decline, and do not count it as a card attempt (docs/sandbox.md "Live channels").
+ */
+export function noLiveProcessor(what: 'payment' | 'capture'): ApiError {
+  const nothing = what === 'payment' ? 'Nothing was processed.' : 'The card was not stored.';
+  return conflict('rest_no_live_processor', `Card payments on this channel are not available: no live payment processor is configured. ${nothing}`);
+}
+
 export function conflict(code: string, message: string, data: Record<string, unknown> = {}): ApiError {
   return new ApiError(409, code, message, data);
 }

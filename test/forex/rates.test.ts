@@ -124,4 +124,10 @@ describe('sandbox provider', () => {
     expect(sandboxRate({ base: 'USD', currency: 'KWD' })).toBe('0.307');
     expect(sandboxRate({ base: 'USD', currency: 'EUR' })).toBe('0.92');
   });
+
+  it('gives draft channels none of its numbers: a draft channel takes real cards, so it pays at loaded rates only', async () => {
+    const rates = await channelRates(t.context, { currency: 'MXN', accountMode: 'draft' });
+    expect(Object.values(rates).filter((rate) => rate.provider === 'sandbox')).toEqual([]);
+    await expect(currentQuote(t.context, t.db, { channel: { currency: 'MXN', accountMode: 'draft' }, currency: 'ILS' })).rejects.toThrow('No exchange rate from MXN to ILS is available.');
+  });
 });

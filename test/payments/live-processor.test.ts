@@ -84,7 +84,8 @@ describe('a production server without a live payment processor', () => {
 
     const unpaid = await createBooking(t, shop, { channelId: liveChannel, total: 2500 });
     const before = { footprint: await footprint(), bookings: await Promise.all([unpaid, authorized, paidBooking].map((id) => bookingRow(t, id))) };
-    const freshToken = await captureToken(t.app, liveChannel);
+    // Captured where the sandbox takes live cards: this server refuses the capture itself (below).
+    const freshToken = await captureToken(development.app, liveChannel);
     const share = (bookingId: number, total: number) => ({ bookings: [{ id: bookingId, currencies: 'USD', total }] });
     const requests: [string, Body][] = [
       ['purchase', livePurchase(liveChannel, unpaid, freshToken)],
@@ -109,7 +110,7 @@ describe('a production server without a live payment processor', () => {
     const draft = await addChannel(t, shop, { accountMode: 'draft' });
     const booking = await createBooking(t, shop, { channelId: draft, total: 2500 });
     const before = await footprint();
-    expectRefused(await post(t.app, livePurchase(draft, booking, await captureToken(t.app, draft))));
+    expectRefused(await post(t.app, livePurchase(draft, booking, await captureToken(development.app, draft))));
     expect(await footprint()).toEqual(before);
     expect((await bookingRow(t, booking)).total_paid).toBe(0);
   });
@@ -120,11 +121,28 @@ describe('a production server without a live payment processor', () => {
       kind: 'pay', siteId: shop.site.siteId, channelId: liveChannel, userId: shop.site.userId, bookingId: booking, amount: 2500, currency: 'USD', language: 'enGB',
     }, new Date());
     const before = await footprint();
-    const response = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: `Bearer ${session}` }, payload: { card_token: await captureToken(t.app, liveChannel) } });
+    const response = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: `Bearer ${session}` }, payload: { card_token: await captureToken(development.app, liveChannel) } });
     expectRefused(response);
     expect(await footprint()).toEqual(before);
     expect((await t.db.one<{ attempts: number }>('SELECT attempts FROM hosted_sessions WHERE id = $1', [sessionId])).attempts).toBe(0);
     expect((await bookingRow(t, booking)).total_paid).toBe(0);
+  });
+
+  it('refuses to capture a card for a live channel: no payment could use it, so the vault keeps no real card number for nothing', async () => {
+    const jwt = await signJwt(t.config.secrets.jwtSecret, { userId: shop.site.userId, kind: 'cardvaultuser', siteId: shop.site.siteId });
+    const cards = async () => (await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM cards WHERE site_id = $1', [shop.site.siteId])).count;
+    const before = await cards();
+    const capture = (channelId: number, cardNumber: string) => t.app.inject({
+      method: 'POST', url: `${shop.base}/cards`, headers: { authorization: `Bearer ${jwt}` },
+      payload: { channels: channelId, card_number: cardNumber, expiry_month: '04', expiry_year: new Date().getUTCFullYear() + 3, cvv: '123' },
+    });
+    const refused = await capture(liveChannel, '4242 4242 4242 4242');
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json()).toEqual({ code: 'rest_no_live_processor', message: expect.stringContaining('The card was not stored.'), data: { status: 409 } });
+    expect(await cards()).toBe(before);
+    // A test card on a test channel is captured as ever.
+    expect((await capture(shop.channelId, '4111 1111 1111 1111')).statusCode).toBe(201);
+    expect(await cards()).toBe(before + 1);
   });
 
   it('still takes payments on test channels', async () => {

@@ -2,6 +2,7 @@ import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../storage/db.js';
 import { convert, type Cents } from '../money.js';
 import { gmtDateTime } from '../gmt.js';
+import { isTestMode } from '../channels.js';
 import { currencySymbolOf } from './symbols.js';
 import { isOffered, offeredCurrencies } from './offered.js';
 import type { RateQuote } from './quotes.js';
@@ -30,10 +31,6 @@ export interface ForexChannel {
   accountMode: string;
 }
 
-/** Test and draft channels pay with sandbox cards and may use sandbox rates. */
-export function isTestMode(accountMode: string): boolean {
-  return accountMode === 'test' || accountMode === 'draft';
-}
 
 
 /** Refuses a missing or expired quote with a message naming the currency. */

@@ -5,7 +5,7 @@ export { insertQuotes, latestLoadedQuotes, loadQuote, sandboxProviderName, type 
 export { createRatesProvider, fileRatesProvider, layeredRatesProvider, sandboxRatesProvider, type QuoteRequest, type RatesProvider } from './provider.js';
 export { parseRatesFile, RatesFileError, type ParsedRatesFile, type RatesFileFormat } from './files.js';
 export {
-  channelRates, channelRatesLoader, convertAtQuote, currentQuote, ForexRefusal, isTestMode, requireUsableQuote,
+  channelRates, channelRatesLoader, convertAtQuote, currentQuote, ForexRefusal, requireUsableQuote,
   type ForexChannel, type ForexFeedRate, type ForexRefusalReason,
 } from './forex.js';
 export { forexJson, forexTermsFor, loadStoredForex, recordForexTerms, type ForexTerms, type StoredForex } from './payments.js';

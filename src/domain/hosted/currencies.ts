@@ -1,5 +1,6 @@
 import type { AppContext } from '../../context.js';
-import { convertAtQuote, ForexRefusal, isTestMode, offeredCurrencies, requireUsableQuote, type ForexChannel } from '../forex/index.js';
+import { isTestMode } from '../channels.js';
+import { convertAtQuote, ForexRefusal, offeredCurrencies, requireUsableQuote, type ForexChannel } from '../forex/index.js';
 import { formatMoney } from '../money.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../storage/db.js';
-import { conflict, invalidId, invalidParam, missingParams, type ApiError } from '../../http/errors.js';
+import { invalidId, invalidParam, missingParams, noLiveProcessor, type ApiError } from '../../http/errors.js';
 import { limits } from '../../limits.js';
 import { takesLiveMode } from '../../processor/index.js';
 import { channelFrom, channelFromRow, channelSelect, type ChannelRecord, type ChannelRow } from '../channels.js';
@@ -153,14 +153,11 @@ function resolveChannel(input: TransactionInput, channel: ChannelRecord | undefi
 /**
  * A payment in the processor's live mode (a channel not in test mode) needs a processor that
  * moves money: in production on the sandbox it is refused here, before anything is written or
- * the sandbox is asked, so no booking is shown paid for money that never moved
- * (docs/sandbox.md "Live channels"). 409: the request is sound, the channel's mode conflicts
- * with how this server is set up; a 4xx, so the hosted pages show it as a refusal, not a decline,
- * and do not count it as a card attempt.
+ * the sandbox is asked, so no booking is shown paid for money that never moved.
  */
 function assertProcessorTakes(context: AppContext, channel: ChannelRecord): void {
   if (isTestMode(channel.accountMode) || takesLiveMode(context.config, context.connector)) return;
-  throw conflict('rest_no_live_processor', 'Card payments on this channel are not available: no live payment processor is configured. Nothing was processed.');
+  throw noLiveProcessor('payment');
 }
 
 interface BookingRow {

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../../storage/db.js';
 import type { CardBrand, ProcessorCard } from '../../processor/connector.js';
-import { invalidId, invalidParam } from '../../http/errors.js';
+import { invalidId, invalidParam, noLiveProcessor } from '../../http/errors.js';
 import { limits } from '../../limits.js';
 import { isSandboxToken, testCardByPan, testCardBySandboxToken } from '../../processor/sandbox/test-cards.js';
 import { cardTypeFromBin, issuerCountryFromBin } from './card-types.js';
 import { fingerprintPan, openCaptureToken, openPan, sealCaptureToken, sealPan, captureTokenPrefix, type SealedPan, type VaultKeys } from './crypto.js';
-import { assertCardAllowedInMode, assertCardDetailsValid, isTestMode, normalisePan } from './rules.js';
+import { isTestMode } from '../channels.js';
+import { assertCardAllowedInMode, assertCardDetailsValid, normalisePan } from './rules.js';
 
 /** What vault functions need besides a database handle. */
 export interface VaultDeps {
@@ -54,6 +55,13 @@ export interface CaptureCardInput {
   expiryYear: number;
   cvv: string;
   holder?: Partial<CardHolder>;
+  /**
+   * Whether this server's processor takes the processor's live mode (processor/index.ts
+   * takesLiveMode). When it does not, a card for a channel not in test mode is refused before it
+   * is stored: every payment it could make would be refused (409 rest_no_live_processor), so the
+   * vault would only be holding a real card number for nothing.
+   */
+  takesLiveMode: boolean;
 }
 
 export interface CapturedCard {
@@ -199,6 +207,7 @@ export async function captureCard(db: Queryable, deps: VaultDeps, input: Capture
   assertCardDetailsValid({ pan, expiryMonth: input.expiryMonth, expiryYear: input.expiryYear, cvv: input.cvv }, brand, deps.now());
   const channel = await loadChannel(db, input.siteId, input.channelId);
   assertCardAllowedInMode({ isTestCard: testCardByPan(pan) !== undefined }, channel.account_mode, 'card_number');
+  if (!input.takesLiveMode && !isTestMode(channel.account_mode)) throw noLiveProcessor('capture');
   const card = await storeCard(db, deps, channel, { siteId: input.siteId, pan, expiryMonth: input.expiryMonth, expiryYear: input.expiryYear, holder: input.holder ?? {} });
   return { card, ...issueCaptureToken(deps, card, input.cvv) };
 }

@@ -30,7 +30,8 @@ import type { VaultDeps } from './cards.js';
 
 export type { CaptureTokenRedemption, CardRecord, CardHolder, CaptureCardInput, CapturedCard, ChargeableCard, ChargeableCardColumns, ResolvedCard, ResolveCardInput, VaultDeps } from './cards.js';
 export { captureCard, cardById, cardByVaultToken, chargeableCardColumns, chargeableCardJoin, chargeableCardOf, redeemCaptureTokens, resolvePaymentCard, openCard, randomAlphanumeric } from './cards.js';
-export { assertCardUsableOnChannel, assertCardAllowedInMode, isTestMode, normalisePan, type CardChannel } from './rules.js';
+export { assertCardUsableOnChannel, assertCardAllowedInMode, normalisePan, type CardChannel } from './rules.js';
+export { isTestMode } from '../channels.js';
 export { cardTypeFromBin, luhnValid, issuerCountryFromBin, cvvLength } from './card-types.js';
 export { CardDecryptionError, captureTokenPrefix, type SealedPan, type VaultKeys } from './crypto.js';
 export { rotateCardKeys, type RotationResult } from './rotation.js';

@@ -2,6 +2,7 @@ import { invalidParam, invalidParams } from '../../http/errors.js';
 import { limits } from '../../limits.js';
 import type { CardBrand } from '../../processor/connector.js';
 import { cvvLength, luhnValid } from './card-types.js';
+import { isTestMode } from '../channels.js';
 
 /**
  * The vault's rules as checks that throw the spec's 400 `rest_invalid_param`, keyed by the wire
@@ -20,10 +21,6 @@ export function assertCardUsableOnChannel(card: { currency: string; accountType:
   throw invalidParam(param, `This card was vaulted to a ${card.currency.trim()} ${card.accountType} channel and can only be used on channels with the same currency and account type.`);
 }
 
-/** Only `test` channels are test channels; every other account mode is treated as live. */
-export function isTestMode(accountMode: string): boolean {
-  return accountMode === 'test';
-}
 
 /** Test cards and sandbox tokens only on test channels; test channels take nothing else. */
 export function assertCardAllowedInMode(card: { isTestCard: boolean }, accountMode: string, param = 'token'): void {

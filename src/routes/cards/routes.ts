@@ -2,6 +2,7 @@ import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import { captureCard } from '../../domain/vault/index.js';
 import { cardCaptureSecurity, siteApiErrors } from '../../http/openapi.js';
+import { takesLiveMode } from '../../processor/index.js';
 import { authorizeCardCapture } from './auth.js';
 import { CaptureCardBody, CapturedCardReply, SitePathParams } from './schemas.js';
 
@@ -37,6 +38,7 @@ export async function cardRoutes(app: App, context: AppContext): Promise<void> {
         expiryMonth: Number(body.expiry_month),
         expiryYear: fullYear(body.expiry_year),
         cvv: body.cvv,
+        takesLiveMode: takesLiveMode(context.config, context.connector),
         holder: { name: emptyToNull(body.name), email: emptyToNull(body.email), address: emptyToNull(body.address), city: emptyToNull(body.city), zip: emptyToNull(body.zip), country: body.country ?? null },
       });
       const card = captured.card;

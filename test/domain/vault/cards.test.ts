@@ -24,7 +24,7 @@ afterAll(async () => t.close());
 
 const visa = '4111111111111111';
 const capture = (overrides: Partial<Parameters<typeof captureCard>[2]> = {}) =>
-  captureCard(t.db, t.context.vault, { siteId: site.siteId, channelId: testChannel, pan: visa, expiryMonth: 4, expiryYear: futureYear, cvv: '739', ...overrides });
+  captureCard(t.db, t.context.vault, { siteId: site.siteId, channelId: testChannel, pan: visa, expiryMonth: 4, expiryYear: futureYear, cvv: '739', takesLiveMode: true, ...overrides });
 
 async function apiErrorOf(promise: Promise<unknown>): Promise<ApiError> {
   const error = await promise.then(() => null, (caught: unknown) => caught);
@@ -200,7 +200,7 @@ describe('key rotation', () => {
       const oldVault = createVault(oldKeys, () => new Date());
       const cards = [];
       for (const pan of ['4111111111111111', '5555555555554444', '4000000000000002']) {
-        cards.push((await captureCard(ctx.db, oldVault, { siteId: s.siteId, channelId: channel, pan, expiryMonth: 1, expiryYear: futureYear, cvv: '123' })).card);
+        cards.push((await captureCard(ctx.db, oldVault, { siteId: s.siteId, channelId: channel, pan, expiryMonth: 1, expiryYear: futureYear, cvv: '123', takesLiveMode: true })).card);
       }
       const both = loadConfig({ ...testEnv, CARD_KEYS: `new1:${newKey},${oldId}:${oldKey.toString('base64')}` }).secrets;
       const rotated = await rotateCardKeys(ctx.db, createVault(both, () => new Date()).keys, { batchSize: 2 });
@@ -224,7 +224,7 @@ describe('key rotation', () => {
     try {
       const s = await createSite(ctx.db);
       const channel = await createChannel(ctx.db, s.siteId);
-      const { card } = await captureCard(ctx.db, ctx.context.vault, { siteId: s.siteId, channelId: channel, pan: visa, expiryMonth: 1, expiryYear: futureYear, cvv: '123' });
+      const { card } = await captureCard(ctx.db, ctx.context.vault, { siteId: s.siteId, channelId: channel, pan: visa, expiryMonth: 1, expiryYear: futureYear, cvv: '123', takesLiveMode: true });
       const newKey = randomBytes(32).toString('base64');
       Object.assign(process.env, testEnv, { DATABASE_URL: ctx.config.databaseUrl, CARD_KEYS: `cli2:${newKey},${testEnv.CARD_KEYS}` });
       console.log = (line: string) => printed.push(line);
