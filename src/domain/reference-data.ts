@@ -1,5 +1,8 @@
 import { languageCodes, type LanguageCode } from '../i18n/catalogue.js';
+import { emailPattern } from './email-address.js';
 import { countryCodePhrase, describedEnum, describedPattern, patternPhrase } from './patterns.js';
+
+export { isEmailAddress } from './email-address.js';
 
 /**
  * Fixed lists of the spec and decisions.md: country codes accepted wherever a country is an
@@ -53,34 +56,12 @@ export const supplierCategoryCodes = Object.keys(supplierCategories) as Supplier
 export const supplierIdItemPattern = '[A-Z]{2}-[0-9]{1,10}-[A-Z]{3}';
 export const supplierIdPattern = describedPattern(`^${supplierIdItemPattern}$`, 'a supplier id such as GB-1042-ACC');
 
-/**
- * One email address: a local part, `@`, a dotted host name; the only real check is delivery, and
- * lengths are bounded separately. An address the service could never deliver to is refused where
- * it is given, not found out when a receipt is silently not sent (emails/mime.ts, sendableAddress):
- * - the local part is what a mail header carries unquoted (RFC 5322 atext and dots, ASCII): the
- *   service sends without SMTPUTF8;
- * - each label of the domain is letters, digits and inner hyphens. Letters of any script are
- *   taken (an internationalised domain is sent in its punycode form, and `xn--` labels are
- *   ASCII), with the combining marks some need; never a control, format or bidi character
- *   (`\u0007`, `\u200b`, `\u202e`), punctuation or a space, which no host name holds.
- * One pattern for every address the service takes: bookings (and the modal's), payee_email,
- * the channels' mail lists, card holders (card capture, the vaulting app) and users.
- */
-const emailDomainLabel = '[\\p{L}\\p{Nd}](?:-*[\\p{L}\\p{M}\\p{Nd}])*';
-export const emailPattern = `[A-Za-z0-9.!#$%&'*+/=?^_\`{|}~-]+@${emailDomainLabel}(?:\\.${emailDomainLabel})+`;
-
 /** Zero or more addresses separated by commas (spaces around commas allowed). */
 export const emailListPattern = describedPattern(`^\\s*(${emailPattern}(\\s*,\\s*${emailPattern})*)?\\s*$`, 'email addresses separated by commas');
 
 /** One email address, anchored. */
 export const emailAddressPattern = describedPattern(`^${emailPattern}$`, 'an email address (ASCII before the @; letters, digits and hyphens in the domain)');
 
-const emailAddressRegExp = new RegExp(emailAddressPattern, 'u');
-
-/** Whether `value` is one email address by emailAddressPattern: for inputs no schema checks. */
-export function isEmailAddress(value: string): boolean {
-  return emailAddressRegExp.test(value);
-}
 
 /** `a@x.com , b@y.com` → `a@x.com,b@y.com`. */
 export function normaliseEmailList(text: string): string {

@@ -206,6 +206,23 @@ describe('payment modal in Chromium', () => {
     await openModal(modalOptions(9_200));
     await expect.poll(names, slow).toEqual(['transaction_error']);
     expect(events[0]!.argument).toEqual({ name: 'Error', message: 'Try again in a minute.' });
+    // The service answered: the payer is not told to check their connection.
+    expect(await frame().locator('#fatal').textContent()).toBe('The payment service cannot take this payment right now. Please try again later.');
+  });
+
+  it('tells the payer in the page language when the service refuses the payment for a reason other than the card data', async () => {
+    await page.route('**/hosted/payments', (route) => route.fulfill({ status: 429, contentType: 'application/json', body: JSON.stringify({ code: 'rest_too_many_requests', message: 'Too many requests: try again in 60 seconds.', data: { status: 429 } }) }));
+    await openModal(modalOptions(9_300, { language: 'deDE' }));
+    // The frame's title is in the modal language too: the host page's one iframe.
+    const german = page.frameLocator('iframe');
+    await german.locator('#submit').waitFor();
+    await german.locator('#card_number').fill(testCards.visa);
+    await german.locator('#expiry').fill('12/30');
+    await german.locator('#cvv').fill('123');
+    await german.locator('#submit').click();
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_error']);
+    expect(events[1]!.argument).toEqual({ name: 'Error', message: 'Too many requests: try again in 60 seconds.' });
+    await expect.poll(() => german.locator('#outcome').textContent(), slow).toBe('Der Zahlungsdienst kann diese Zahlung gerade nicht annehmen. Bitte versuchen Sie es später erneut.');
   });
 
   it('fires close_window_attempted while processing, and modal_closed on close', async () => {

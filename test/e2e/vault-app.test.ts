@@ -74,6 +74,20 @@ describe('vaulting app 1.8.0 in Chromium', () => {
     expect(cards).toHaveLength(0);
   });
 
+  it("refuses at the field an email the server would refuse (the server's own pattern), before the card is sent", async () => {
+    for (const email of ['josé@example.com', 'ada@example..com', 'ada@exa_mple.com']) {
+      await page.goto(await vaultUrl({ name: 'Ada Lovelace' }));
+      await fillCard(page, { number: testCards.visa });
+      await page.fill('#email', email);
+      await page.click('#submit');
+      await expect.poll(() => page.isVisible('#error-summary'), slow).toBe(true);
+      expect(await page.getAttribute('#email', 'aria-invalid')).toBe('true');
+      expect(await page.textContent('#email-error')).toBe('Enter a valid email address.');
+    }
+    const cards = await e2e.t.db.query('SELECT id FROM cards WHERE site_id = $1', [merchant.site.siteId]);
+    expect(cards).toHaveLength(0);
+  });
+
   it('slashes the expiry as typed or pasted, MM/YY or MM/YYYY, padding a one-digit month closed by a slash', async () => {
     await page.goto(await vaultUrl({}));
     const expiryAfter = async (typed: string, how: 'type' | 'paste') => {

@@ -1,3 +1,4 @@
+import { isEmailAddress } from '../../src/domain/email-address.js';
 import { cardTypeFromBin, cvvLength, luhnValid } from '../../src/domain/vault/card-types.js';
 import type { CardBrand } from '../../src/processor/connector.js';
 import { byId, type Translate } from './page-data.js';
@@ -108,7 +109,7 @@ export class CardForm {
       return new RegExp(`^\\d{${digits}}$`).test(value.trim()) ? null : t('errorCvv', { digits });
     });
     if (this.input('name')) this.checks.set('name', (value) => (value.trim() ? null : t('errorRequired')));
-    if (this.input('email')) this.checks.set('email', (value) => (!value.trim() || /^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/.test(value.trim()) ? null : t('errorEmail')));
+    if (this.input('email')) this.checks.set('email', (value) => (!value.trim() || isEmailAddress(value.trim()) ? null : t('errorEmail')));
     // A message appearing on blur moves the button down between mousedown and mouseup, and the
     // click is lost. When focus leaves a field for the submit button, submit validates anyway.
     const submit = byId('submit');

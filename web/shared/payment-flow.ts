@@ -173,8 +173,16 @@ function fieldErrorsOf(error: ApiErrorBody, form: CardForm, t: Translate): { fie
   return { fields, rest };
 }
 
-/** Shows a refusal: field errors next to their fields (and in the summary), the rest in the outcome box. */
+/**
+ * Shows a refusal: field errors next to their fields (and in the summary), the rest in the outcome
+ * box, in the page language: the service's English messages are for integrators (the modal hands
+ * them to their callback). A refusal that is not about the data sent (too many requests, a live
+ * channel without a processor, a server error: anything but a 400) says the service refused.
+ */
 export function showRefusal(error: ApiErrorBody, form: CardForm, t: Translate): void {
+  if (error.code === 'rest_session_completed') return showOutcome('info', [t('sessionCompleted')]);
+  if (error.code === 'rest_payment_in_progress') return showOutcome('info', [t('paymentInProgress')]);
+  if (error.data?.status !== 400) return showOutcome('failed', [t('serviceRefused')]);
   const { fields, rest } = fieldErrorsOf(error, form, t);
   if (Object.keys(fields).length > 0) form.showErrors(fields);
   if (rest.length > 0 || Object.keys(fields).length === 0) showOutcome('failed', rest.length > 0 ? rest : [error.message]);

@@ -45,6 +45,8 @@ export const messages = {
   bookingInvalid: 'Die Buchungsdaten sind ungültig: {message}',
   timeout: 'Die Anfrage hat zu lange gedauert. Ihre Buchungsnummer ist {bookingId}. Bitte klären Sie es mit {company}, bevor Sie erneut zahlen.',
   networkError: 'Der Zahlungsdienst ist nicht erreichbar. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.',
+  serviceRefused: 'Der Zahlungsdienst kann diese Zahlung gerade nicht annehmen. Bitte versuchen Sie es später erneut.',
+  sessionCompleted: 'Diese Seite hat ihre Zahlung bereits ausgeführt. Hier ist nichts mehr zu zahlen.',
   unexpectedError: 'Etwas ist schiefgelaufen. Es wurde keine Zahlung eingezogen. Bitte versuchen Sie es erneut.',
   vaultTimeout: 'Ihre Bank hat noch nicht geantwortet, daher ist Ihre Karte nicht bestätigt. Fragen Sie bei {company} nach, bevor Sie es erneut versuchen.',
   errorTestCardsOnly: 'Dies ist eine Testseite: Geben Sie eine der Sandbox-Testkarten ein. Echte Karten werden hier nicht angenommen.',

@@ -46,6 +46,8 @@ export const messages = {
   bookingInvalid: 'The booking details are not valid: {message}',
   timeout: 'The request timed out. Your booking ID is {bookingId}. Please check with {company} before paying again.',
   networkError: 'The payment service could not be reached. Check your connection and try again.',
+  serviceRefused: 'The payment service cannot take this payment right now. Please try again later.',
+  sessionCompleted: 'This page has already made its payment. Nothing more is due here.',
   unexpectedError: 'Something went wrong. No payment was taken. Please try again.',
   vaultTimeout: 'Your bank has not answered yet, so your card is not confirmed. Check with {company} before trying again.',
   errorTestCardsOnly: 'This is a test page: enter one of the sandbox test cards. Real cards are not accepted here.',

@@ -45,6 +45,8 @@ export const messages = {
   bookingInvalid: 'Los datos de la reserva no son válidos: {message}',
   timeout: 'Se agotó el tiempo de espera. El número de su reserva es {bookingId}. Consulte con {company} antes de volver a pagar.',
   networkError: 'No se puede contactar con el servicio de pago. Compruebe su conexión e inténtelo de nuevo.',
+  serviceRefused: 'El servicio de pago no puede aceptar este pago en este momento. Inténtelo de nuevo más tarde.',
+  sessionCompleted: 'Esta página ya ha realizado su pago. Aquí no queda nada por pagar.',
   unexpectedError: 'Algo ha fallado. No se ha cobrado nada. Inténtelo de nuevo.',
   vaultTimeout: 'Su banco aún no ha respondido, así que su tarjeta no está confirmada. Consulte con {company} antes de volver a intentarlo.',
   errorTestCardsOnly: 'Esta es una página de prueba: introduzca una de las tarjetas de prueba del entorno de pruebas. Aquí no se aceptan tarjetas reales.',

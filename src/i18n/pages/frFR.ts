@@ -45,6 +45,8 @@ export const messages = {
   bookingInvalid: 'Les données de la réservation ne sont pas valides : {message}',
   timeout: 'Le délai de la requête a expiré. Votre numéro de réservation est {bookingId}. Vérifiez auprès de {company} avant de payer à nouveau.',
   networkError: 'Le service de paiement est injoignable. Vérifiez votre connexion et réessayez.',
+  serviceRefused: 'Le service de paiement ne peut pas accepter ce paiement pour le moment. Réessayez plus tard.',
+  sessionCompleted: 'Cette page a déjà effectué son paiement. Plus rien n’est dû ici.',
   unexpectedError: 'Une erreur s’est produite. Aucun paiement n’a été pris. Veuillez réessayer.',
   vaultTimeout: 'Votre banque n’a pas encore répondu : votre carte n’est donc pas confirmée. Vérifiez auprès de {company} avant de réessayer.',
   errorTestCardsOnly: 'Ceci est une page de test : saisissez l’une des cartes de test du bac à sable. Les vraies cartes n’y sont pas acceptées.',

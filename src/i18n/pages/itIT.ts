@@ -45,6 +45,8 @@ export const messages = {
   bookingInvalid: 'I dati della prenotazione non sono validi: {message}',
   timeout: 'La richiesta è scaduta. Il numero della tua prenotazione è {bookingId}. Verifica con {company} prima di pagare di nuovo.',
   networkError: 'Impossibile raggiungere il servizio di pagamento. Controlla la connessione e riprova.',
+  serviceRefused: 'Il servizio di pagamento non può accettare questo pagamento in questo momento. Riprova più tardi.',
+  sessionCompleted: 'Questa pagina ha già effettuato il suo pagamento. Qui non resta nulla da pagare.',
   unexpectedError: 'Si è verificato un errore. Non è stato preso alcun pagamento. Riprova.',
   vaultTimeout: 'La tua banca non ha ancora risposto, quindi la carta non è confermata. Verifica con {company} prima di riprovare.',
   errorTestCardsOnly: 'Questa è una pagina di prova: inserisci una delle carte di prova della sandbox. Le carte reali non sono accettate qui.',

@@ -45,6 +45,8 @@ export const messages = {
   bookingInvalid: '예약 정보가 올바르지 않습니다: {message}',
   timeout: '요청 시간이 초과되었습니다. 예약 번호는 {bookingId}입니다. 다시 결제하기 전에 {company}에 확인하세요.',
   networkError: '결제 서비스에 연결할 수 없습니다. 연결을 확인하고 다시 시도하세요.',
+  serviceRefused: '결제 서비스가 지금은 이 결제를 처리할 수 없습니다. 잠시 후 다시 시도하세요.',
+  sessionCompleted: '이 페이지의 결제는 이미 완료되었습니다. 여기서 더 결제할 금액은 없습니다.',
   unexpectedError: '문제가 발생했습니다. 결제되지 않았습니다. 다시 시도하세요.',
   vaultTimeout: '은행이 아직 응답하지 않아 카드가 확인되지 않았습니다. 다시 시도하기 전에 {company}에 확인하세요.',
   errorTestCardsOnly: '테스트 페이지입니다. 샌드박스 테스트 카드 중 하나를 입력하세요. 실제 카드는 여기에서 사용할 수 없습니다.',

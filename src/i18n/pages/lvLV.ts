@@ -45,6 +45,8 @@ export const messages = {
   bookingInvalid: 'Rezervācijas dati nav derīgi: {message}',
   timeout: 'Pieprasījuma laiks beidzās. Jūsu rezervācijas numurs ir {bookingId}. Pirms maksājat vēlreiz, noskaidrojiet to ar {company}.',
   networkError: 'Nevar sazināties ar maksājumu pakalpojumu. Pārbaudiet savienojumu un mēģiniet vēlreiz.',
+  serviceRefused: 'Maksājumu pakalpojums šobrīd nevar pieņemt šo maksājumu. Lūdzu, mēģiniet vēlreiz vēlāk.',
+  sessionCompleted: 'Šīs lapas maksājums jau ir veikts. Šeit vairs nekas nav jāmaksā.',
   unexpectedError: 'Radās kļūda. Nauda netika iekasēta. Lūdzu, mēģiniet vēlreiz.',
   vaultTimeout: 'Jūsu banka vēl nav atbildējusi, tāpēc karte nav apstiprināta. Pirms mēģināt vēlreiz, sazinieties ar {company}.',
   errorTestCardsOnly: 'Šī ir testa lapa: ievadiet kādu no testa vides testa kartēm. Īstas kartes šeit netiek pieņemtas.',

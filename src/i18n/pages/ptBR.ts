@@ -45,6 +45,8 @@ export const messages = {
   bookingInvalid: 'Os dados da reserva são inválidos: {message}',
   timeout: 'A solicitação excedeu o tempo limite. O número da sua reserva é {bookingId}. Confirme com {company} antes de pagar novamente.',
   networkError: 'Não foi possível acessar o serviço de pagamento. Verifique sua conexão e tente novamente.',
+  serviceRefused: 'O serviço de pagamento não pode aceitar este pagamento agora. Tente novamente mais tarde.',
+  sessionCompleted: 'Esta página já fez o seu pagamento. Não há mais nada a pagar aqui.',
   unexpectedError: 'Algo deu errado. Nenhum pagamento foi feito. Tente novamente.',
   vaultTimeout: 'Seu banco ainda não respondeu, então seu cartão não está confirmado. Confirme com {company} antes de tentar novamente.',
   errorTestCardsOnly: 'Esta é uma página de teste: informe um dos cartões de teste do ambiente de testes. Cartões reais não são aceitos aqui.',

@@ -45,6 +45,8 @@ export const messages = {
   bookingInvalid: 'Datele rezervării nu sunt valide: {message}',
   timeout: 'Cererea a expirat. Numărul rezervării dvs. este {bookingId}. Verificați cu {company} înainte de a plăti din nou.',
   networkError: 'Serviciul de plată nu poate fi contactat. Verificați conexiunea și încercați din nou.',
+  serviceRefused: 'Serviciul de plată nu poate accepta această plată acum. Încercați din nou mai târziu.',
+  sessionCompleted: 'Această pagină și-a efectuat deja plata. Aici nu mai este nimic de plătit.',
   unexpectedError: 'A apărut o eroare. Nu s-a încasat nicio plată. Încercați din nou.',
   vaultTimeout: 'Banca dvs. nu a răspuns încă, deci cardul nu este confirmat. Verificați cu {company} înainte de a încerca din nou.',
   errorTestCardsOnly: 'Aceasta este o pagină de test: introduceți unul dintre cardurile de test ale mediului de testare. Cardurile reale nu sunt acceptate aici.',

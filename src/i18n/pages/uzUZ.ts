@@ -45,6 +45,8 @@ export const messages = {
   bookingInvalid: 'Bron maʼlumotlari notoʻgʻri: {message}',
   timeout: 'Soʻrov vaqti tugadi. Bron raqamingiz: {bookingId}. Qayta toʻlashdan oldin {company} bilan aniqlang.',
   networkError: 'Toʻlov xizmatiga ulanib boʻlmadi. Ulanishni tekshirib, qayta urinib koʻring.',
+  serviceRefused: 'Toʻlov xizmati hozir bu toʻlovni qabul qila olmaydi. Keyinroq qayta urinib koʻring.',
+  sessionCompleted: 'Bu sahifa toʻlovini allaqachon amalga oshirgan. Bu yerda boshqa toʻlanadigan narsa yoʻq.',
   unexpectedError: 'Xatolik yuz berdi. Hech qanday toʻlov olinmadi. Qayta urinib koʻring.',
   vaultTimeout: 'Bankingiz hali javob bermadi, shuning uchun kartangiz tasdiqlanmagan. Qayta urinishdan oldin {company} bilan aniqlang.',
   errorTestCardsOnly: 'Bu test sahifasi: sinov muhitining test kartalaridan birini kiriting. Haqiqiy kartalar bu yerda qabul qilinmaydi.',

@@ -45,6 +45,8 @@ export const messages = {
   bookingInvalid: '预订信息无效：{message}',
   timeout: '请求超时。您的预订编号是 {bookingId}。再次付款前请先与 {company} 确认。',
   networkError: '无法连接支付服务。请检查网络连接后重试。',
+  serviceRefused: '支付服务暂时无法受理此付款。请稍后重试。',
+  sessionCompleted: '此页面的付款已经完成。这里无需再付款。',
   unexpectedError: '出现错误。未扣取任何款项。请重试。',
   vaultTimeout: '您的银行尚未回复，因此您的卡尚未确认。重试前请先与 {company} 确认。',
   errorTestCardsOnly: '这是测试页面：请输入沙盒测试卡之一。此处不接受真实卡。',

@@ -86,8 +86,10 @@ async function start(options: ModalInit): Promise<void> {
     // booking_error is for erroneous booking data (a 400); the service refusing for another reason
     // (too many requests, a server error) is "any reason other than the bank's" (spec, Events).
     if (opened.status !== 400) {
+      // It answered, so the connection is fine: say so, in the page language (the service's own
+      // message goes to the integrator's callback).
       emit('transaction_error', { name: 'Error', message: error.message ?? `The payment service answered ${opened.status}.` });
-      return fatal(t('networkError'));
+      return fatal(t('serviceRefused'));
     }
     emit('booking_error', error);
     return fatal(t('bookingInvalid', { message: Object.entries(error.data.params ?? {}).map(([name, text]) => `${name}: ${text}`).join('; ') || error.message }));
