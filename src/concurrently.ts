@@ -1,4 +1,4 @@
-import { turnKeeper } from '../bounded.js';
+import { turnKeeper } from './bounded.js';
 
 /**
  * Calls `work` for each item, started in order, with at most `concurrency` calls in flight (the

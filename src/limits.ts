@@ -242,6 +242,19 @@ export const limits = {
   reconcileAfterSeconds: 60,
   /** An incomplete transaction the processor still knows nothing of after this long is failed. */
   reconcileGiveUpMinutes: 60,
+  /**
+   * Age before an operator may state a transaction's outcome (`transaction settle`): past the
+   * processor call's bound and the reconcile job's first look-ups, so the service has stopped
+   * expecting the processor's own answer.
+   */
+  operatorSettleAfterMinutes: 10,
+  /** The reason an operator gives for settling by hand, kept in the transaction's `content`. */
+  operatorSettleReasonLengthMax: 500,
+  /** `processor check`: the window it looks at when not told (days before `--until`). */
+  processorCheckDefaultDays: 7,
+  /** `processor check`: transactions looked up per run unless told (`--limit`), and at most. */
+  processorCheckRowsDefault: 1000,
+  processorCheckRowsMax: 10_000,
   /** Rows one job run handles. */
   jobBatchSize: 50,
   /** Rows of a run the settlement jobs handle at once (each waits on a processor look-up). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { forEachConcurrently } from '../../src/jobs/concurrently.js';
-import { limits } from '../../src/limits.js';
+import { forEachConcurrently } from '../src/concurrently.js';
+import { limits } from '../src/limits.js';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 

@@ -17,11 +17,12 @@ import * as mailCommands from './commands/mail.js';
 import * as chargebackCommands from './commands/chargeback.js';
 import * as ledgerCommands from './commands/ledger.js';
 import * as totalsCommands from './commands/totals.js';
+import * as transactionCommands from './commands/transactions.js';
 
 const rawOutput = Symbol.for('trustfare.cli.rawOutput');
 
 // Each module exports `commands: Command[]`; add new modules here.
-const modules: { commands: Command[] }[] = [ratesCommands, grantCommands, statementCommands, keysCommands, siteCommands, userCommands, tokenCommands, channelAdminCommands, supplierCommands, migrateCommands, mailCommands, chargebackCommands, ledgerCommands, totalsCommands];
+const modules: { commands: Command[] }[] = [ratesCommands, grantCommands, statementCommands, keysCommands, siteCommands, userCommands, tokenCommands, channelAdminCommands, supplierCommands, migrateCommands, mailCommands, chargebackCommands, ledgerCommands, totalsCommands, transactionCommands];
 
 /**
  * `trustfare <words...> [--options]`: finds the longest matching command name, parses its

@@ -3,7 +3,7 @@ import { limits } from '../limits.js';
 import { localeOf, normaliseLanguage } from '../i18n/catalogue.js';
 import { MailDeliveryError, type OutgoingMail } from '../domain/emails/transport.js';
 import { renderRequestedMails, type ClaimedMail, type RenderRun } from '../domain/emails/outbox.js';
-import { forEachConcurrently } from './concurrently.js';
+import { forEachConcurrently } from '../concurrently.js';
 import { batchSizeWithin } from '../bounded.js';
 import { allFulfilled, Batcher } from '../batcher.js';
 import { pickedBy } from '../storage/batches.js';

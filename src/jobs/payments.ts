@@ -6,7 +6,7 @@ import { boundedCall, type CallResult } from '../domain/transactions/processor-c
 import { lockTransactionForJob } from '../domain/transactions/repository.js';
 import { completeRow, expireRow, failRow } from '../domain/transactions/settle.js';
 import type { TransactionRecord } from '../domain/transactions/types.js';
-import { forEachConcurrently } from './concurrently.js';
+import { forEachConcurrently } from '../concurrently.js';
 import { batchSizeWithin } from '../bounded.js';
 
 /**
