@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
-import { createSite, type SiteFixture } from '../support/fixtures.js';
+import { createSite, pageSessionOf, type SiteFixture } from '../support/fixtures.js';
 import { hashToken } from '../../src/domain/credentials.js';
 import { createHostedSession } from '../../src/domain/hosted/sessions.js';
 import { buildWebBundles } from '../e2e/support.js';
@@ -49,7 +49,7 @@ async function newBooking(channelId: number, total: number): Promise<{ id: numbe
 /** The session of a payment request page load, as the page's data carries it. */
 async function openPage(link: string): Promise<{ session: string | null; body: string }> {
   const body = (await t.app.inject({ url: link })).body;
-  return { session: /"session":"(hps_[A-Za-z0-9_-]+)"/.exec(body)?.[1] ?? null, body };
+  return { session: pageSessionOf(body), body };
 }
 
 const capture = (session: string, channelId: number, card: { number: string; cvv?: string }) =>

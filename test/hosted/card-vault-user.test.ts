@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
-import { createSite, type SiteFixture } from '../support/fixtures.js';
+import { createSite, pageSessionOf, type SiteFixture } from '../support/fixtures.js';
 import { signJwt } from '../../src/domain/credentials.js';
 import { setPassword } from '../../src/domain/users/accounts.js';
 import { buildWebBundles } from '../e2e/support.js';
@@ -93,7 +93,7 @@ describe('cardvaultuser tokens that outlived their grant', () => {
 
 describe("an open vaulting app's session, once its user's grant changed", () => {
   /** The page's session token, as its script reads it from the page data block. */
-  const sessionOf = (page: { body: string }) => /"session":"(hps_[A-Za-z0-9_-]+)"/.exec(page.body)![1]!;
+  const sessionOf = (page: { body: string }) => pageSessionOf(page.body)!;
   const captureWithSession = (m: Merchant, session: string) => t.app.inject({
     method: 'POST', url: `/${m.site.path}/site-json/vendor/v2/cards`, headers: { authorization: `Bearer ${session}` },
     payload: { channels: m.channel.id, card_number: '5555555555554444', expiry_month: '04', expiry_year: new Date().getUTCFullYear() + 2, cvv: '123' },
@@ -187,7 +187,7 @@ describe('cardholder fields: one bound and one country list from the vaulting ap
 // every load of the page opens a new session. The token's sessions share their failed attempts
 // (docs/hosted-pages.md "Attempts"), as a modal auth string's do.
 describe('one cardvaultuser token, many loads of the vaulting app', () => {
-  const sessionOf = (page: { body: string }) => /"session":"(hps_[A-Za-z0-9_-]+)"/.exec(page.body)![1]!;
+  const sessionOf = (page: { body: string }) => pageSessionOf(page.body)!;
   const attemptsLeftOf = (page: { body: string }) => Number(/"attemptsLeft":(\d+)/.exec(page.body)![1]);
   /** What the page does on submit: capture the card with the page's session, then verify it. */
   async function saveCard(m: Merchant, session: string, cardNumber: string) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
-import { createSite, type SiteFixture } from '../support/fixtures.js';
+import { createSite, pageSessionOf, type SiteFixture } from '../support/fixtures.js';
 import { createHostedSession } from '../../src/domain/hosted/sessions.js';
 import { signAuthString } from '../../src/domain/hosted/auth-string.js';
 import { buildWebBundles } from '../e2e/support.js';
@@ -164,7 +164,7 @@ describe('hosted page APIs', () => {
       payload: { firstname: 'Ada', surname: 'Lovelace', email: 'ada@example.com', date: '2031-05-20', total: 3_000, currencies: 'USD', countries: 'GB', channels: channel.id, payment_request_url: true },
     })).json();
     const page = () => t.app.inject({ url: new URL(booking._links.self[0].payment_request).pathname });
-    const sessionOf = (body: string) => /"session":"(hps_[A-Za-z0-9_-]+)"/.exec(body)![1]!;
+    const sessionOf = (body: string) => pageSessionOf(body)!;
     const decline = (session: string) => t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: `Bearer ${session}` }, payload: { card_token: 'tok_visa_declined' } });
     let declined = 0;
     while (declined < limits.payRequestFailedAttemptsPerBookingMax) {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestContext } from '../support/context.js';
+import { pageSessionOf } from '../support/fixtures.js';
 import { signAuthString } from '../../src/domain/hosted/auth-string.js';
 import { cli } from '../cli/helpers.js';
 import { buildWebBundles } from '../e2e/support.js';
@@ -82,7 +83,7 @@ describe('what a hosted page offers to pay', () => {
     expect((await openModal(booking, 4_001)).json()).toMatchObject({ data: { params: { total: expect.stringContaining('(4000)') } } });
     expect((await openModal(booking, 4_000)).statusCode).toBe(201);
 
-    const session = /"session":"(hps_[A-Za-z0-9_-]+)"/.exec(page)![1]!;
+    const session = pageSessionOf(page)!;
     const paid = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: `Bearer ${session}` }, payload: { card_token: 'tok_visa' } });
     expect(paid.json()).toMatchObject({ outcome: 'complete', transaction: { total: 4_000 } });
   });

@@ -38,3 +38,8 @@ export async function addUser(db: Queryable, siteId: number, options: { role: 'm
   await db.query('INSERT INTO api_tokens (site_id, user_id, name, token_hash) VALUES ($1, $2, $3, $4)', [siteId, user.id, 'fixture', tokenHash]);
   return { userId: user.id, username, password, token, headers: { authorization: `Bearer ${token}` } };
 }
+
+/** The hosted page session a served page (vaulting app, payment request page) carries in its page data, or null. */
+export function pageSessionOf(body: string): string | null {
+  return /"session":"(hps_[A-Za-z0-9_-]+)"/.exec(body)?.[1] ?? null;
+}
