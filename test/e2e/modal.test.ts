@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { signAuthString } from '../../src/domain/hosted/auth-string.js';
+import { messages as germanPages } from '../../src/i18n/pages/deDE.js';
 import { createMerchant, fillCard, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
 
 /** Browser round trips on a busy two-core machine: poll generously (expect.poll's default is 1 s). */
@@ -223,6 +224,27 @@ describe('payment modal in Chromium', () => {
     await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_error']);
     expect(events[1]!.argument).toEqual({ name: 'Error', message: 'Too many requests: try again in 60 seconds.' });
     await expect.poll(() => german.locator('#outcome').textContent(), slow).toBe('Der Zahlungsdienst kann diese Zahlung gerade nicht annehmen. Bitte versuchen Sie es später erneut.');
+  });
+
+  it('says the booking was paid meanwhile, in the page language, when another payment came in after the modal opened', async () => {
+    await openModal(modalOptions(9_400, { language: 'deDE' }));
+    const german = page.frameLocator('iframe');
+    await german.locator('#submit').waitFor();
+    await expect.poll(names, slow).toEqual(['booking_logged']);
+    const bookingId = events[0]!.argument.id;
+    const paidElsewhere = await e2e.t.app.inject({
+      method: 'POST', url: `/${merchant.site.path}/site-json/vendor/v2/transactions`, headers: merchant.site.headers,
+      payload: { transaction_types: 'purchase', channels: merchant.channelId, currencies: 'USD', total: 9_400, token: 'tok_visa', bookings: [{ id: bookingId, currencies: 'USD', total: 9_400 }] },
+    });
+    expect(paidElsewhere.json()).toMatchObject({ status: 'complete' });
+    await german.locator('#card_number').fill(testCards.visa);
+    await german.locator('#expiry').fill('12/30');
+    await german.locator('#cvv').fill('123');
+    await german.locator('#submit').click();
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_error']);
+    expect(events[1]!.argument).toEqual({ name: 'Error', message: 'Invalid parameter(s): bookings' });
+    await expect.poll(() => german.locator('#outcome').textContent(), slow).toBe(germanPages.paymentInProgress);
+    expect(await german.locator('#card-form').isVisible()).toBe(false);
   });
 
   it('fires close_window_attempted while processing, and modal_closed on close', async () => {

@@ -74,13 +74,6 @@ function refused(error: ApiErrorBody): void {
   if (error.code === 'jwt_auth_invalid_request') return showOutcome('failed', [t('sessionExpired')]);
   const params = error.data.params;
   if (params && !Array.isArray(params) && params.total) return void refreshRates();
-  // The booking no longer takes the amount the page offered: another payment of it (or a
-  // chargeback) came in since the page opened. Reloading the page shows what is due now; the
-  // core's refusal is English words for integrators, not for the payer.
-  if (params && !Array.isArray(params) && params.bookings) {
-    form.form.hidden = true;
-    return showOutcome('info', [t('paymentInProgress')]);
-  }
   showRefusal(error, form, t);
 }
 

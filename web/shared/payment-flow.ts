@@ -183,6 +183,13 @@ export function showRefusal(error: ApiErrorBody, form: CardForm, t: Translate): 
   if (error.code === 'rest_session_completed') return showOutcome('info', [t('sessionCompleted')]);
   if (error.code === 'rest_payment_in_progress') return showOutcome('info', [t('paymentInProgress')]);
   if (error.data?.status !== 400) return showOutcome('failed', [t('serviceRefused')]);
+  // The booking no longer takes the amount the page offered: another payment of it (or a
+  // chargeback) came in since the page opened. Reloading the page shows what is due now.
+  const params = error.data.params;
+  if (params && !Array.isArray(params) && params.bookings) {
+    form.form.hidden = true;
+    return showOutcome('info', [t('paymentInProgress')]);
+  }
   const { fields, rest } = fieldErrorsOf(error, form, t);
   if (Object.keys(fields).length > 0) form.showErrors(fields);
   if (rest.length > 0 || Object.keys(fields).length === 0) showOutcome('failed', rest.length > 0 ? rest : [error.message]);
