@@ -130,14 +130,15 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   // JSON is the one media type of bodies (docs/resources.md: another is 415): Fastify's built-in
   // text/plain parser would hand a route a string, refused as "must be object".
   app.removeContentTypeParser('text/plain');
-  // DELETE and GET take no body, but many HTTP clients send `Content-Type: application/json` on
+  // DELETE and GET take no body, nor do the POST routes without a body schema (the spec's
+  // `token/refresh`: "no body"), but many HTTP clients send `Content-Type: application/json` on
   // every request: an empty body there is no body, not "invalid JSON". A compressed body is not
   // decompressed, so it is refused as the media type it is (RFC 9110 15.5.16), not parsed as
   // invalid JSON. Everything else goes to Fastify's own parser (prototype-poisoning checks included).
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '' && (request.method === 'DELETE' || request.method === 'GET')) return done(null, undefined);
+    if (body === '' && (request.method === 'DELETE' || request.method === 'GET' || !request.routeOptions.schema?.body)) return done(null, undefined);
     const encoding = request.headers['content-encoding'];
     if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return done(unsupportedContentEncoding(), undefined);
     const charsetError = foreignCharsetError(request.headers['content-type']);

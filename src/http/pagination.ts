@@ -135,6 +135,24 @@ export function isoInstant(name: string, value: string | undefined): Date | unde
   return instant;
 }
 
+/**
+ * The `after` and `before` filters on publication (`created`), compared at the precision the API
+ * shows it: whole seconds (`2026-11-27 05:24:38`), while the rows keep microseconds. Compared
+ * with the raw instant, `after=<an item's own created>` returned that item again (it was created
+ * some microseconds into that second), so a client polling "after the last one I saw" got it
+ * twice. An item is after X when its shown second is after X, and before X when its shown second
+ * is before X; as bounds on the stored instant (so the (site_id, created_at) index still serves
+ * them): `created_at >= afterFrom` and `created_at < beforeUntil`.
+ */
+export function publishedRange(query: { after?: string; before?: string }): { afterFrom?: Date; beforeUntil?: Date } {
+  const after = isoInstant('after', query.after);
+  const before = isoInstant('before', query.before);
+  return {
+    ...(after ? { afterFrom: new Date(Math.floor(after.getTime() / 1000) * 1000 + 1000) } : {}),
+    ...(before ? { beforeUntil: new Date(Math.ceil(before.getTime() / 1000) * 1000) } : {}),
+  };
+}
+
 /** A `YYYY-MM-DD` calendar date from an ISO 8601 date or date-time parameter (its date part). */
 export function isoCalendarDate(name: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;

@@ -217,4 +217,22 @@ describe('booking list filters', () => {
     expect(ids(await list(`?after=${encodeURIComponent(new Date(Date.now() + 3_600_000).toISOString())}`))).toEqual([]);
     expectError(await api(t, listSite, 'GET', 'bookings?after=yesterday'), 400, 'rest_invalid_param');
   });
+
+  it('compares before / after with `created` as shown, to the second: polling "after the last one seen" never returns it again', async () => {
+    const last = bookings[2]!;
+    const created = String(last.created);
+    // Rows keep microseconds, the API shows whole seconds: this one was created half a second into its second.
+    await t.db.query("UPDATE bookings SET created_at = date_trunc('second', created_at) + interval '0.5 second' WHERE id = $1", [last.id]);
+    expect(ids(await list(`?after=${encodeURIComponent(created)}`))).not.toContain(last.id);
+    expect(ids(await list(`?before=${encodeURIComponent(created)}`))).not.toContain(last.id);
+    const secondBefore = new Date(Date.parse(`${created.replace(' ', 'T')}Z`) - 1000).toISOString();
+    const secondAfter = new Date(Date.parse(`${created.replace(' ', 'T')}Z`) + 1000).toISOString();
+    expect(ids(await list(`?after=${encodeURIComponent(secondBefore)}`))).toContain(last.id);
+    expect(ids(await list(`?before=${encodeURIComponent(secondAfter)}`))).toContain(last.id);
+    // A fraction in the filter: the shown second 05:24:38 is after 05:24:37.5 and before 05:24:38.5.
+    const half = (offsetMs: number) => new Date(Date.parse(`${created.replace(' ', 'T')}Z`) + offsetMs).toISOString();
+    expect(ids(await list(`?after=${encodeURIComponent(half(-500))}`))).toContain(last.id);
+    expect(ids(await list(`?before=${encodeURIComponent(half(500))}`))).toContain(last.id);
+    expect(ids(await list(`?after=${encodeURIComponent(half(500))}`))).not.toContain(last.id);
+  });
 });

@@ -397,6 +397,15 @@ describe('transaction list', () => {
     expect(ids(await list('?payee_surname=Payer'))).toEqual([ok.id]);
     expect(ids(await list('?payee_email=p@example.com'))).toEqual([ok.id]);
     expect(ids(await list('?reference=LIST-REF'))).toEqual([ok.id, failed.id]);
+    // A reference with a comma is one reference; several are asked for by repeating the parameter.
+    const commaBooking = await makeBooking(t, listSite, gbp.id, { total: 900, reference: 'INV,7' });
+    const commaPaid = expectStatus(await retained(t, listSite, gbp, commaBooking, 900, { linked_id: saved.id }), 201);
+    expect(ids(await list(`?reference=${encodeURIComponent('INV,7')}`))).toEqual([commaPaid.id]);
+    expect(ids(await list('?reference=INV,7'))).toEqual([commaPaid.id]);
+    expect(ids(await list('?reference=INV'))).toEqual([]);
+    expect(ids(await list(`?reference=LIST-REF&reference=${encodeURIComponent('INV,7')}`))).toEqual([ok.id, failed.id, commaPaid.id]);
+    // Created within the second shown: `after` that second leaves it out.
+    expect(ids(await list(`?after=${encodeURIComponent(commaPaid.created)}`))).not.toContain(commaPaid.id);
     expect(ids(await list('?per_page=1&page=3'))).toEqual([failed.id]);
     expectError(await api(t, listSite, 'GET', 'transactions?status=bogus'), 400, 'rest_invalid_param');
     expectError(await api(t, listSite, 'GET', 'transactions/987654'), 404, 'rest_post_invalid_id');

@@ -142,6 +142,17 @@ describe('JSON bodies', () => {
     expect(response.json()).toMatchObject({ code: 'rest_unsupported_media_type', data: { status: 415 } });
   });
 
+  it('takes a bodiless POST (token/refresh: "no body" in the spec) even when it says application/json', async () => {
+    const login = await t.app.inject({ method: 'POST', url: `/${site.path}/site-json/jwt-auth/v1/token`, payload: { username: site.username, password: site.password } });
+    const refreshed = await t.app.inject({
+      method: 'POST', url: `/${site.path}/site-json/jwt-auth/v1/token/refresh`, headers: { authorization: `Bearer ${login.json().refresh_token}`, 'content-type': 'application/json' },
+    });
+    expect(refreshed.statusCode, refreshed.body).toBe(200);
+    expect(refreshed.json()).toMatchObject({ token: expect.any(String), user_nicename: login.json().user_nicename });
+    // A route that takes a body still refuses an empty one.
+    expect((await send('POST', channels(), '')).json()).toMatchObject({ code: 'rest_invalid_json' });
+  });
+
   it('takes a DELETE without a body even when it says application/json', async () => {
     const created = await send('POST', channels(), JSON.stringify({ name: 'Tours', currencies: 'USD' }));
     expect(created.statusCode).toBe(201);

@@ -1,5 +1,6 @@
 import { basisPointsWhole, divideHalfUp, percentOf } from '../money.js';
 import { limits } from '../../limits.js';
+import { isTestMode } from '../channels.js';
 
 /**
  * Allocations move part of a transaction's money from the paying channel to other channels
@@ -79,9 +80,13 @@ function isDate(text: string): boolean {
   return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(text);
 }
 
-/** Test and draft channels hold sandbox money; it never lands in a live channel, nor the reverse. */
+/**
+ * Test channels hold sandbox money; it never lands in a channel of the processor's live mode
+ * (`live`, `draft`, `affiliate`: they take real cards), nor the reverse. isTestMode is the one
+ * definition; this had its own, which counted `draft` as test and let sandbox money into it.
+ */
 function modeFamily(accountMode: string): 'test' | 'live' {
-  return accountMode === 'test' || accountMode === 'draft' ? 'test' : 'live';
+  return isTestMode(accountMode) ? 'test' : 'live';
 }
 
 /** Why one request cannot be applied, or null. */

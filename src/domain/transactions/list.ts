@@ -5,8 +5,10 @@ import { fetchPage, orderBySql, WhereBuilder, type PageRequest } from '../../htt
 export interface TransactionFilters {
   include?: number[];
   exclude?: number[];
-  after?: Date;
-  before?: Date;
+  /** Created at or after this instant (http/pagination.ts publishedRange: `after`, by whole seconds). */
+  afterFrom?: Date;
+  /** Created before this instant (`before`, by whole seconds). */
+  beforeUntil?: Date;
   status?: string[];
   channels?: number[];
   channelsExclude?: number[];
@@ -41,8 +43,8 @@ export async function listTransactionIds(db: Queryable, options: { siteId: numbe
   where
     .andIf(f.include, (w, v) => w.and`t.id = ANY(${v}::bigint[])`)
     .andIf(f.exclude, (w, v) => w.and`NOT (t.id = ANY(${v}::bigint[]))`)
-    .andIf(f.after, (w, v) => w.and`t.created_at > ${v}`)
-    .andIf(f.before, (w, v) => w.and`t.created_at < ${v}`)
+    .andIf(f.afterFrom, (w, v) => w.and`t.created_at >= ${v}`)
+    .andIf(f.beforeUntil, (w, v) => w.and`t.created_at < ${v}`)
     .andIf(f.status, (w, v) => w.and`t.status = ANY(${v}::text[])`)
     .andIf(f.channels, (w, v) => w.and`t.channel_id = ANY(${v}::bigint[])`)
     .andIf(f.channelsExclude, (w, v) => w.and`NOT (t.channel_id = ANY(${v}::bigint[]))`)

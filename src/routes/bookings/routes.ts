@@ -13,7 +13,7 @@ import { siteApiErrors } from '../../http/openapi.js';
 import { principalOf, requireAccess, requireAccessWithRead } from '../../http/auth.js';
 import { conflict, invalidId, invalidParams } from '../../http/errors.js';
 import {
-  ItemParams, SiteParams, WhereBuilder, apiPrefix, fetchPage, integerIds, isoCalendarDate, isoInstant, listValues, orderBySql, pageRequest, parseItemId, setPaginationHeaders,
+  ItemParams, SiteParams, WhereBuilder, apiPrefix, fetchPage, integerIds, isoCalendarDate, listValues, orderBySql, pageRequest, parseItemId, publishedRange, setPaginationHeaders,
 } from '../../http/pagination.js';
 import { BookingCreateBody, BookingListQuery, BookingSchema, BookingUpdateBody, PaymentRequestQuery, type BookingWire } from './schemas.js';
 
@@ -58,11 +58,12 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
     const query = request.query;
     const page = pageRequest(query);
     const where = new WhereBuilder().and`b.site_id = ${principal.siteId}`.and`b.deleted_at IS NULL`.scope();
+    const published = publishedRange(query);
     where
       .andIf(integerIds('include', query.include), (w, ids) => w.and`b.id = ANY(${ids}::bigint[])`)
       .andIf(integerIds('exclude', query.exclude), (w, ids) => w.and`b.id <> ALL(${ids}::bigint[])`)
-      .andIf(isoInstant('before', query.before), (w, instant) => w.and`b.created_at < ${instant}`)
-      .andIf(isoInstant('after', query.after), (w, instant) => w.and`b.created_at > ${instant}`)
+      .andIf(published.beforeUntil, (w, instant) => w.and`b.created_at < ${instant}`)
+      .andIf(published.afterFrom, (w, instant) => w.and`b.created_at >= ${instant}`)
       .andIf(listValues('status', query.status), (w, statuses) => w.raw(`${currentBookingStatusSql('b', w.param(today()))} = ANY(${w.param(statuses)}::text[])`))
       .andIf(integerIds('channels', query.channels), (w, ids) => w.and`b.channel_id = ANY(${ids}::bigint[])`)
       .andIf(listValues('countries', query.countries), (w, countries) => w.and`b.country = ANY(${countries}::text[])`)

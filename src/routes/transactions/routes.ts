@@ -11,7 +11,7 @@ import { principalOf, requireAccess, requireAccessConfirmedByRoute } from '../..
 import { invalidId } from '../../http/errors.js';
 import { errorResponses, htmlResponse, noCredential, siteApiErrors } from '../../http/openapi.js';
 import {
-  ItemParams, SiteParams, apiPrefix, integerIds, isoCalendarDate, isoInstant, listValues, pageRequest, parseItemId, setPaginationHeaders,
+  ItemParams, SiteParams, apiPrefix, integerIds, isoCalendarDate, listValues, pageRequest, parseItemId, publishedRange, setPaginationHeaders,
 } from '../../http/pagination.js';
 import { TransactionCreateBody, TransactionListQuery, TransactionSchema, type TransactionCreateBodyWire } from './schemas.js';
 
@@ -149,8 +149,7 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
       filters: {
         include: integerIds('include', query.include),
         exclude: integerIds('exclude', query.exclude),
-        after: isoInstant('after', query.after),
-        before: isoInstant('before', query.before),
+        ...publishedRange(query),
         status: listValues('status', query.status as string[] | undefined),
         channels: integerIds('channels', query.channels),
         channelsExclude: integerIds('channels_exclude', query.channels_exclude),
@@ -163,7 +162,7 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
         transactionTypes: listValues('transaction_types', query.transaction_types as string[] | undefined),
         payeeSurname: query.payee_surname,
         payeeEmail: query.payee_email,
-        reference: listValues('reference', query.reference as string[] | undefined),
+        reference: query.reference as string[] | undefined,
         statementDateAfter: isoCalendarDate('statement_date_after', query.statement_date_after),
         statementDateBefore: isoCalendarDate('statement_date_before', query.statement_date_before),
       },

@@ -135,7 +135,9 @@ export const TransactionListQuery = Type.Object({
   transaction_types: Type.Optional(EnumList(transactionTypes)),
   payee_surname: Type.Optional(text(limits.nameLengthMax)),
   payee_email: Type.Optional(text(limits.emailLengthMax)),
-  reference: Type.Optional(ValueList('[^,]{1,200}', 'references of 1 to 200 characters without commas', 200)),
+  // Exact, as the bookings list's `reference`: a booking reference may hold commas, so several
+  // are asked for by repeating the parameter (`reference=A&reference=B,C`), never split on commas.
+  reference: Type.Optional(Type.Array(text(limits.nameLengthMax), { maxItems: limits.listFilterValuesMax })),
   statement_date_after: Type.Optional(isoDateTimeParam),
   statement_date_before: Type.Optional(isoDateTimeParam),
 });

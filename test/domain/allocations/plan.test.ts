@@ -9,6 +9,7 @@ const targets = new Map<number, AllocationTarget>([
   [11, { id: 11, siteId: 1, currency: 'USD', accountMode: 'test' }],
   [12, { id: 12, siteId: 1, currency: 'GBP', accountMode: 'test' }],
   [13, { id: 13, siteId: 1, currency: 'USD', accountMode: 'live' }],
+  [14, { id: 14, siteId: 1, currency: 'USD', accountMode: 'draft' }],
   [20, { id: 20, siteId: 2, currency: 'USD', accountMode: 'test' }],
 ]);
 
@@ -57,6 +58,9 @@ describe('planAllocations', () => {
     expect(plan([{ channelId: 20, value: 1, operator: 'flat' }], { granted: [2] })).toHaveLength(1);
     expect(refusal([{ channelId: 12, value: 1, operator: 'flat' }])).toMatch(/channel 12 does not accept USD/);
     expect(refusal([{ channelId: 13, value: 1, operator: 'flat' }])).toMatch(/live channel/);
+    // A draft channel takes real cards: sandbox money stays out of it, and its money out of test channels.
+    expect(refusal([{ channelId: 14, value: 1, operator: 'flat' }])).toMatch(/channel 14 is a draft channel; the paying channel is test/);
+    expect(refusal([{ channelId: 11, value: 1, operator: 'flat' }], { source: { ...source, accountMode: 'draft' } })).toMatch(/channel 11 is a test channel; the paying channel is draft/);
     expect(refusal([{ channelId: 11, value: 0, operator: 'flat' }])).toMatch(/positive integer/);
     expect(refusal([{ channelId: 11, value: 10001, operator: 'percent' }])).toMatch(/basis points/);
     expect(refusal([{ channelId: 11, value: 1, operator: 'share' as 'flat' }])).toMatch(/operator must be one of flat, percent/);
