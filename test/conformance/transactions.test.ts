@@ -396,6 +396,9 @@ describe('transaction list', () => {
     expect(ids(await list('?currencies_exclude=GBP'))).toEqual([]);
     expect(ids(await list('?payee_surname=Payer'))).toEqual([ok.id]);
     expect(ids(await list('?payee_email=p@example.com'))).toEqual([ok.id]);
+    // Exact but case-insensitive, as the bookings list's `email`.
+    expect(ids(await list('?payee_email=P@Example.COM'))).toEqual([ok.id]);
+    expect(ids(await list('?payee_email=p@example.co'))).toEqual([]);
     expect(ids(await list('?reference=LIST-REF'))).toEqual([ok.id, failed.id]);
     // A reference with a comma is one reference; several are asked for by repeating the parameter.
     const commaBooking = await makeBooking(t, listSite, gbp.id, { total: 900, reference: 'INV,7' });
