@@ -5,6 +5,7 @@ import type { TestContext } from '../support/context.js';
 import { limits } from '../../src/limits.js';
 import { bookingRow, createBooking, createShop, get, paymentsContext, post, purchaseBody, type Shop } from '../payments/support.js';
 import { statisticsSayEmpty } from '../support/statistics.js';
+import { buildStatement } from '../../src/domain/statements/index.js';
 
 // A controlled clock: the jobs compare ages with context.now().
 let clockMs = Date.UTC(2026, 5, 1, 12, 0, 0);
@@ -320,5 +321,27 @@ describe('idempotency key purge', () => {
     expect(runs.at(-1)).toEqual({ purged: expect.any(Number), backlog: false });
     expect(runs.at(-1)!.purged).toBeLessThan(2);
     expect(await t.db.query(`SELECT 1 FROM idempotency_keys WHERE key LIKE 'purge-batch-%'`)).toHaveLength(0);
+  });
+});
+
+describe('statement dates across a period boundary', () => {
+  it('gives a payment settled after the boundary the statement date of its settlement, the period its ledger entries are in', async () => {
+    await t.db.query(`UPDATE channels SET statement_period = 'month' WHERE id = $1`, [shop.channelId]);
+    clockMs = Date.UTC(2026, 10, 30, 23, 55);
+    const booking = await createBooking(t, shop, { total: 9100 });
+    const attempted = (await post(t, shop, purchaseBody(shop, booking, 9100, { token: 'tok_visa_no_answer' }))).json();
+    // Created on 30 November: November's statements, cut on 1 December.
+    expect(attempted).toMatchObject({ status: 'incomplete', statement_date: '2026-12-01' });
+    clockMs = Date.UTC(2026, 11, 1, 0, 10);
+    await reconcileIncompleteTransactions(t.context);
+    const settled = (await get(t, shop, `/transactions/${attempted.id}`)).json();
+    expect(settled).toMatchObject({ status: 'complete', statement_date: '2027-01-01' });
+    const inPeriod = async (from: string, to: string) =>
+      (await buildStatement(t.db, { siteId: shop.site.siteId, channelId: shop.channelId, from, to })).entries.filter((entry) => entry.transaction_id === attempted.id).length;
+    expect(await inPeriod('2026-11-01', '2026-11-30')).toBe(0);
+    expect(await inPeriod('2026-12-01', '2026-12-31')).toBeGreaterThan(0);
+    // The list's statement filter agrees with the statement that holds the money.
+    const listed = (await get(t, shop, '/transactions?statement_date_after=2026-12-02&statement_date_before=2027-01-01&per_page=100')).json().map((row: { id: number }) => row.id);
+    expect(listed).toContain(attempted.id);
   });
 });

@@ -249,6 +249,8 @@ export interface SettlementUpdate {
   threeDsStatus?: string | null;
   challengeUrl?: string | null;
   settledAt?: Date | null;
+  /** `YYYY-MM-DD`: a completed row's statement date, from when its money moved (settle.ts). */
+  statementDate?: string;
   /** Every booking share's remaining amount back to its total (a completed payment). */
   restoreShares?: boolean;
   /** Request the mails of the new status in the same statement (a settlement: emails/outbox.ts). */
@@ -280,7 +282,7 @@ function writeSql(returning: string, answer: string): string {
   return `WITH u AS MATERIALIZED (
            SELECT * FROM json_to_recordset($1::json) AS u(id bigint, status text, total_remaining bigint, reserved_total bigint, processor_reference text,
                     auth_code text, content text, decline_code text, three_ds_status text, challenge_url text, settled_at timestamptz, modified_at timestamptz,
-                    restore_shares boolean, request_mails boolean)
+                    statement_date date, restore_shares boolean, request_mails boolean)
          ), restored AS (
            UPDATE transaction_bookings tb SET total_remaining = tb.total WHERE ${pickedBy('tb.transaction_id', 'SELECT id FROM u WHERE restore_shares')}
          ), updated AS (
@@ -289,7 +291,7 @@ function writeSql(returning: string, answer: string): string {
                   processor_reference = coalesce(u.processor_reference, t.processor_reference), auth_code = coalesce(u.auth_code, t.auth_code),
                   content = coalesce(u.content, t.content), decline_code = coalesce(u.decline_code, t.decline_code),
                   three_ds_status = coalesce(u.three_ds_status, t.three_ds_status), challenge_url = coalesce(u.challenge_url, t.challenge_url),
-                  settled_at = coalesce(u.settled_at, t.settled_at), modified_at = u.modified_at
+                  settled_at = coalesce(u.settled_at, t.settled_at), statement_date = coalesce(u.statement_date, t.statement_date), modified_at = u.modified_at
              FROM u WHERE t.id = u.id AND ${pickedBy('t.id', 'SELECT id FROM u')}
            RETURNING ${returning}, u.request_mails
          ), mails AS (${mailRequestSql('updated', 'request_mails')}),
@@ -345,7 +347,7 @@ function settlementParameters(writes: readonly SettlementWrite[]): unknown[] {
     id, status: update.status, total_remaining: update.totalRemaining ?? null, reserved_total: update.reservedTotal ?? null,
     processor_reference: update.processorReference ?? null, auth_code: update.authCode ?? null, content: update.content ?? null,
     decline_code: update.declineCode ?? null, three_ds_status: update.threeDsStatus ?? null, challenge_url: update.challengeUrl ?? null,
-    settled_at: update.settledAt ?? null, modified_at: update.at, restore_shares: update.restoreShares ?? false, request_mails: update.requestMails ?? false,
+    settled_at: update.settledAt ?? null, modified_at: update.at, statement_date: update.statementDate ?? null, restore_shares: update.restoreShares ?? false, request_mails: update.requestMails ?? false,
   }));
   const entries = writes.flatMap(({ id, update, postings }) => (postings && postings.postings.length > 0 ? [{ siteId: postings.siteId, transactionId: id, at: update.at, postings: postings.postings }] : []));
   return [JSON.stringify(updates), ...entryParameters(entries), ...bookingMoneyParameters(bookings), writes[0]!.update.at];

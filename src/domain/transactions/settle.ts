@@ -12,6 +12,7 @@ import type { StoredForex } from '../forex/payments.js';
 import { formatDecimal, parseDecimal } from '../money.js';
 import { nextStatus, type TransactionStatus } from './states.js';
 import type { TransactionRecord } from './types.js';
+import { statementDate, type StatementPeriod } from '../statements/dates.js';
 
 /**
  * Step three: apply a processor outcome to a row, in one database transaction that locks the
@@ -86,6 +87,8 @@ export interface SettlementFacts {
   shares: BookingShare[];
   forex: StoredForex;
   hasAllocations: boolean;
+  /** The channel's statement period now (null without a channel): the settled row's statement_date. */
+  statementPeriod: StatementPeriod | null;
   /** The bookings, when lockRow locked them already. */
   lockedBookings?: LockedBooking[];
 }
@@ -95,7 +98,8 @@ export type LockedRow = TransactionRecord & { facts?: SettlementFacts };
 const factsColumns = `forex_quote_id, forex_rate::text AS forex_rate, channel_currency, channel_total,
   coalesce((SELECT json_agg(json_build_object('bookingId', tb.booking_id, 'total', tb.total, 'totalRemaining', tb.total_remaining) ORDER BY tb.position)
               FROM transaction_bookings tb WHERE tb.transaction_id = t.id), '[]'::json) AS share_list,
-  EXISTS (SELECT 1 FROM allocations a WHERE a.transaction_id = t.id) AS has_allocations`;
+  EXISTS (SELECT 1 FROM allocations a WHERE a.transaction_id = t.id) AS has_allocations,
+  (SELECT c.statement_period FROM channels c WHERE c.id = t.channel_id) AS statement_period`;
 
 /**
  * The rows, locked in id order, with their facts; for a payment without allocations still to
@@ -126,6 +130,7 @@ interface FactsRow {
   channel_total: number | null;
   share_list: BookingShare[];
   has_allocations: boolean;
+  statement_period: StatementPeriod | null;
 }
 
 function factsOf(row: FactsRow): SettlementFacts {
@@ -138,6 +143,7 @@ function factsOf(row: FactsRow): SettlementFacts {
       channelTotal: row.channel_total,
     },
     hasAllocations: row.has_allocations,
+    statementPeriod: row.statement_period,
   };
 }
 
@@ -201,6 +207,10 @@ async function planCompletion(tx: Queryable, row: LockedRow, answer: Approval, a
     content: answer.message,
     threeDsStatus: threeDsAfter(row, 'approved', answer.threeDs),
     settledAt: at,
+    // The money moves now, so the row belongs to the statements of now: fixed at the attempt, a
+    // payment settled past a period boundary (a 3DS challenge passed after midnight, a
+    // reconciliation the next day) named one period while its entries were in the next.
+    ...(facts.statementPeriod ? { statementDate: statementDate(at, facts.statementPeriod) } : {}),
     requestMails: true,
     at,
   };
