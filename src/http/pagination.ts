@@ -54,13 +54,30 @@ export const pageParam = Type.Integer({ minimum: 1, maximum: limits.pageMax, def
 export const perPageParam = Type.Integer({ minimum: 1, maximum: limits.perPageMax, default: limits.perPageDefault });
 export const orderParam = StringEnum(['asc', 'desc'] as const, { default: 'asc' });
 
+const isoDateTimeRegExpSource = '[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?';
+
 /** ISO 8601 date or date-time (`2026-01-31`, `2026-01-31T10:00:00`, with optional `Z`/offset). */
 export const isoDateTimeParam = Type.String({
+  pattern: describedPattern(`^${isoDateTimeRegExpSource}$`, 'an ISO 8601 date or date-time, such as 2026-01-31 or 2026-01-31T10:00:00Z'),
+});
+
+/**
+ * The transactions list's `statement_date_after` / `_before`, which the spec calls "timestamps":
+ * an ISO 8601 date or date-time as everywhere, or a Unix timestamp in seconds (up to 11 digits,
+ * the year 5138), whose GMT day is taken (statementDateOf).
+ */
+export const statementDateParam = Type.String({
   pattern: describedPattern(
-    '^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$',
-    'an ISO 8601 date or date-time, such as 2026-01-31 or 2026-01-31T10:00:00Z',
+    `^(${isoDateTimeRegExpSource}|[0-9]{1,11})$`,
+    'an ISO 8601 date or date-time, such as 2026-01-31, or a Unix timestamp in seconds',
   ),
 });
+
+/** A `statementDateParam` value as its `YYYY-MM-DD` day. */
+export function statementDateOf(name: string, value: string | undefined): string | undefined {
+  if (value === undefined || !/^[0-9]{1,11}$/.test(value)) return isoCalendarDate(name, value);
+  return new Date(Number(value) * 1000).toISOString().slice(0, 10);
+}
 
 /** `include`, `exclude`, `page`, `per_page`, `order` and `orderby` (limited to `orderbyFields`). */
 export function listQueryProperties<const F extends readonly string[]>(orderbyFields: F) {

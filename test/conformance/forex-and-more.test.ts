@@ -140,6 +140,12 @@ describe('transaction list: more filters', () => {
     expect(await ids('?payment_methods=bank-transfer')).toEqual([]);
     expect(await ids(`?statement_date_after=${encodeURIComponent(paid.statement_date)}`)).toContain(paid.id);
     expect(await ids('?statement_date_before=2000-01-01')).toEqual([]);
+    // "timestamps" (spec): a Unix timestamp in seconds stands for its GMT day, as an ISO date does.
+    const unixSeconds = (day: string, hour = 0) => String(Date.parse(`${day}T00:00:00Z`) / 1000 + hour * 3600);
+    expect(await ids(`?statement_date_after=${unixSeconds(paid.statement_date, 23)}`)).toContain(paid.id);
+    expect(await ids(`?statement_date_before=${unixSeconds(paid.statement_date, 12)}`)).toContain(paid.id);
+    expect(await ids(`?statement_date_before=${unixSeconds('2000-01-01')}`)).toEqual([]);
+    expect((await api(t, listSite, 'GET', 'transactions?statement_date_after=1.5')).json().data.params).toEqual({ statement_date_after: 'must be an ISO 8601 date or date-time, such as 2026-01-31, or a Unix timestamp in seconds' });
     expect(await ids('?after=2000-01-01T00:00:00Z')).toEqual([card.id, paid.id]);
     expect(await ids('?before=2000-01-01T00:00:00Z')).toEqual([]);
   });

@@ -11,7 +11,7 @@ import { principalOf, requireAccess, requireAccessConfirmedByRoute } from '../..
 import { invalidId } from '../../http/errors.js';
 import { errorResponses, htmlResponse, noCredential, siteApiErrors } from '../../http/openapi.js';
 import {
-  ItemParams, SiteParams, apiPrefix, integerIds, isoCalendarDate, listValues, pageRequest, parseItemId, publishedRange, setPaginationHeaders,
+  ItemParams, SiteParams, apiPrefix, integerIds, listValues, pageRequest, parseItemId, publishedRange, setPaginationHeaders, statementDateOf,
 } from '../../http/pagination.js';
 import { TransactionCreateBody, TransactionListQuery, TransactionSchema, type TransactionCreateBodyWire } from './schemas.js';
 
@@ -163,8 +163,8 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
         payeeSurname: query.payee_surname,
         payeeEmail: query.payee_email,
         reference: query.reference as string[] | undefined,
-        statementDateAfter: isoCalendarDate('statement_date_after', query.statement_date_after),
-        statementDateBefore: isoCalendarDate('statement_date_before', query.statement_date_before),
+        statementDateAfter: statementDateOf('statement_date_after', query.statement_date_after),
+        statementDateBefore: statementDateOf('statement_date_before', query.statement_date_before),
       },
     });
     setPaginationHeaders(reply, request, { baseUrl: context.config.baseUrl, total, page });

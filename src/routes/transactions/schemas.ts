@@ -3,7 +3,7 @@ import { AllocationInputListSchema, AllocationInputSchema, AllocationOutputSchem
 import { currencyCodes } from '../../domain/money.js';
 import { countryCodePattern, emailAddressPattern, languageCodes } from '../../domain/reference-data.js';
 import { paymentMethods, transactionStatuses, transactionTypes } from '../../domain/transactions/index.js';
-import { CodeEnum, EnumList, IntegerIdList, StringEnum, ValueList, isoDateTimeParam, listQueryProperties } from '../../http/pagination.js';
+import { CodeEnum, EnumList, IntegerIdList, StringEnum, ValueList, isoDateTimeParam, listQueryProperties, statementDateParam } from '../../http/pagination.js';
 import { limits } from '../../limits.js';
 import { describedPattern } from '../../domain/patterns.js';
 import { Text } from '../../domain/text.js';
@@ -138,6 +138,6 @@ export const TransactionListQuery = Type.Object({
   // Exact, as the bookings list's `reference`: a booking reference may hold commas, so several
   // are asked for by repeating the parameter (`reference=A&reference=B,C`), never split on commas.
   reference: Type.Optional(Type.Array(text(limits.nameLengthMax), { maxItems: limits.listFilterValuesMax })),
-  statement_date_after: Type.Optional(isoDateTimeParam),
-  statement_date_before: Type.Optional(isoDateTimeParam),
+  statement_date_after: Type.Optional(statementDateParam),
+  statement_date_before: Type.Optional(statementDateParam),
 });
