@@ -280,7 +280,7 @@ export async function updateChannel(tx: Queryable, options: { siteId: number; id
     return { param: 'account_mode', message: `a ${current.accountMode} channel's mode is changed by the platform operator only` };
   }
   if (patch.currency !== undefined && patch.currency !== current.currency && (await isInUse(tx, current.id))) {
-    return { param: 'currencies', message: 'the base currency cannot change while the channel has bookings or money movements' };
+    return { param: 'currencies', message: 'the base currency cannot change while the channel has bookings, money movements or allocations planned to it (an authorisation not yet captured or voided)' };
   }
   if (patch.primaryMail !== undefined) patch.primaryMail = normaliseEmailList(patch.primaryMail);
   if (patch.chargebackMail !== undefined) patch.chargebackMail = normaliseEmailList(patch.chargebackMail);
@@ -315,15 +315,25 @@ export async function deleteChannel(tx: Queryable, options: { siteId: number; id
 }
 
 /**
- * A channel is in use while a live booking uses it or any money has moved through it: a channel
- * without bookings can still hold funds (allocations from another channel credit it) and
- * transactions (vaulting), and its ledger is in its currency.
+ * A channel is in use while a live booking uses it, any money has moved through it, or money is
+ * still planned to reach it: a channel without bookings can still hold funds (allocations from
+ * another channel credit it) and transactions (vaulting), and its ledger is in its currency.
+ * An allocation planned by another channel's authorisation (or by a payment still in flight)
+ * credits this channel, in its current currency, when that transaction completes or is captured;
+ * deleting the channel or changing its currency in between would have the capture credit a
+ * deleted channel, or write entries in a currency the channel no longer has (docs/allocations.md).
+ * Failed and expired transactions, voided authorisations (`reversed`) and captured ones (the
+ * capture applied its own copies, which are in the ledger) will never apply theirs.
  */
 async function isInUse(db: Queryable, channelId: number): Promise<boolean> {
   const row = await db.one<{ in_use: boolean }>(
     `SELECT EXISTS (SELECT 1 FROM bookings WHERE channel_id = $1 AND deleted_at IS NULL)
          OR EXISTS (SELECT 1 FROM transactions WHERE channel_id = $1)
-         OR EXISTS (SELECT 1 FROM ledger_entries WHERE channel_id = $1) AS in_use`,
+         OR EXISTS (SELECT 1 FROM ledger_entries WHERE channel_id = $1)
+         OR EXISTS (SELECT 1 FROM allocations a JOIN transactions t ON t.id = a.transaction_id
+                     WHERE a.to_channel_id = $1 AND NOT a.applied AND NOT a.reversed AND a.reverses_id IS NULL
+                       AND t.status NOT IN ('failed', 'expired')
+                       AND NOT EXISTS (SELECT 1 FROM transactions c WHERE c.linked_id = t.id AND c.type = 'capture' AND c.status IN ('complete', 'locked'))) AS in_use`,
     [channelId],
   );
   return row.in_use;

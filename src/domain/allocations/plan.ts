@@ -187,3 +187,27 @@ export function planAllocations(options: {
   }
   return plans;
 }
+
+/**
+ * Re-checks allocations planned earlier against their targets as they are now: an authorisation's
+ * planned allocations are applied by its capture, possibly much later, and meanwhile a target can
+ * be closed, switch mode, or lose the grant (and, for rows planned before deleting a channel or
+ * changing its currency was refused while money was planned to it, be deleted or in another
+ * currency). Called before the capture reaches the processor, so a refusal moves nothing: the same
+ * rules as planning (refusalOf), as AllocationRefusal on `allocations`, naming the way out.
+ */
+export function assertPlannedTargetsReceive(options: {
+  source: AllocationSource;
+  planned: readonly AllocationRequest[];
+  targets: ReadonlyMap<number, AllocationTarget>;
+  grantedSiteIds: ReadonlySet<number>;
+}): void {
+  options.planned.forEach((request, index) => {
+    const refusal = refusalOf(request, { source: options.source, target: options.targets.get(request.channelId), grantedSiteIds: options.grantedSiteIds });
+    if (refusal) {
+      throw new AllocationRefusal({
+        allocations: `The authorisation's allocation ${index}: ${refusal} Send the capture with its own allocations (they replace the authorisation's), or void the authorisation.`,
+      });
+    }
+  });
+}

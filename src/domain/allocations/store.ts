@@ -28,6 +28,21 @@ export async function loadAllocationFacts(db: Queryable, options: { siteId: numb
   return { targets, grantedSiteIds: ids.length === 0 ? new Set() : await grantedSiteIds(db, options.siteId) };
 }
 
+/**
+ * The allocations `transactionId` (an authorisation) still plans, as the requests that planned
+ * them, so its capture can re-check their targets (assertPlannedTargetsReceive).
+ */
+export async function loadPlannedRequests(db: Queryable, transactionId: number): Promise<AllocationRequest[]> {
+  const rows = await db.query<{ to_channel_id: number; operator: AllocationRequest['operator']; value: number; currency: string; statement_date: string | null }>(
+    `SELECT to_channel_id, operator, value, currency, statement_date::text AS statement_date FROM allocations
+      WHERE transaction_id = $1 AND NOT applied AND reverses_id IS NULL AND NOT reversed ORDER BY id`,
+    [transactionId],
+  );
+  return rows.map((row) => ({
+    channelId: row.to_channel_id, operator: row.operator, value: row.value, currency: row.currency.trim(), ...(row.statement_date ? { statementDate: row.statement_date } : {}),
+  }));
+}
+
 interface AllocationRow {
   [column: string]: unknown;
   id: number;

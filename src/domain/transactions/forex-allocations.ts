@@ -2,8 +2,8 @@ import type { AppContext } from '../../context.js';
 import { invalidParam } from '../../http/errors.js';
 import type { Queryable } from '../../storage/db.js';
 import {
-  AllocationRefusal, isAllocationInputList, allocationPostingsOnCompletion, allocationRequestOf, insertPlannedAllocations, loadAllocationFacts,
-  planAllocations, type AllocationPlan,
+  AllocationRefusal, assertPlannedTargetsReceive, isAllocationInputList, allocationPostingsOnCompletion, allocationRequestOf, insertPlannedAllocations,
+  loadAllocationFacts, loadPlannedRequests, planAllocations, type AllocationPlan, type AllocationSource,
 } from '../allocations/index.js';
 import { ForexRefusal, forexTermsFor, loadStoredForex, recordForexTerms, type ForexTerms, type StoredForex } from '../forex/index.js';
 import type { ChannelRecord } from '../channels.js';
@@ -53,34 +53,51 @@ export async function prepareForexAndAllocations(
     throw error;
   }
   if (!forex && channelAmount !== input.total) throw invalidParam('bookings', `The bookings' totals add up to ${channelAmount}, not the transaction total ${input.total}.`);
-  return { forex, allocations: await planRequested(db, actor, { input, channel, forex }) };
+  return { forex, allocations: await planRequested(db, actor, { input, channel, forex, linked }) };
 }
 
-async function planRequested(db: Queryable, actor: Actor, options: { input: TransactionInput; channel: ChannelRecord; forex: ForexTerms | null }): Promise<AllocationPlan[]> {
-  const { input, channel, forex } = options;
+async function planRequested(
+  db: Queryable,
+  actor: Actor,
+  options: { input: TransactionInput; channel: ChannelRecord; forex: ForexTerms | null; linked: TransactionRecord | null },
+): Promise<AllocationPlan[]> {
+  const { input, channel, forex, linked } = options;
   const items = input.allocations ?? [];
-  if (items.length === 0) return [];
+  const source: AllocationSource = {
+    siteId: actor.siteId,
+    channelId: channel.id,
+    channelCurrency: channel.currency,
+    accountMode: channel.accountMode,
+    paidCurrency: input.currency!,
+    paidTotal: input.total!,
+    channelTotal: forex?.channelTotal ?? input.total!,
+  };
+  if (items.length === 0) {
+    // A capture without its own allocations applies its authorisation's: their targets are
+    // checked again now, before the processor captures, since they may have changed since.
+    if (input.type === 'capture' && linked) await recheckPlannedTargets(db, actor, { source, authorizationId: linked.id });
+    return [];
+  }
   if (!allocatingTypes.has(input.type)) {
     throw invalidParam('allocations', `A ${input.type} takes no allocations; refunds and voids reverse the linked transaction's allocations pro rata.`);
   }
   if (!isAllocationInputList(items)) throw invalidParam('allocations', 'Each allocation needs channels and total (integers), and optional title, reference, description, currencies, operator (flat or percent) and statement_date.');
   const requests = items.map(allocationRequestOf);
   const facts = await loadAllocationFacts(db, { siteId: actor.siteId, requests });
+  return refusalAsParam(() => planAllocations({ source, requests, targets: facts.targets, grantedSiteIds: facts.grantedSiteIds }));
+}
+
+async function recheckPlannedTargets(db: Queryable, actor: Actor, options: { source: AllocationSource; authorizationId: number }): Promise<void> {
+  const planned = await loadPlannedRequests(db, options.authorizationId);
+  if (planned.length === 0) return;
+  const facts = await loadAllocationFacts(db, { siteId: actor.siteId, requests: planned });
+  refusalAsParam(() => assertPlannedTargetsReceive({ source: options.source, planned, targets: facts.targets, grantedSiteIds: facts.grantedSiteIds }));
+}
+
+/** An allocation refusal is the spec's 400 on `allocations`; anything else is a programmer error. */
+function refusalAsParam<T>(step: () => T): T {
   try {
-    return planAllocations({
-      source: {
-        siteId: actor.siteId,
-        channelId: channel.id,
-        channelCurrency: channel.currency,
-        accountMode: channel.accountMode,
-        paidCurrency: input.currency!,
-        paidTotal: input.total!,
-        channelTotal: forex?.channelTotal ?? input.total!,
-      },
-      requests,
-      targets: facts.targets,
-      grantedSiteIds: facts.grantedSiteIds,
-    });
+    return step();
   } catch (error) {
     if (error instanceof AllocationRefusal) throw invalidParam('allocations', error.message);
     throw error;

@@ -96,7 +96,7 @@ export async function channelRoutes(app: App, context: AppContext): Promise<void
     const id = parseItemId(request.params.id);
     const result = id === undefined ? 'not_found' : await context.db.transaction((tx) => deleteChannel(tx, { siteId: principal.siteId, id }));
     if (result === 'not_found') throw invalidId('channel ID');
-    if (result === 'has_bookings') throw conflict('rest_channel_in_use', 'The channel has bookings or money movements. Delete its bookings first, or ask the operator to close the channel.');
+    if (result === 'has_bookings') throw conflict('rest_channel_in_use', 'The channel has bookings, money movements or allocations planned to it (an authorisation not yet captured or voided). Delete its bookings first, or ask the operator to close the channel.');
     return { deleted: true };
   });
 }
