@@ -4,7 +4,6 @@ import { grantedSiteIds } from './grants.js';
 import type { AllocationPlan, AllocationRequest, AllocationTarget } from './plan.js';
 import { planReversal, scaleToCapture, type AllocationBalance } from './reverse.js';
 import { allocationJson, type AllocationJson } from './shape.js';
-import { divideHalfUp } from '../money.js';
 
 /**
  * Storage and ledger side of allocations (docs/allocations.md), always inside the caller's
@@ -168,6 +167,8 @@ export interface CompletedMoney {
   linkedId: number | null;
   /** The channel-currency amount of this transaction (its total without forex). */
   channelTotal: number;
+  /** Its amount in the paid currency (the transaction `total`). */
+  paidTotal: number;
 }
 
 /**
@@ -203,15 +204,23 @@ async function applyPlanned(tx: Queryable, rows: AllocationRow[]): Promise<Posti
   return rows.flatMap((row) => movementPostings(row, row.channel_total, paidOf(row, row.paid_total), false));
 }
 
+/** Which of its two amounts an allocation's own `total` is (plan.ts amountsOf): the paid one or the channel one. */
+const totalIn = (row: Pick<AllocationRow, 'currency' | 'paid_currency'>): 'paid' | 'channel' => (row.currency.trim() === row.paid_currency.trim() ? 'paid' : 'channel');
+const isForex = (row: Pick<AllocationRow, 'paid_currency' | 'channel_currency'>) => row.paid_currency.trim() !== row.channel_currency.trim();
+
 async function applyFromAuthorization(tx: Queryable, money: CompletedMoney): Promise<Posting[]> {
   if (money.linkedId === null) return [];
   const planned = await rowsOf(tx, money.linkedId, 'NOT applied AND reverses_id IS NULL AND NOT reversed');
   if (planned.length === 0) return [];
   const authorization = await tx.one<{ channel_total: number | null; total: number }>('SELECT channel_total, total FROM transactions WHERE id = $1', [money.linkedId]);
-  const authorizedChannelTotal = authorization.channel_total ?? authorization.total;
-  const scaled = scaleToCapture({ plannedChannelTotals: planned.map((row) => row.channel_total), authorizedChannelTotal, capturedChannelTotal: money.channelTotal });
-  const proportion = (amount: number, index: number) =>
-    planned[index]!.channel_total === 0 ? 0 : Number(divideHalfUp(BigInt(amount) * BigInt(scaled[index]!), BigInt(planned[index]!.channel_total)));
+  // Largest remainder in both currencies: rounding each allocation's paid amount on its own made
+  // two 50 % allocations of a 765 JPY capture 383 + 383 JPY, more than the capture.
+  const scaled = scaleToCapture({
+    planned: planned.map((row) => ({ channelTotal: row.channel_total, paidTotal: row.paid_total })),
+    authorized: { channelTotal: authorization.channel_total ?? authorization.total, paidTotal: authorization.total },
+    captured: { channelTotal: money.channelTotal, paidTotal: money.paidTotal },
+    forex: isForex(planned[0]!),
+  });
   await insertRows(tx, planned.map((row, index) => ({
     siteId: money.siteId,
     transactionId: money.id,
@@ -222,11 +231,11 @@ async function applyFromAuthorization(tx: Queryable, money: CompletedMoney): Pro
     operator: row.operator,
     value: row.value,
     currency: row.currency.trim(),
-    total: proportion(row.total, index),
+    total: totalIn(row) === 'paid' ? scaled[index]!.paidTotal : scaled[index]!.channelTotal,
     paidCurrency: row.paid_currency.trim(),
-    paidTotal: proportion(row.paid_total, index),
+    paidTotal: scaled[index]!.paidTotal,
     channelCurrency: row.channel_currency.trim(),
-    channelTotal: scaled[index]!,
+    channelTotal: scaled[index]!.channelTotal,
     reversed: false,
     title: row.title,
     reference: row.reference,
@@ -237,20 +246,36 @@ async function applyFromAuthorization(tx: Queryable, money: CompletedMoney): Pro
   return applyPlanned(tx, await rowsOf(tx, money.id, 'NOT applied AND reverses_id IS NULL'));
 }
 
+/** The paid-currency amount already moved back from each allocation (the sum of its reversals). */
+async function paidReversedOf(tx: Queryable, allocationIds: readonly number[]): Promise<Map<number, number>> {
+  const rows = await tx.query<{ reverses_id: number; paid_reversed: number }>(
+    'SELECT reverses_id, sum(paid_total)::bigint AS paid_reversed FROM allocations WHERE reverses_id = ANY($1::bigint[]) GROUP BY reverses_id',
+    [allocationIds],
+  );
+  return new Map(rows.map((row) => [row.reverses_id, Number(row.paid_reversed)]));
+}
+
 async function reverseForRefund(tx: Queryable, money: CompletedMoney): Promise<Posting[]> {
   if (money.linkedId === null) return [];
   const applied = await rowsOf(tx, money.linkedId, 'applied AND reverses_id IS NULL');
   if (applied.length === 0) return [];
   const parent = await tx.one<{ channel_total: number | null; total: number }>('SELECT channel_total, total FROM transactions WHERE id = $1', [money.linkedId]);
-  const before = await tx.one<{ refunded: number }>(
-    `SELECT coalesce(sum(coalesce(channel_total, total)), 0)::bigint AS refunded FROM transactions
+  const before = await tx.one<{ refunded: number; refunded_paid: number }>(
+    `SELECT coalesce(sum(coalesce(channel_total, total)), 0)::bigint AS refunded, coalesce(sum(total), 0)::bigint AS refunded_paid FROM transactions
       WHERE linked_id = $1 AND type = 'refund' AND status IN ('complete', 'locked') AND id <> $2`,
     [money.linkedId, money.id],
   );
+  const paidReversed = await paidReversedOf(tx, applied.map((row) => row.id));
   const balances: AllocationBalance[] = applied.map((row) => ({
-    id: row.id, channelTotal: row.channel_total, channelReversed: row.channel_reversed, total: row.total, totalReversed: row.total_reversed,
+    id: row.id, channelTotal: row.channel_total, channelReversed: row.channel_reversed, paidTotal: row.paid_total, paidReversed: paidReversed.get(row.id) ?? 0, totalIn: totalIn(row),
   }));
-  const parts = planReversal({ allocations: balances, sourceChannelTotal: parent.channel_total ?? parent.total, refundedBefore: Number(before.refunded), refundChannelAmount: money.channelTotal });
+  const parts = planReversal({
+    allocations: balances,
+    sourceChannelTotal: parent.channel_total ?? parent.total,
+    refundedBefore: Number(before.refunded),
+    refundChannelAmount: money.channelTotal,
+    paid: isForex(applied[0]!) ? { sourceTotal: parent.total, refundedBefore: Number(before.refunded_paid), refundAmount: money.paidTotal } : null,
+  });
   const byId = new Map(applied.map((row) => [row.id, row]));
   const reversals: NewAllocationRow[] = [];
   const postings: Posting[] = [];
@@ -259,15 +284,13 @@ async function reverseForRefund(tx: Queryable, money: CompletedMoney): Promise<P
     await tx.query('UPDATE allocations SET channel_reversed = channel_reversed + $2, total_reversed = total_reversed + $3, reversed = $4 WHERE id = $1', [
       row.id, part.channelAmount, part.total, part.fullyReversed,
     ]);
-    const paidAmount = row.currency.trim() === row.paid_currency.trim() ? part.total
-      : row.channel_total === 0 ? 0 : Number(divideHalfUp(BigInt(row.paid_total) * BigInt(part.channelAmount), BigInt(row.channel_total)));
     reversals.push({
       siteId: money.siteId, transactionId: money.id, fromChannelId: row.from_channel_id, toChannelId: row.to_channel_id, reversesId: row.id, applied: true,
-      operator: row.operator, value: row.value, currency: row.currency.trim(), total: part.total, paidCurrency: row.paid_currency.trim(), paidTotal: paidAmount,
+      operator: row.operator, value: row.value, currency: row.currency.trim(), total: part.total, paidCurrency: row.paid_currency.trim(), paidTotal: part.paidAmount,
       channelCurrency: row.channel_currency.trim(), channelTotal: part.channelAmount, reversed: true, title: row.title, reference: row.reference,
       description: row.description, statementDate: row.statement_date,
     });
-    postings.push(...movementPostings(row, part.channelAmount, paidOf(row, paidAmount), true));
+    postings.push(...movementPostings(row, part.channelAmount, paidOf(row, part.paidAmount), true));
   }
   await insertRows(tx, reversals);
   return postings;

@@ -149,7 +149,7 @@ export async function completionPostingsWithAllocations(
   const ownOnly = row.type === 'purchase' || row.type === 'retained_purchase';
   const allocations = ownOnly && !known.hasAllocations
     ? []
-    : await allocationPostingsOnCompletion(tx, { id: row.id, siteId: row.siteId, type: row.type, channelId: row.channelId, linkedId: row.linkedId, channelTotal });
+    : await allocationPostingsOnCompletion(tx, { id: row.id, siteId: row.siteId, type: row.type, channelId: row.channelId, linkedId: row.linkedId, channelTotal, paidTotal: row.total });
   return [...withPaid, ...allocations];
 }
 

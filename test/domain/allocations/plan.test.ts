@@ -98,59 +98,119 @@ describe('planAllocations', () => {
 });
 
 describe('planReversal', () => {
-  it('reverses pro rata on a partial refund and in full on the rest', () => {
+  it('reverses pro rata on a partial refund and in full on the rest, in both currencies', () => {
+    // A 100.00 USD payment paid as 92.00 EUR: 27.60 EUR allocated in EUR (30.00 USD) and 10.01 USD in USD (9.21 EUR).
     const allocations = [
-      { id: 1, channelTotal: 3000, channelReversed: 0, total: 2760, totalReversed: 0 },
-      { id: 2, channelTotal: 1001, channelReversed: 0, total: 1001, totalReversed: 0 },
+      { id: 1, channelTotal: 3000, channelReversed: 0, paidTotal: 2760, paidReversed: 0, totalIn: 'paid' as const },
+      { id: 2, channelTotal: 1001, channelReversed: 0, paidTotal: 921, paidReversed: 0, totalIn: 'channel' as const },
     ];
-    const first = planReversal({ allocations, sourceChannelTotal: 10000, refundedBefore: 0, refundChannelAmount: 2500 });
+    const first = planReversal({ allocations, sourceChannelTotal: 10000, refundedBefore: 0, refundChannelAmount: 2500, paid: { sourceTotal: 9200, refundedBefore: 0, refundAmount: 2300 } });
     expect(first).toEqual([
-      { allocationId: 1, channelAmount: 750, total: 690, fullyReversed: false },
-      { allocationId: 2, channelAmount: 250, total: 250, fullyReversed: false },
+      { allocationId: 1, channelAmount: 750, paidAmount: 690, total: 690, fullyReversed: false },
+      { allocationId: 2, channelAmount: 250, paidAmount: 230, total: 250, fullyReversed: false },
     ]);
-    const after = allocations.map((a, i) => ({ ...a, channelReversed: first[i]!.channelAmount, totalReversed: first[i]!.total }));
-    const rest = planReversal({ allocations: after, sourceChannelTotal: 10000, refundedBefore: 2500, refundChannelAmount: 7500 });
+    const after = allocations.map((a, i) => ({ ...a, channelReversed: first[i]!.channelAmount, paidReversed: first[i]!.paidAmount }));
+    const rest = planReversal({ allocations: after, sourceChannelTotal: 10000, refundedBefore: 2500, refundChannelAmount: 7500, paid: { sourceTotal: 9200, refundedBefore: 2300, refundAmount: 6900 } });
     expect(rest).toEqual([
-      { allocationId: 1, channelAmount: 2250, total: 2070, fullyReversed: true },
-      { allocationId: 2, channelAmount: 751, total: 751, fullyReversed: true },
+      { allocationId: 1, channelAmount: 2250, paidAmount: 2070, total: 2070, fullyReversed: true },
+      { allocationId: 2, channelAmount: 751, paidAmount: 691, total: 751, fullyReversed: true },
     ]);
   });
 
-  it('takes back exactly the refund in whole cents and closes every allocation on the last refund (property)', () => {
+  it('never gives back more than the refund in the paid currency: two halves of 765 JPY are 382 + 383, not 383 + 383', () => {
+    const allocations = [1, 2].map((id) => ({ id, channelTotal: 500, channelReversed: 0, paidTotal: 750, paidReversed: 0, totalIn: 'paid' as const }));
+    const parts = planReversal({ allocations, sourceChannelTotal: 1000, refundedBefore: 0, refundChannelAmount: 510, paid: { sourceTotal: 1500, refundedBefore: 0, refundAmount: 765 } });
+    expect(parts.map((part) => [part.channelAmount, part.paidAmount])).toEqual([[255, 383], [255, 382]]);
+  });
+
+  it('takes back exactly the refund in whole units of both currencies and closes every allocation on the last refund (property)', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 1_000_000 }),
+        fc.integer({ min: 1, max: 2_000_000 }),
+        fc.boolean(),
         fc.array(fc.integer({ min: 0, max: 10_000 }), { minLength: 1, maxLength: 5 }),
         fc.array(fc.integer({ min: 1, max: 1_000_000 }), { minLength: 1, maxLength: 6 }),
-        (total, shares, refunds) => {
+        (total, paidWhole, forex, shares, refunds) => {
           const shareSum = shares.reduce((a, b) => a + b, 0);
           fc.pre(shareSum > 0 && shareSum <= 10_000);
+          const paidSource = forex ? paidWhole : total;
           let allocations = shares.map((share, id) => {
             const channelTotal = Math.floor((total * share) / 10_000);
-            return { id, channelTotal, channelReversed: 0, total: channelTotal, totalReversed: 0 };
+            const paidTotal = forex ? Math.floor((paidSource * share) / 10_000) : channelTotal;
+            return { id, channelTotal, channelReversed: 0, paidTotal, paidReversed: 0, totalIn: 'paid' as const };
           });
           let refunded = 0;
+          let refundedPaid = 0;
           const steps = [...refunds.map((r) => Math.min(r, total - refunded)), total];
           for (const step of steps) {
             const amount = Math.min(step, total - refunded);
-            const parts = planReversal({ allocations, sourceChannelTotal: total, refundedBefore: refunded, refundChannelAmount: amount });
-            const taken = parts.reduce((sum, part) => sum + part.channelAmount, 0);
-            expect(taken).toBeLessThanOrEqual(amount);
+            // The refund's paid amount is its cumulative conversion, as forex-parts.ts prices it.
+            const paidAmount = refunded + amount === total ? paidSource - refundedPaid : Math.round((paidSource * (refunded + amount)) / total) - refundedPaid;
+            const parts = planReversal({
+              allocations, sourceChannelTotal: total, refundedBefore: refunded, refundChannelAmount: amount,
+              paid: forex ? { sourceTotal: paidSource, refundedBefore: refundedPaid, refundAmount: paidAmount } : null,
+            });
+            expect(parts.reduce((sum, part) => sum + part.channelAmount, 0)).toBeLessThanOrEqual(amount);
+            expect(parts.reduce((sum, part) => sum + part.paidAmount, 0)).toBeLessThanOrEqual(Math.max(0, paidAmount));
             allocations = allocations.map((a) => {
               const part = parts.find((p) => p.allocationId === a.id);
-              return part ? { ...a, channelReversed: a.channelReversed + part.channelAmount, totalReversed: a.totalReversed + part.total } : a;
+              if (!part) return a;
+              // A part with no channel money moves no paid money, unless only its paid rest was left.
+              if (part.channelAmount === 0) expect(a.channelReversed).toBe(a.channelTotal);
+              return { ...a, channelReversed: a.channelReversed + part.channelAmount, paidReversed: a.paidReversed + part.paidAmount };
             });
             refunded += amount;
-            for (const a of allocations) expect(a.channelReversed).toBeLessThanOrEqual(a.channelTotal);
+            refundedPaid += paidAmount;
+            for (const a of allocations) {
+              expect(a.channelReversed).toBeLessThanOrEqual(a.channelTotal);
+              expect(a.paidReversed).toBeLessThanOrEqual(a.paidTotal);
+            }
           }
-          for (const a of allocations) expect(a.channelReversed).toBe(a.channelTotal);
+          for (const a of allocations) expect([a.channelReversed, a.paidReversed]).toEqual([a.channelTotal, a.paidTotal]);
         },
       ),
     );
   });
 
   it('scales planned allocations to a partial capture', () => {
-    expect(scaleToCapture({ plannedChannelTotals: [3000, 1000], authorizedChannelTotal: 10000, capturedChannelTotal: 5000 })).toEqual([1500, 500]);
-    expect(scaleToCapture({ plannedChannelTotals: [3333], authorizedChannelTotal: 10000, capturedChannelTotal: 10000 })).toEqual([3333]);
+    const planned = (channelTotal: number) => ({ channelTotal, paidTotal: channelTotal });
+    const same = (amount: number) => ({ channelTotal: amount, paidTotal: amount });
+    expect(scaleToCapture({ planned: [planned(3000), planned(1000)], authorized: same(10000), captured: same(5000), forex: false })).toEqual([same(1500), same(500)]);
+    expect(scaleToCapture({ planned: [planned(3333)], authorized: same(10000), captured: same(10000), forex: false })).toEqual([same(3333)]);
+  });
+
+  it('scales a forex capture by largest remainder in the paid currency too: two 50 % of a 765 JPY capture are 383 + 382 JPY', () => {
+    const half = { channelTotal: 500, paidTotal: 750 };
+    const scaled = scaleToCapture({ planned: [half, half], authorized: { channelTotal: 1000, paidTotal: 1500 }, captured: { channelTotal: 510, paidTotal: 765 }, forex: true });
+    expect(scaled).toEqual([{ channelTotal: 255, paidTotal: 383 }, { channelTotal: 255, paidTotal: 382 }]);
+    expect(scaleToCapture({ planned: [half, half], authorized: { channelTotal: 1000, paidTotal: 1500 }, captured: { channelTotal: 1000, paidTotal: 1500 }, forex: true })).toEqual([half, half]);
+  });
+
+  it('never scales a forex capture above the capture in either currency, and moves no paid money where no channel money moves (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ channelTotal: fc.integer({ min: 1, max: 100_000 }), paidTotal: fc.integer({ min: 1, max: 200_000 }) }), { minLength: 1, maxLength: 5 }),
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.integer({ min: 0, max: 200_000 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (planned, channelExtra, paidExtra, fraction) => {
+          const authorized = {
+            channelTotal: planned.reduce((sum, p) => sum + p.channelTotal, 0) + channelExtra,
+            paidTotal: planned.reduce((sum, p) => sum + p.paidTotal, 0) + paidExtra,
+          };
+          const captured = { channelTotal: Math.floor(authorized.channelTotal * fraction), paidTotal: Math.floor(authorized.paidTotal * fraction) };
+          const scaled = scaleToCapture({ planned, authorized, captured, forex: true });
+          expect(scaled.reduce((sum, s) => sum + s.channelTotal, 0)).toBeLessThanOrEqual(captured.channelTotal);
+          expect(scaled.reduce((sum, s) => sum + s.paidTotal, 0)).toBeLessThanOrEqual(captured.paidTotal);
+          scaled.forEach((s, index) => {
+            expect(s.channelTotal).toBeLessThanOrEqual(planned[index]!.channelTotal);
+            expect(s.paidTotal).toBeLessThanOrEqual(planned[index]!.paidTotal);
+            if (s.channelTotal === 0) expect(s.paidTotal).toBe(0);
+          });
+          expect(scaleToCapture({ planned, authorized, captured: authorized, forex: true })).toEqual(planned);
+        },
+      ),
+    );
   });
 });
