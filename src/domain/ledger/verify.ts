@@ -45,6 +45,17 @@ export async function verifyLedger(db: Queryable, options: { siteId?: number } =
      HAVING sum(CASE WHEN direction = 'debit' THEN amount ELSE -amount END) <> 0 LIMIT ${problemsReportedMax}`, [site]),
   (row) => `channel ${row.channel_id} ${String(row.currency).trim()}: debits - credits = ${row.difference}`);
 
+  // The ledger moves each channel's own currency (forex keeps the paid currency beside it): an
+  // entry in another currency is money the channel's statements never show. Session 28's audit
+  // found captures writing them to a channel whose currency had changed since the authorisation.
+  add('entries_in_channel_currency', await db.query(
+    `SELECT e.channel_id, e.currency, c.currency AS channel_currency, count(*)::int AS entries
+       FROM ledger_entries e JOIN channels c ON c.id = e.channel_id
+      WHERE ($1::bigint IS NULL OR e.site_id = $1) AND e.currency <> c.currency
+      GROUP BY e.channel_id, e.currency, c.currency
+      ORDER BY e.channel_id LIMIT ${problemsReportedMax}`, [site]),
+  (row) => `channel ${row.channel_id} is ${String(row.channel_currency).trim()} but holds ${row.entries} entries in ${String(row.currency).trim()}`);
+
   // Only complete (or chargeback-locked) transactions moved money; nothing else may have entries.
   add('no_money_without_completion', await db.query(
     `SELECT t.id, t.status FROM transactions t

@@ -4,7 +4,7 @@ import { verifyLedger } from '../../../src/domain/ledger/verify.js';
 import { runCli } from '../../../src/cli/main.js';
 import type { TestContext } from '../../support/context.js';
 import { testEnv } from '../../support/context.js';
-import { createBooking, createShop, paymentsContext, post, purchaseBody, type Shop } from '../../payments/support.js';
+import { addChannel, createBooking, createShop, paymentsContext, post, purchaseBody, type Shop } from '../../payments/support.js';
 
 let t: TestContext;
 let shop: Shop;
@@ -131,5 +131,21 @@ describe('trustfare ledger verify', () => {
     const run = await cli(['ledger', 'verify']);
     expect(run.code).not.toBe(0);
     expect(run.output).toContain('transaction_balanced');
+  });
+
+  it("finds entries in a currency that is not their channel's (the channel's statements would never show them)", async () => {
+    const euroChannel = await addChannel(t, shop, { currency: 'EUR' });
+    await t.db.transaction(async (tx) => {
+      await tx.query('ALTER TABLE ledger_entries DISABLE TRIGGER USER');
+      for (const [account, direction] of [['channel_funds', 'credit'], ['processor_clearing', 'debit']]) {
+        await tx.query(
+          `INSERT INTO ledger_entries (site_id, transaction_id, channel_id, currency, account, direction, amount) VALUES ($1, $2, $3, 'USD', $4, $5, 700)`,
+          [shop.site.siteId, purchaseId, euroChannel, account, direction],
+        );
+      }
+      await tx.query('ALTER TABLE ledger_entries ENABLE TRIGGER USER');
+    });
+    const report = await verifyLedger(t.db, { siteId: shop.site.siteId });
+    expect(report.problems).toContainEqual({ check: 'entries_in_channel_currency', detail: `channel ${euroChannel} is EUR but holds 2 entries in USD` });
   });
 });
