@@ -174,6 +174,25 @@ describe('mails from real payments', () => {
     expect(mails.every((mail) => mail.text.includes('Pablo Pagador'))).toBe(true);
   });
 
+  it("a refund or chargeback of one booking of a two-booking payment goes to the payment's payer, not to the other booking's traveller", async () => {
+    const channelId = await channel({});
+    const first = await booking(channelId, { firstname: 'Ann', surname: 'Lead', email: 'ann@example.com', total: 5_000, language: 'frFR' });
+    const second = await booking(channelId, { firstname: 'Bob', surname: 'Other', email: 'bob@example.com', total: 3_000, language: 'deDE' });
+    const payment = await api('POST', '/transactions', {
+      transaction_types: 'purchase', channels: channelId, currencies: 'EUR', total: 8_000, token: 'tok_visa',
+      bookings: [{ id: first, currencies: 'EUR', total: 5_000 }, { id: second, currencies: 'EUR', total: 3_000 }],
+    });
+    await api('POST', '/transactions', {
+      transaction_types: 'refund', channels: channelId, currencies: 'EUR', total: 1_000, linked_id: payment.id, bookings: [{ id: second, currencies: 'EUR', total: 1_000 }],
+    });
+    await recordChargeback(t.context, { siteId: site.siteId, userId: null, source: 'cli', isPlatformAdmin: true }, { type: 'chargeback', linkedId: payment.id, total: 5_500 });
+    const mails = await deliver();
+    expect(mails.map((mail) => mail.envelopeTo)).toEqual([['ann@example.com'], ['ann@example.com'], ['ann@example.com']]);
+    // One payer, one name and one language for every mail of the payment (Bob's card was never charged).
+    expect(mails.every((mail) => mail.text.includes('Ann Lead') && !mail.text.includes('Bob'))).toBe(true);
+    expect(mails.map((mail) => mail.text.split('\n')[0])).toEqual(['Reçu de paiement', 'Remboursement', 'Paiement contesté']);
+  });
+
   it('refund and chargeback keep the language of the original payment; chargeback_mail gets the notice', async () => {
     const channelId = await channel({ language: 'esES', chargeback_mail: 'disputes@alpine.example', primary_mail: 'ops@alpine.example' });
     const bookingId = await booking(channelId, { email: 'booker@example.com' });

@@ -1,7 +1,7 @@
 import { minorUnitDigits } from '../money.js';
 import { firstLanguage, type LanguageCode } from '../../i18n/catalogue.js';
 import { audienceOf, type MailKind } from './kinds.js';
-import type { BookingRow, PayerRow, TransactionFacts, TransactionRow } from './facts.js';
+import type { BookingRow, PayerBookingRow, PayerRow, TransactionFacts, TransactionRow } from './facts.js';
 
 export interface Money {
   total: number;
@@ -46,15 +46,16 @@ export function trustId(siteId: number, id: number): string {
  */
 export function mailLanguage(kind: MailKind, facts: TransactionFacts): LanguageCode {
   if (audienceOf[kind] === 'merchant') return firstLanguage(facts.channel.language);
-  return firstLanguage(facts.original.language, facts.bookings[0]?.language, facts.channel.language);
+  return firstLanguage(facts.original.language, facts.payerBooking?.language, facts.channel.language);
 }
 
 /**
  * The payer's address: the transaction's payee_email, the original payment's (for a capture, the
- * authorisation's), else the booking's.
+ * authorisation's), else the lead traveller of the payment's first booking (the one its receipt
+ * went to, whichever booking a refund or chargeback of it names first).
  */
 export function payerEmailOf(facts: TransactionFacts): string | null {
-  return payersOf(facts).map((payer) => nonEmpty(payer.payee_email)).find(Boolean) ?? nonEmpty(facts.bookings[0]?.email) ?? null;
+  return payersOf(facts).map((payer) => nonEmpty(payer.payee_email)).find(Boolean) ?? nonEmpty(facts.payerBooking?.email) ?? null;
 }
 
 /** Where the payee fields are looked for, nearest first. */
@@ -72,7 +73,7 @@ export function mailDataFor(kind: MailKind, facts: TransactionFacts, language: L
     language,
     company: nonEmpty(channel.receipt_label) ?? channel.site_name,
     channelName: channel.name,
-    payerName: payerNameOf(payersOf(facts), bookings[0]),
+    payerName: payerNameOf(payersOf(facts), facts.payerBooking ?? undefined),
     payerEmail: payerEmailOf(facts) ?? '',
     bookings: bookings.map((booking) => ({ trustId: trustId(booking.site_id, booking.id), reference: booking.reference })),
     transactionTrustId: trustId(subject.site_id, subject.id),
@@ -84,7 +85,7 @@ export function mailDataFor(kind: MailKind, facts: TransactionFacts, language: L
   };
 }
 
-function payerNameOf(payers: PayerRow[], booking: BookingRow | undefined): string {
+function payerNameOf(payers: PayerRow[], booking: PayerBookingRow | undefined): string {
   const name = (row: { first: string | null | undefined; last: string | null | undefined }) => [row.first, row.last].map((part) => part?.trim() ?? '').filter(Boolean).join(' ');
   return payers.map((payer) => name({ first: payer.payee_name, last: payer.payee_surname })).find(Boolean)
     || name({ first: booking?.firstname, last: booking?.surname });

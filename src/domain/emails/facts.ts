@@ -68,8 +68,16 @@ export interface TransactionFacts {
    */
   capturedFrom: PayerRow | null;
   bookings: BookingRow[];
+  /**
+   * The lead traveller of the original payment's first booking: the payer when no payee field
+   * names one, for every mail of that payment. A refund's or chargeback's own shares (`bookings`)
+   * may start with another booking of the payment, whose traveller never paid.
+   */
+  payerBooking: PayerBookingRow | null;
   channel: ChannelRow;
 }
+
+export type PayerBookingRow = Pick<BookingRow, 'email' | 'firstname' | 'surname' | 'language'>;
 
 const transactionColumns = (t: string) => `${t}.id, ${t}.site_id, ${t}.channel_id, ${t}.type, ${t}.status, ${t}.total, ${t}.currency::text AS currency,
   ${t}.language, ${t}.linked_id, ${t}.payee_name, ${t}.payee_surname, ${t}.payee_email, ${t}.card_brand, ${t}.last_four, ${t}.content, ${t}.decline_code,
@@ -110,7 +118,10 @@ const factsStatement = {
                    'surname', b.surname, 'language', b.language, 'share', tb.total, 'currency', b.currency::text) ORDER BY tb.position, b.id), '[]'::json)
             FROM transaction_bookings tb JOIN bookings b ON b.id = tb.booking_id
            WHERE tb.transaction_id = CASE WHEN EXISTS (SELECT 1 FROM transaction_bookings WHERE transaction_id = own.id) THEN own.id ELSE original.id END
-         ) AS bookings
+         ) AS bookings,
+         (SELECT json_build_object('email', b.email, 'firstname', b.firstname, 'surname', b.surname, 'language', b.language)
+            FROM transaction_bookings tb JOIN bookings b ON b.id = tb.booking_id
+           WHERE tb.transaction_id = original.id ORDER BY tb.position, b.id LIMIT 1) AS payer_booking
     FROM own JOIN original ON original.root_id = own.root_id`,
 };
 
@@ -119,7 +130,9 @@ type JsonTransaction = Omit<TransactionRow, 'created_at' | 'settled_at'> & { cre
 
 /** The facts of each transaction that exists, by id. */
 export async function loadFactsOfTransactions(q: Queryable, transactionIds: readonly number[]): Promise<Map<number, TransactionFacts>> {
-  const rows = await q.query<{ id: number; transaction: JsonTransaction; original: JsonTransaction; captured_from: PayerRow | null; channel: ChannelRow | null; bookings: BookingRow[] }>(factsStatement, [
+  const rows = await q.query<{
+    id: number; transaction: JsonTransaction; original: JsonTransaction; captured_from: PayerRow | null; channel: ChannelRow | null; bookings: BookingRow[]; payer_booking: PayerBookingRow | null;
+  }>(factsStatement, [
     transactionIds,
     limits.mailLinkedDepthMax,
     followLinkedTypes,
@@ -127,7 +140,10 @@ export async function loadFactsOfTransactions(q: Queryable, transactionIds: read
   const facts = new Map<number, TransactionFacts>();
   for (const row of rows) {
     if (!row.channel) throw new Error(`transaction ${row.id}: its channel ${row.transaction.channel_id} does not exist`);
-    facts.set(row.id, { transaction: fromJson(row.transaction), original: fromJson(row.original), capturedFrom: row.captured_from, bookings: row.bookings, channel: row.channel });
+    facts.set(row.id, {
+      transaction: fromJson(row.transaction), original: fromJson(row.original), capturedFrom: row.captured_from, bookings: row.bookings, payerBooking: row.payer_booking ?? row.bookings[0] ?? null,
+      channel: row.channel,
+    });
   }
   return facts;
 }
