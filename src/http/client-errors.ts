@@ -29,7 +29,10 @@ export function clientErrorHandler(config: Config) {
   return function onClientError(this: { log: FastifyBaseLogger }, error: Error & { code?: string }, socket: Socket): void {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
     // The client's mistake, not the service's: logged as Fastify does, below the default level.
-    this.log.trace({ err: error }, 'client error');
+    // Its code and reason only: Node's parser errors carry `rawPacket`, the bytes it was parsing
+    // (the request's headers, an Authorization included, and any body in the same chunk: a card
+    // number and CVV), which the error serialiser would copy into the line, past every redaction.
+    this.log.trace({ code: error.code, reason: (error as { reason?: string }).reason }, 'client error');
     if (socket.writable) {
       const answer = parserErrorOf(error.code);
       const body = JSON.stringify(answer.toJSON());

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, redactUrl } from '../../src/app.js';
 import { signPaymentRequestToken } from '../../src/domain/payment-request-link.js';
@@ -76,5 +77,35 @@ describe('URLs in the logs', () => {
   it('keep ordinary URLs readable', () => {
     expect(redactUrl('/demo/site-json/vendor/v2/bookings?page=2')).toBe('/demo/site-json/vendor/v2/bookings?page=2');
     expect(redactUrl('/payments/x')).toBe('/payments/x');
+  });
+});
+
+describe('requests the HTTP parser refuses', () => {
+  it('are logged by their error code only: not the bytes received, which hold the headers and the card in the body', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({ write(chunk, _encoding, done) { lines.push(String(chunk)); done(); } });
+    const app = await buildApp({ context: { ...t.context, config: { ...t.config, logLevel: 'trace' } }, logStream: stream });
+    try {
+      await app.listen({ host: '127.0.0.1', port: 0 });
+      const port = (app.server.address() as AddressInfo).port;
+      const body = '{"channels":1,"card_number":"4242424242424242","expiry_month":"04","expiry_year":2029,"cvv":"918"}';
+      // A space in a header name: Node's parser refuses the request after reading the whole chunk.
+      const request = `POST /${site.path}/site-json/vendor/v2/cards HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${site.token}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${body.length}\r\nX Bad: y\r\n\r\n${body}`;
+      const answer = await new Promise<string>((resolve, reject) => {
+        let received = '';
+        const socket = connect(port, '127.0.0.1', () => socket.write(request));
+        socket.on('data', (chunk) => (received += chunk));
+        socket.on('close', () => resolve(received));
+        socket.on('error', reject);
+      });
+      expect(answer).toContain('400 Bad Request');
+      const log = lines.join('');
+      expect(log).toContain('"code":"HPE_INVALID_HEADER_TOKEN"');
+      expect(log).not.toContain('rawPacket');
+      for (const secret of ['4242424242424242', site.token]) expect(log).not.toContain(secret);
+    } finally {
+      await app.close();
+    }
   });
 });
