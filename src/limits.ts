@@ -185,6 +185,13 @@ export const limits = {
   /** Capture tokens are about 70 characters; anything much longer is not one. */
   captureTokenLengthMax: 200,
   processorReferenceLengthMax: 200,
+  /**
+   * Digits of a card number that stay hidden in what is stored and shown in clear (the BIN and the
+   * last four): six and four, as PCI DSS allows, leave six of a 16-digit number and five of a
+   * 15-digit one hidden, but only two of a 12-digit one, which the Luhn check narrows to ten
+   * candidates. A shorter number shows fewer BIN digits (cards.ts shownBinOf).
+   */
+  cardPanHiddenDigitsMin: 5,
   /** The sandbox 3DS form posts one short field. */
   sandboxFormBytesMax: 1024,
   /** Longest holder address accepted with a card. */

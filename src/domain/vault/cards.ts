@@ -165,7 +165,8 @@ async function loadChannel(db: Queryable, siteId: number, channelId: number): Pr
 async function storeCard(db: Queryable, deps: VaultDeps, channel: ChannelRow, input: { siteId: number; pan: string; expiryMonth: number; expiryYear: number; holder: Partial<CardHolder> }): Promise<CardRecord> {
   const { id } = await db.one<{ id: number }>(`SELECT nextval(pg_get_serial_sequence('cards', 'id'))::bigint AS id`);
   const sealed = sealPan(deps.keys, { siteId: input.siteId, cardId: id }, input.pan);
-  const bin = input.pan.slice(0, 6);
+  // The brand and issuer country come from the six leading digits; only shownBinOf is kept.
+  const brandBin = input.pan.slice(0, 6);
   const holder = input.holder;
   const row = await db.one<CardRow & Record<string, unknown>>(
     `INSERT INTO cards (id, site_id, channel_id, token, fingerprint, bin, last_four, brand, issuer_country, expiry_month, expiry_year,
@@ -183,13 +184,22 @@ async function storeCard(db: Queryable, deps: VaultDeps, channel: ChannelRow, in
             updated_at = now()
      RETURNING ${cardColumns}`,
     [
-      id, input.siteId, channel.id, randomAlphanumeric(vaultTokenLength), fingerprintPan(deps.keys, input.siteId, input.pan), bin,
-      input.pan.slice(-4), cardTypeFromBin(bin), issuerCountryFromBin(bin), input.expiryMonth, input.expiryYear, channel.currency,
+      id, input.siteId, channel.id, randomAlphanumeric(vaultTokenLength), fingerprintPan(deps.keys, input.siteId, input.pan), shownBinOf(input.pan),
+      input.pan.slice(-4), cardTypeFromBin(brandBin), issuerCountryFromBin(brandBin), input.expiryMonth, input.expiryYear, channel.currency,
       channel.account_type, testCardByPan(input.pan) !== undefined, holder.name ?? null, holder.email ?? null, holder.address ?? null,
       holder.city ?? null, holder.zip ?? null, holder.country ?? null, sealed.keyId, sealed.wrappedKey, sealed.panCiphertext,
     ],
   );
   return toCard(row);
+}
+
+/**
+ * The leading digits of a card number kept and shown in clear (`bin`, `bin_number`): six, or as
+ * many as leave limits.cardPanHiddenDigitsMin digits hidden beside the last four (three of a
+ * 12-digit number, four of a 13-digit one).
+ */
+export function shownBinOf(pan: string): string {
+  return pan.slice(0, Math.max(0, Math.min(6, pan.length - 4 - limits.cardPanHiddenDigitsMin)));
 }
 
 function issueCaptureToken(deps: VaultDeps, card: CardRecord, cvv: string): { cardToken: string; cardTokenExpiresAt: Date } {

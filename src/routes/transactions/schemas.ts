@@ -126,7 +126,7 @@ export const TransactionListQuery = Type.Object({
   status: Type.Optional(EnumList(transactionStatuses)),
   channels: Type.Optional(IntegerIdList),
   channels_exclude: Type.Optional(IntegerIdList),
-  bin_number: Type.Optional(ValueList('[0-9]{6,8}', 'BINs of 6 to 8 digits', 8)),
+  bin_number: Type.Optional(ValueList('[0-9]{3,8}', 'BINs of 3 to 8 digits', 8)),
   countries: Type.Optional(ValueList('[A-Z]{2}', 'two-letter country codes in capitals', 2)),
   currencies: Type.Optional(ValueList('[A-Z]{3}', 'three-letter currency codes in capitals', 3)),
   currencies_exclude: Type.Optional(ValueList('[A-Z]{3}', 'three-letter currency codes in capitals', 3)),

@@ -43,6 +43,17 @@ describe('captureCard', () => {
     expect(await openCard(t.db, t.context.vault, card, '739')).toEqual({ pan: visa, expiryMonth: 4, expiryYear: futureYear, cvv: '739', holderName: 'Ada Lovelace' });
   });
 
+  it('keeps at least five digits of a short card number hidden: fewer BIN digits, never the full six beside the last four', async () => {
+    // A 12-digit Maestro: six and four would leave two digits, ten candidates under the Luhn check.
+    const maestro = await capture({ pan: '6759 3004 5678', channelId: liveChannel });
+    expect(maestro.card).toMatchObject({ bin: '675', lastFour: '5678' });
+    const stored = await t.db.one<{ bin: string }>('SELECT bin FROM cards WHERE id = $1', [maestro.card.id]);
+    expect(stored.bin).toBe('675');
+    // An Amex (15 digits) and a 16-digit card keep the usual six.
+    expect((await capture({ pan: '378282246310005', cvv: '7390', channelId: testChannel })).card).toMatchObject({ bin: '378282', lastFour: '0005', brand: 'amex' });
+    expect((await capture({ pan: '4111111111111111' })).card.bin).toBe('411111');
+  });
+
   it('reuses the record for the same card on the same channel, and not on another channel', async () => {
     const first = await capture({ pan: '5555555555554444' });
     const again = await capture({ pan: '5555555555554444', expiryMonth: 9, holder: { email: 'ada@example.com' } });
