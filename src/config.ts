@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import os from 'node:os';
 import { limits } from './limits.js';
@@ -71,8 +72,8 @@ export function shutdownGraceMsOf(config: Pick<Config, 'processorTimeoutMs'>): n
 
 export function loadConfig(env: Env = process.env): Config {
   const mode = modeSetting(env.NODE_ENV);
-  const host = env.HOST ?? '127.0.0.1';
-  const port = parseInteger(env.PORT ?? '3000', 'PORT', 0, 65535);
+  const host = hostSetting(env.HOST);
+  const port = portSetting(env.PORT);
   const dataDir = path.resolve(env.DATA_DIR ?? './data');
   const defaultOrigin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const baseUrl = httpUrlSetting(env.BASE_URL ?? defaultOrigin, 'BASE_URL');
@@ -181,6 +182,31 @@ function developmentSecrets(dataDir: string): Record<string, string> {
   chmodSync(file, 0o600);
   process.emitWarning(`Generated development secrets in ${file}. Never use them in production.`, 'TrustfareWarning');
   return secrets;
+}
+
+/**
+ * HOST is the address to listen on: an IP address or a host name. Empty is unset, as it is for
+ * NODE_ENV, DATABASE_URL, SMTP_URL or TRUST_PROXY (a bare `HOST=` line in a .env or unit file
+ * means "not set"); anything else it cannot be is refused here, not by the listen after the
+ * database started (where an empty HOST also made a BASE_URL that was never set look wrong).
+ */
+function hostSetting(value: string | undefined): string {
+  const host = value?.trim() || '127.0.0.1';
+  const label = '[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+  if (isIP(host) === 0 && !new RegExp(`^${label}(\\.${label})*\\.?$`).test(host)) {
+    throw new ConfigError(`HOST must be an IP address or host name of this machine, such as 127.0.0.1, 0.0.0.0 or :: (got ${JSON.stringify(value)})`);
+  }
+  return host;
+}
+
+/**
+ * PORT: empty is unset (3000). 0 is refused: the system would pick a port at random while
+ * BASE_URL, the banner and every link built on it named port 0.
+ */
+function portSetting(value: string | undefined): number {
+  const text = value?.trim() || '3000';
+  if (Number(text) === 0) throw new ConfigError('PORT must be an integer from 1 to 65535 (0, a port picked at random, would leave BASE_URL and its links on port 0)');
+  return parseInteger(text, 'PORT', 1, 65535);
 }
 
 function processorSettings(env: Env): Pick<Config, 'processor' | 'processorTimeoutMs' | 'sandboxLatencyMs' | 'sandboxNoAnswerMs'> {

@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   };
   try {
     app = await buildApp({ context });
-    await app.listen({ host: config.host, port: config.port });
+    await listen(app, config);
     // The server still starts (test channels work); the operator learns why live payments are refused.
     if (!takesLiveMode(config, context.connector)) app.log.warn(noLiveProcessorWarning);
     // Development only, on an empty database: demo site, user, API token and test channel. Seeded
@@ -80,6 +80,38 @@ async function main(): Promise<void> {
   signals.onFirst((signal) => void shutdown(signal));
 }
 
+/**
+ * A listen that fails, told apart from the database's failures: a HOST no resolver knows fails
+ * with ENOTFOUND as an unknown PostgreSQL host does, and was reported as one.
+ */
+class ListenError extends Error {
+  constructor(readonly host: string, readonly port: number, readonly code: string | undefined) {
+    super(`cannot listen on ${host.includes(':') ? `[${host}]` : host}:${port} (${code ?? 'no error code'})`);
+  }
+}
+
+async function listen(app: App, config: Config): Promise<void> {
+  // The plugins load first, so a failure of theirs is not taken for the listen's.
+  await app.ready();
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    // The system's refusals (bind, name lookup) carry the call that failed; anything else is a bug, shown whole.
+    const { syscall, code } = error as { syscall?: string; code?: string };
+    if (syscall === undefined) throw error;
+    throw new ListenError(config.host, config.port, code);
+  }
+}
+
+/** What to do about a failed listen, by its code. */
+const listenHints: Record<string, string> = {
+  EADDRINUSE: 'another trustfare, or another server, listens there. Stop it, or set PORT (and HOST) to listen elsewhere.',
+  ENOTFOUND: 'HOST is a name this machine cannot resolve. Set HOST to an address of this machine: 127.0.0.1 (this machine only) or 0.0.0.0 (every interface).',
+  EAI_AGAIN: 'HOST could not be resolved (the name server did not answer). Set HOST to an address of this machine: 127.0.0.1 or 0.0.0.0.',
+  EADDRNOTAVAIL: 'HOST is not an address of this machine. Set HOST to one of its addresses: 127.0.0.1 (this machine only) or 0.0.0.0 (every interface).',
+  EACCES: 'ports below 1024 need privileges this account lacks. Set PORT to 1024 or above (and a proxy in front), or grant the privilege.',
+};
+
 /** Plain text on stdout for people; production keeps stdout to the JSON logs. */
 function printBanner(config: Config, outcome: SeedOutcome | null): void {
   if (config.env === 'production') return;
@@ -104,8 +136,8 @@ const refusedCodes = new Set(['3D000', '28000', '28P01']);
  */
 function startFailure(error: unknown): string {
   if (error instanceof ConfigError) return error.message;
+  if (error instanceof ListenError) return `${error.message}: ${listenHints[error.code ?? ''] ?? 'check HOST and PORT.'}`;
   const { code, address, hostname, port, message } = error as { code?: string; address?: string; hostname?: string; port?: number; message?: string };
-  if (code === 'EADDRINUSE') return `${address}:${port} is already in use (another trustfare, or another server). Stop it, or set PORT (and HOST) to listen elsewhere.`;
   if (code && unreachableCodes.has(code)) return `cannot reach PostgreSQL at ${address ?? hostname}${port ? `:${port}` : ''} (${code}). Check DATABASE_URL, and that the server runs.`;
   if (code && refusedCodes.has(code)) return `PostgreSQL refused the connection: ${message}. Check DATABASE_URL.`;
   return (error as Error).stack ?? String(error);

@@ -1,5 +1,6 @@
-// Secrets as configuration gives them: a key that is not really base64, a placeholder, one key in
-// two roles or a CARD_KEYS id named twice stops the start with a one-line reason, in every mode.
+// Settings as configuration gives them: a key that is not really base64, a placeholder, one key in
+// two roles or a CARD_KEYS id named twice, or a port, address or proxy list the server could not
+// use stops the start with a one-line reason, in every mode.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
@@ -42,17 +43,18 @@ describe('secrets', () => {
   });
 });
 
-describe('settings', () => {
-  const refused = (env: Record<string, string>) => {
-    try {
-      loadConfig({ ...testEnv, ...env });
-      return null;
-    } catch (error) {
-      expect(error).toBeInstanceOf(ConfigError);
-      return (error as Error).message;
-    }
-  };
+/** The one-line refusal of these settings over testEnv's, or null when they are taken. */
+const refused = (env: Record<string, string | undefined>) => {
+  try {
+    loadConfig({ ...testEnv, ...env });
+    return null;
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+};
 
+describe('settings', () => {
   it('refuses a base URL that is not an absolute http(s) URL, and an unknown log level, in one line', () => {
     expect(refused({ BASE_URL: 'not a url' })).toBe('BASE_URL must be an absolute http(s) URL such as https://pay.example.com (got "not a url")');
     expect(refused({ BASE_URL: 'ftp://x/' })).toMatch(/^BASE_URL must be/);
@@ -79,5 +81,26 @@ describe('settings', () => {
     expect(message).not.toContain('hunter2');
     expect(refused({ SMTP_URL: 'http://mail.example.com' })).toMatch(/^SMTP_URL must be/);
     expect(loadConfig({ ...testEnv, SMTP_URL: 'smtps://u:p@mail.example.com:465' }).smtpUrl).toBe('smtps://u:p@mail.example.com:465');
+  });
+});
+
+describe('where it listens', () => {
+  // Without BASE_URL, which testEnv sets: the links are then built from HOST and PORT.
+  const env = { ...testEnv, BASE_URL: undefined };
+
+  it('takes an empty PORT or HOST (a bare PORT= line in a .env or unit file) as unset, as it does other empty settings', () => {
+    const config = loadConfig({ ...env, PORT: '', HOST: '' });
+    expect([config.host, config.port, config.baseUrl]).toEqual(['127.0.0.1', 3000, 'http://127.0.0.1:3000']);
+    expect(loadConfig({ ...env, HOST: '::', PORT: '3777' }).baseUrl).toBe('http://[::]:3777');
+  });
+
+  it('refuses PORT=0, whose random port the banner and every link would name as :0', () => {
+    expect(refused({ PORT: '0' })).toBe('PORT must be an integer from 1 to 65535 (0, a port picked at random, would leave BASE_URL and its links on port 0)');
+    expect(refused({ PORT: '65536' })).toBe('PORT must be an integer from 1 to 65535');
+  });
+
+  it('refuses a HOST that is neither an address nor a host name, in one line', () => {
+    expect(refused({ HOST: '[::1]' })).toBe('HOST must be an IP address or host name of this machine, such as 127.0.0.1, 0.0.0.0 or :: (got "[::1]")');
+    expect(refused({ HOST: 'my host' })).toMatch(/^HOST must be an IP address or host name/);
   });
 });

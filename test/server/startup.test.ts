@@ -149,7 +149,7 @@ describe('a port already in use', () => {
       const refused = await start(env, port);
       const { code, stderr } = await refused.exited;
       expect(code).toBe(1);
-      expect(stderr).toContain(`127.0.0.1:${port} is already in use`);
+      expect(stderr).toContain(`trustfare: cannot listen on 127.0.0.1:${port} (EADDRINUSE): another trustfare, or another server, listens there.`);
       expect(stderr).not.toContain('    at ');
       expect((await db.query('SELECT 1 FROM sites')).length).toBe(0);
 
@@ -179,7 +179,7 @@ describe('a port already in use, on the embedded database', () => {
       const refused = await start({ NODE_ENV: 'development', DATA_DIR: embeddedDir }, port);
       const { code, stderr } = await refused.exited;
       expect(code).toBe(1);
-      expect(stderr).toContain(`127.0.0.1:${port} is already in use`);
+      expect(stderr).toContain(`trustfare: cannot listen on 127.0.0.1:${port} (EADDRINUSE): another trustfare, or another server, listens there.`);
       // The cluster was made and started (initdb ran), and is stopped again: no pid file.
       expect(existsSync(path.join(embeddedDir, 'pg', 'PG_VERSION'))).toBe(true);
       expect(existsSync(path.join(embeddedDir, 'pg', 'postmaster.pid'))).toBe(false);
@@ -187,6 +187,34 @@ describe('a port already in use, on the embedded database', () => {
       await new Promise<void>((resolve) => blocker.close(() => resolve()));
     }
   }, 120_000);
+});
+
+describe('an address it cannot listen on', () => {
+  // Each was reported as something else: a HOST no resolver knows as an unreachable PostgreSQL
+  // ("Check DATABASE_URL"), an address of no interface as a raw listen stack.
+  it('exits 1 naming HOST:PORT, the system\'s code and what to set, and creates nothing', async () => {
+    const { db, url } = await createTestDatabase();
+    try {
+      const cases = [
+        { host: 'nonexistent.invalid', says: /\((ENOTFOUND|EAI_AGAIN)\): HOST (is a name this machine cannot resolve|could not be resolved)/ },
+        // TEST-NET-1 (RFC 5737): an address no interface of a test machine has.
+        { host: '192.0.2.1', says: /\(EADDRNOTAVAIL\): HOST is not an address of this machine\. Set HOST to one of its addresses/ },
+      ];
+      for (const { host, says } of cases) {
+        const port = await freePort();
+        const server = await start({ NODE_ENV: 'development', HOST: host, DATABASE_URL: url, DATA_DIR: path.join(dataDir, 'cannot-listen') }, port);
+        const { code, stderr } = await server.exited;
+        expect(code, stderr).toBe(1);
+        expect(stderr).toContain(`trustfare: cannot listen on ${host}:${port} (`);
+        expect(stderr).toMatch(says);
+        expect(stderr).not.toContain('PostgreSQL');
+        expect(stderr).not.toContain('    at ');
+      }
+      expect((await db.query('SELECT 1 FROM sites')).length).toBe(0);
+    } finally {
+      await db.close();
+    }
+  }, 60_000);
 });
 
 describe('a database that cannot be reached', () => {
