@@ -245,10 +245,24 @@ function trustProxySetting(value: string | undefined): Config['trustProxy'] {
   if (text === '') return false;
   if (/^[0-9]+$/.test(text)) return parseInteger(text, 'TRUST_PROXY', 1, 10);
   const entries = text.split(',').map((entry) => entry.trim());
-  if (entries.some((entry) => !/^(loopback|linklocal|uniquelocal|[0-9A-Fa-f.:]+(\/[0-9]{1,3})?)$/.test(entry))) {
+  if (entries.some((entry) => !trustedProxyEntry(entry))) {
     throw new ConfigError('TRUST_PROXY must be a hop count (1-10) or comma-separated proxy addresses or CIDRs, such as 10.0.0.1,10.1.0.0/16');
   }
   return entries.join(',');
+}
+
+/**
+ * One TRUST_PROXY entry as @fastify/proxy-addr compiles it: a named range, or an IPv4/IPv6 address
+ * with an optional prefix length from 1 to 32 / 128 (0 would trust every address). What it
+ * cannot compile threw a TypeError stack at start, after the database had started.
+ */
+function trustedProxyEntry(entry: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+  const match = /^([0-9A-Fa-f.:]+)(?:\/([0-9]{1,3}))?$/.exec(entry);
+  const version = match ? isIP(match[1]!) : 0;
+  if (version === 0) return false;
+  const prefix = match![2];
+  return prefix === undefined || (Number(prefix) >= 1 && Number(prefix) <= (version === 4 ? 32 : 128));
 }
 
 function parseInteger(text: string, name: string, min: number, max: number): number {

@@ -2,6 +2,7 @@
 // two roles or a CARD_KEYS id named twice, or a port, address or proxy list the server could not
 // use stops the start with a one-line reason, in every mode.
 import { randomBytes } from 'node:crypto';
+import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { testEnv } from '../support/context.js';
@@ -102,5 +103,22 @@ describe('where it listens', () => {
   it('refuses a HOST that is neither an address nor a host name, in one line', () => {
     expect(refused({ HOST: '[::1]' })).toBe('HOST must be an IP address or host name of this machine, such as 127.0.0.1, 0.0.0.0 or :: (got "[::1]")');
     expect(refused({ HOST: 'my host' })).toMatch(/^HOST must be an IP address or host name/);
+  });
+});
+
+describe('TRUST_PROXY', () => {
+  const message = 'TRUST_PROXY must be a hop count (1-10) or comma-separated proxy addresses or CIDRs, such as 10.0.0.1,10.1.0.0/16';
+
+  it('refuses what is not an address or CIDR with its one line, before the app compiles it (which threw a TypeError stack)', () => {
+    for (const value of ['fe', ':::', '10.0.0.0/99', '::/129', '10.0.0.0/0', '10.0.0.1,', '1::2::3']) {
+      expect(() => loadConfig({ ...testEnv, TRUST_PROXY: value }), value).toThrow(new ConfigError(message));
+    }
+  });
+
+  it('takes addresses, CIDRs and named ranges, each of which the app compiles', () => {
+    const value = '10.0.0.1, 10.1.0.0/16,::1,fe80::/10,::ffff:10.0.0.1,loopback';
+    const config = loadConfig({ ...testEnv, TRUST_PROXY: value });
+    expect(config.trustProxy).toBe('10.0.0.1,10.1.0.0/16,::1,fe80::/10,::ffff:10.0.0.1,loopback');
+    expect(() => Fastify({ trustProxy: config.trustProxy as string })).not.toThrow();
   });
 });
