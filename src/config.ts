@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import os from 'node:os';
 import { limits } from './limits.js';
 import { parsedUrl } from './net.js';
 import { sendableAddress } from './domain/emails/mime.js';
+import { writeFileAtomically } from './files.js';
 
 /** Every setting of the service, read once from the environment. */
 export interface Config {
@@ -107,7 +108,7 @@ function loadSecrets(env: Env, mode: Config['env'], dataDir: string): Secrets {
   if (missing.length > 0 && mode === 'production') {
     throw new ConfigError(`NODE_ENV=production requires ${missing.join(', ')}; refusing to start with generated keys`);
   }
-  const generated = missing.length > 0 ? developmentSecrets(dataDir) : {};
+  const generated = missing.length > 0 ? developmentSecrets(dataDir, missing) : {};
   const value = (name: (typeof secretNames)[number]): string => env[name] ?? generated[name]!;
   const cardKeys = parseCardKeys(value('CARD_KEYS'));
   const secrets = {
@@ -167,9 +168,9 @@ export function developmentSecretsPath(dataDir: string): string {
   return path.join(dataDir, 'dev-secrets.json');
 }
 
-function developmentSecrets(dataDir: string): Record<string, string> {
+function developmentSecrets(dataDir: string, needed: readonly string[]): Record<string, string> {
   const file = developmentSecretsPath(dataDir);
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+  if (existsSync(file)) return storedDevelopmentSecrets(file, needed);
   mkdirSync(dataDir, { recursive: true });
   const key = () => randomBytes(32).toString('base64');
   const secrets = {
@@ -178,10 +179,36 @@ function developmentSecrets(dataDir: string): Record<string, string> {
     CARD_FINGERPRINT_KEY: key(),
     SIGNING_SECRET: key(),
   };
-  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
-  chmodSync(file, 0o600);
+  // Whole or not at all: a first start cut short (a crash, a full disk) left an empty or half
+  // file behind, and every later start failed on it.
+  writeFileAtomically(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
   process.emitWarning(`Generated development secrets in ${file}. Never use them in production.`, 'TrustfareWarning');
   return secrets;
+}
+
+/**
+ * The secrets a former start generated, or a one-line refusal naming the file. One written before
+ * the writes were atomic can be empty or cut short; its keys are then lost anyway, so the way out
+ * is a new file, at the price stated.
+ */
+function storedDevelopmentSecrets(file: string, needed: readonly string[]): Record<string, string> {
+  const remedy = `delete it to generate new development keys (cards vaulted, two-factor secrets enrolled and links signed under the old keys can no longer be read)`;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): give this account access to it, or ${remedy}`);
+  }
+  let stored: unknown;
+  try {
+    stored = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`${file} is not valid JSON, as a first start cut short leaves it (${(error as Error).message}): ${remedy}`);
+  }
+  const secrets = (typeof stored === 'object' && stored !== null ? stored : {}) as Record<string, unknown>;
+  const absent = needed.filter((name) => typeof secrets[name] !== 'string' || secrets[name] === '');
+  if (absent.length > 0) throw new ConfigError(`${file} holds no ${absent.join(', ')}: ${remedy}, or set ${absent.length > 1 ? 'them' : 'it'} in the environment`);
+  return secrets as Record<string, string>;
 }
 
 /**

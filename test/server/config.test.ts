@@ -1,10 +1,13 @@
 // Settings as configuration gives them: a key that is not really base64, a placeholder, one key in
-// two roles or a CARD_KEYS id named twice, or a port, address or proxy list the server could not
-// use stops the start with a one-line reason, in every mode.
+// two roles or a CARD_KEYS id named twice, a port, address or proxy list the server could not use,
+// or a development secrets file cut short stops the start with a one-line reason, in every mode.
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import Fastify from 'fastify';
-import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError, developmentSecretsPath, loadConfig } from '../../src/config.js';
 import { testEnv } from '../support/context.js';
 
 const key = () => randomBytes(32).toString('base64');
@@ -120,5 +123,51 @@ describe('TRUST_PROXY', () => {
     const config = loadConfig({ ...testEnv, TRUST_PROXY: value });
     expect(config.trustProxy).toBe('10.0.0.1,10.1.0.0/16,::1,fe80::/10,::ffff:10.0.0.1,loopback');
     expect(() => Fastify({ trustProxy: config.trustProxy as string })).not.toThrow();
+  });
+});
+
+describe('development secrets file', () => {
+  const { JWT_SECRET: _j, CARD_KEYS: _c, CARD_FINGERPRINT_KEY: _f, SIGNING_SECRET: _s, ...withoutSecrets } = testEnv;
+  const development = (dataDir: string) => ({ ...withoutSecrets, NODE_ENV: 'development', DATA_DIR: dataDir });
+  const dataDir = () => mkdtempSync(path.join(os.tmpdir(), 'trustfare-dev-secrets-'));
+  const directories: string[] = [];
+  afterAll(() => directories.forEach((directory) => rmSync(directory, { recursive: true, force: true })));
+  const withFile = (text: string) => {
+    const directory = dataDir();
+    directories.push(directory);
+    writeFileSync(developmentSecretsPath(directory), text);
+    return directory;
+  };
+
+  it('is written once, whole (no temporary file left), readable by this account only, and read back by the next start', () => {
+    const directory = dataDir();
+    directories.push(directory);
+    const first = loadConfig(development(directory));
+    expect(readdirSync(directory)).toEqual(['dev-secrets.json']);
+    expect(statSync(developmentSecretsPath(directory)).mode & 0o777).toBe(0o600);
+    expect(loadConfig(development(directory)).secrets).toEqual(first.secrets);
+  });
+
+  it('an empty or cut-short file stops the start with one line naming it and the way out, at its price', () => {
+    for (const text of ['', '{\n  "JWT_SECRET": "abc']) {
+      const directory = withFile(text);
+      const file = developmentSecretsPath(directory);
+      expect(() => loadConfig(development(directory))).toThrow(ConfigError);
+      expect(() => loadConfig(development(directory))).toThrow(new RegExp(`^${file.replace(/[.]/g, '\\.')} is not valid JSON, as a first start cut short leaves it \\(.+\\): delete it to generate new development keys \\(cards vaulted, two-factor secrets enrolled and links signed under the old keys can no longer be read\\)$`));
+    }
+  });
+
+  it('a file without the keys the environment does not give names those keys', () => {
+    const directory = withFile(JSON.stringify({ JWT_SECRET: randomBytes(32).toString('base64') }));
+    const file = developmentSecretsPath(directory);
+    expect(() => loadConfig(development(directory))).toThrow(new ConfigError(`${file} holds no CARD_KEYS, CARD_FINGERPRINT_KEY, SIGNING_SECRET: delete it to generate new development keys (cards vaulted, two-factor secrets enrolled and links signed under the old keys can no longer be read), or set them in the environment`));
+    expect(() => loadConfig(development(withFile('[]')))).toThrow(/holds no JWT_SECRET, CARD_KEYS, CARD_FINGERPRINT_KEY, SIGNING_SECRET/);
+  });
+
+  it('one it cannot read stops the start naming it and why', () => {
+    const directory = dataDir();
+    directories.push(directory);
+    mkdirSync(developmentSecretsPath(directory));
+    expect(() => loadConfig(development(directory))).toThrow(new ConfigError(`${developmentSecretsPath(directory)} cannot be read (EISDIR): give this account access to it, or delete it to generate new development keys (cards vaulted, two-factor secrets enrolled and links signed under the old keys can no longer be read)`));
   });
 });
