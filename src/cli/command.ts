@@ -48,8 +48,11 @@ export async function passwordOption(options: Record<string, string | boolean | 
 /** The options every password-taking command declares. */
 export const passwordOptions = { password: { type: 'string' }, 'password-stdin': { type: 'boolean' } } as const;
 
-/** Options that cannot be given together: which one was meant is the operator's to say. */
-const exclusiveOptions = [['password', 'password-stdin']] as const;
+/**
+ * Options that cannot be given together: which one was meant is the operator's to say. Found as
+ * a usage error, before any database is opened, whichever command declares both.
+ */
+const exclusiveOptions = [['password', 'password-stdin'], ['request', 'all']] as const;
 
 /**
  * The refusal of options given together that exclude each other, or undefined. A usage error

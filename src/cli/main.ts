@@ -55,7 +55,7 @@ export async function runCli(argv: string[]): Promise<number> {
     const conflict = conflictingOptions(parsed.values as Record<string, string | boolean | undefined>);
     if (conflict) throw new Error(conflict);
   } catch (error) {
-    console.error(`trustfare ${command.name}: ${argumentProblem(error as Error & { code?: string })} (\`trustfare ${command.name} --help\` lists its options)`);
+    console.error(`trustfare ${command.name}: ${argumentProblem(command, error as Error & { code?: string })} (\`trustfare ${command.name} --help\` lists its options)`);
     return 2;
   }
   let config: ReturnType<typeof loadConfig>;
@@ -86,12 +86,27 @@ export async function runCli(argv: string[]): Promise<number> {
   }
 }
 
-/** parseArgs's refusals in a line an operator can act on (its own text explains `--` quoting). */
-function argumentProblem(error: Error & { code?: string }): string {
-  const option = /'(-[^']*)'/.exec(error.message)?.[1];
-  if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option) return `unknown option ${option}`;
-  if (error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option) return `option ${option.split(' ')[0]} ${option.includes('<value>') ? 'needs a value' : 'takes no value'}`;
-  return error.message;
+/**
+ * parseArgs's refusals in a line an operator can act on (its own text explains `--` quoting).
+ * Whether an option needs a value or takes none is the command's declaration: parseArgs's wording
+ * differs by case (a value starting with `-` is "ambiguous"), and was read as "takes no value".
+ */
+function argumentProblem(command: Command, error: Error & { code?: string }): string {
+  const quoted = /'(-[^']*)'/.exec(error.message)?.[1];
+  if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && quoted) return `unknown option ${quoted}`;
+  const name = error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && quoted ? declaredOptionIn(command, quoted) : undefined;
+  if (name === undefined) return error.message;
+  return command.options![name]!.type === 'string' ? `option --${name} needs a value; write --${name}=<value> for a value starting with -` : `option --${name} takes no value`;
+}
+
+/** The declared option that parseArgs's quoted `-x, --name <value>` (or `--name`, `-x`) names. */
+function declaredOptionIn(command: Command, quoted: string): string | undefined {
+  const declared = Object.entries(command.options ?? {});
+  for (const token of quoted.split(/[\s,]+/)) {
+    const found = token.startsWith('--') ? declared.find(([name]) => `--${name}` === token) : declared.find(([, option]) => option.short !== undefined && `-${option.short}` === token);
+    if (found) return found[0];
+  }
+  return undefined;
 }
 
 /** `trustfare <command> --help`: its summary and every option it declares. */

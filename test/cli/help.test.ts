@@ -31,9 +31,24 @@ describe('trustfare <command> --help', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr.split('\n')[0]).toBe('trustfare: unknown command "sites create"');
     const noValue = await cli(noDatabase, ['site', 'create', '--path']);
-    expect([noValue.code, noValue.stderr]).toEqual([2, 'trustfare site create: option --path needs a value (`trustfare site create --help` lists its options)']);
+    expect([noValue.code, noValue.stderr]).toEqual([2, 'trustfare site create: option --path needs a value; write --path=<value> for a value starting with - (`trustfare site create --help` lists its options)']);
     // An extra word was ignored, so a mistyped command line ran with what was left of it.
     const extra = await cli(noDatabase, ['site', 'create', '--path', 'acme', '--name', 'Acme', 'Travel']);
     expect([extra.code, extra.stderr]).toEqual([2, 'trustfare site create: unexpected argument "Travel" (`trustfare site create --help` lists its options)']);
+  });
+
+  it('says an option whose value starts with - needs a value, and how to give one (it said the option takes no value)', async () => {
+    const negative = await cli(noDatabase, ['chargeback', '--site', 'demo', '--transaction', '2', '--total', '-5']);
+    expect([negative.code, negative.stderr]).toEqual([2, 'trustfare chargeback: option --total needs a value; write --total=<value> for a value starting with - (`trustfare chargeback --help` lists its options)']);
+    const nextOption = await cli(noDatabase, ['site', 'create', '--path', '--name', 'x']);
+    expect([nextOption.code, nextOption.stderr]).toEqual([2, 'trustfare site create: option --path needs a value; write --path=<value> for a value starting with - (`trustfare site create --help` lists its options)']);
+    // A switch given a value does take none.
+    const switchValue = await cli(noDatabase, ['mail', 'retry', '--all=yes']);
+    expect([switchValue.code, switchValue.stderr]).toEqual([2, 'trustfare mail retry: option --all takes no value (`trustfare mail retry --help` lists its options)']);
+  });
+
+  it('refuses options that exclude each other with exit 2 before opening a database: mail retry --request with --all', async () => {
+    const both = await cli(noDatabase, ['mail', 'retry', '--request', '1', '--all']);
+    expect([both.code, both.stderr]).toEqual([2, 'trustfare mail retry: give --request or --all, not both (`trustfare mail retry --help` lists its options)']);
   });
 });

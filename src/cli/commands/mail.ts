@@ -88,7 +88,8 @@ const retry: Command = {
   summary: 'put set-aside mail requests back in the delivery queue (--request ID or --all)',
   options: { request: { type: 'string' }, all: { type: 'boolean' } },
   async run(context, options) {
-    if ((options.request === undefined) === (options.all !== true)) throw new Error('give either --request ID or --all');
+    // Both together is a usage error, refused before the database opens (exclusiveOptions in ../command.ts).
+    if (options.request === undefined && options.all !== true) throw new Error('give either --request ID or --all');
     if (options.all === true) return { retried: await retrySetAsideRequests(context.db, 'all') };
     const id = positiveInteger('request', String(options.request), 'a mail request id');
     const retried = await retrySetAsideRequests(context.db, { id });
