@@ -148,7 +148,7 @@ describe('WORKERS=2 on a port already in use', () => {
       // 'close': the worker's message is complete only once the pipes have closed.
       const code = await new Promise<number | null>((resolve) => child.once('close', (exitCode) => resolve(exitCode)));
       expect(code).toBe(1);
-      expect(output).toContain(`127.0.0.1:${port} is already in use`);
+      expect(output).toContain(`cannot listen on 127.0.0.1:${port} (EADDRINUSE)`);
       expect(output).not.toContain('API token');
       expect((await db.query('SELECT 1 FROM sites')).length).toBe(0);
     } finally {
