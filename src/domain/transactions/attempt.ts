@@ -42,7 +42,7 @@ export async function insertAttempts(context: AppContext, tx: Transaction, membe
     if (!record) continue;
     const { plan } = members[index]!;
     await recordForexAndAllocations(tx, { record, channel: plan.channel, plan: plan.extras });
-    attempts.push({ bookingIds: plan.shares.map((share) => share.bookingId), transactionId: record.id, refuseOverfunding: fundingTypes.includes(plan.input.type) });
+    attempts.push({ bookingIds: plan.shares.map((share) => share.bookingId), transactionId: record.id, channelId: plan.channel.id, refuseOverfunding: fundingTypes.includes(plan.input.type) });
   }
   // The last statement of the attempt's database transaction: its COMMIT goes with it.
   await recordAttempts(tx, attempts, { at, locked: lockedBookings });

@@ -53,6 +53,8 @@ function derive(booking: LockedBooking, options: { today: string; isDraft: boole
 export interface BookingAttempt {
   bookingIds: number[];
   transactionId: number;
+  /** The payment's channel: its bookings must still be on it, under the lock. */
+  channelId: number;
   refuseOverfunding: boolean;
 }
 
@@ -98,9 +100,10 @@ export async function recordAttempts(tx: Transaction, attempts: readonly Booking
       options.at,
       bookings.map((booking) => attemptOf.get(booking.id)!.refuseOverfunding),
       fundingTypes,
+      bookings.map((booking) => attemptOf.get(booking.id)!.channelId),
     ]);
   } catch (error) {
-    throw overfundingRefusalOf(error) ?? error;
+    throw overfundingRefusalOf(error) ?? changedBookingRefusalOf(error) ?? error;
   }
 }
 
@@ -114,23 +117,38 @@ function overfundingRefusalOf(error: unknown): ApiError | undefined {
 
 const overfundingSqlState = 'TF001';
 
+/** The statement's refusal of a booking deleted or moved since the payment was prepared (TF002, migration 035). */
+function changedBookingRefusalOf(error: unknown): ApiError | undefined {
+  const { code, detail } = error as { code?: string; detail?: string };
+  if (code !== changedBookingSqlState || detail === undefined) return undefined;
+  const { booking_id: id, change } = JSON.parse(detail) as { booking_id: number; change: 'deleted' | 'moved' };
+  return invalidParam('bookings', change === 'deleted' ? `Unknown booking ${id}.` : `Booking ${id} was moved to another channel while this payment was being prepared; nothing was charged.`);
+}
+
+const changedBookingSqlState = 'TF002';
+
 /**
- * The attempts listed on their bookings; answers no rows, or refuses the first over-funded
- * booking (CASE fixes the order: refuse_overfunding runs only for a booking held above its total).
- * The refusal names what could be paid before this attempt (payableNow): the held sum counts the
- * attempt's own share, in flight, so it is given back; read only in the refusing branch.
+ * The attempts listed on their bookings; answers no rows, or refuses the first booking deleted or
+ * moved to another channel since the payment was prepared (its checks took no locks: migration
+ * 035), or the first over-funded one (CASE fixes the order: refuse_overfunding runs only for a
+ * booking held above its total). The refusal names what could be paid before this attempt
+ * (payableNow): the held sum counts the attempt's own share, in flight, so it is given back; read
+ * only in the refusing branch. Like the held sum, the booking's state is read by the UPDATE, after
+ * the locks are held, so it is what a DELETE or PUT committed meanwhile left.
  */
 const recordAttemptStatement = {
   name: 'bookings_record_attempt',
   text: `WITH attempted AS (
            UPDATE bookings b SET transaction_ids = array_append(b.transaction_ids, d.transaction_id), status = d.status, modified_at = $4
-             FROM unnest($1::bigint[], $2::text[], $3::bigint[], $5::boolean[]) AS d(id, status, transaction_id, refuse_overfunding)
+             FROM unnest($1::bigint[], $2::text[], $3::bigint[], $5::boolean[], $7::bigint[]) AS d(id, status, transaction_id, refuse_overfunding, channel_id)
             WHERE b.id = d.id
-        RETURNING b.id, b.total, d.transaction_id,
+        RETURNING b.id, b.total, d.transaction_id, b.deleted_at IS NOT NULL AS deleted, b.channel_id <> d.channel_id AS moved,
                   CASE WHEN d.refuse_overfunding THEN ${fundingHeldSql('b', '$6')}::bigint END AS held
          )
          SELECT id FROM attempted a
-          WHERE CASE WHEN held > total
+          WHERE CASE WHEN deleted THEN refuse_changed_booking(id, 'deleted')
+                     WHEN moved THEN refuse_changed_booking(id, 'moved')
+                     WHEN held > total
                      THEN refuse_overfunding(id, total, greatest(0, total - held + (SELECT tb.total FROM transaction_bookings tb WHERE tb.transaction_id = a.transaction_id AND tb.booking_id = a.id)))
                      ELSE false END`,
 };
