@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestContext } from '../support/context.js';
-import { addChannel, bookingRow, createBooking, createShop, paymentsContext, post, purchaseBody, type Shop } from './support.js';
+import { addChannel, bookingRow, createBooking, post, purchaseBody, shopContext, type Shop } from './support.js';
 
 // A payment checks its bookings when it is prepared, without locks, then locks them to record
 // the attempt. A DELETE, or a PUT moving the booking to another channel, that commits in between
@@ -11,8 +11,7 @@ import { addChannel, bookingRow, createBooking, createShop, paymentsContext, pos
 let t: TestContext;
 let shop: Shop;
 beforeAll(async () => {
-  t = await paymentsContext();
-  shop = await createShop(t);
+  ({ t, shop } = await shopContext());
 });
 afterAll(async () => t.close());
 
