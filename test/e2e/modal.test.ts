@@ -247,6 +247,18 @@ describe('payment modal in Chromium', () => {
     expect(await german.locator('#card-form').isVisible()).toBe(false);
   });
 
+  it('fires token_error, not transaction_error, when the page session expired while the modal stayed open', async () => {
+    await openModal(modalOptions(9_500));
+    await frame().locator('#submit').waitFor();
+    await expect.poll(names, slow).toEqual(['booking_logged']);
+    await e2e.t.db.query(`UPDATE hosted_sessions SET expires_at = now() - interval '1 minute' WHERE booking_id = $1`, [events[0]!.argument.id]);
+    await pay(testCards.visa);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'token_error']);
+    expect(events[1]!.argument).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
+    await expect.poll(() => frame().locator('#outcome').textContent(), slow).toBe('Your session has expired. Please reopen this page to start again.');
+    expect(await frame().locator('#card-form').isVisible()).toBe(false);
+  });
+
   it('fires close_window_attempted while processing, and modal_closed on close', async () => {
     let release!: () => void;
     let reached!: () => void;

@@ -50,6 +50,39 @@ describe('payment request page in Chromium', () => {
     expect(await page.textContent('main')).toContain('entièrement payée');
   });
 
+  it('keeps a second 3DS challenge usable when the payer presses Back during it (the first challenge left nothing to go back to)', async () => {
+    const { id, link } = await bookingWithLink(46_000, 'enGB');
+    await page.goto(`${e2e.baseUrl}/docs`);
+    await page.goto(link);
+    // A first challenge failed, then a second one, on the same page.
+    await fillCard(page, { number: testCards.visaChallenge });
+    await page.click('#submit');
+    await page.frameLocator('#challenge-frame').getByRole('button', { name: 'Fail' }).click();
+    await page.waitForSelector('#outcome.failed');
+    await fillCard(page, { number: testCards.visaChallenge });
+    await page.click('#submit');
+    const challenge = page.frameLocator('#challenge-frame');
+    await challenge.getByRole('button', { name: 'Authenticate' }).waitFor();
+    // Back went to the first challenge's pages in the one lasting iframe, leaving this one on a
+    // blank page, the payer before an empty frame, and the payment pending for good.
+    await page.goBack();
+    await challenge.getByRole('button', { name: 'Authenticate' }).click({ timeout: 5_000 });
+    await page.waitForSelector('#outcome.success', { timeout: 10_000 });
+    const booking = await e2e.t.app.inject({ url: `/${merchant.site.path}/site-json/vendor/v2/bookings/${id}`, headers: merchant.site.headers });
+    expect(booking.json()).toMatchObject({ status: 'paid' });
+  });
+
+  it('says the session expired, without the form, when the page was left open past its session', async () => {
+    const { id, link } = await bookingWithLink(47_000, 'esES');
+    await page.goto(link);
+    await e2e.t.db.query(`UPDATE hosted_sessions SET expires_at = now() - interval '1 minute' WHERE booking_id = $1`, [id]);
+    await fillCard(page, { number: testCards.visa });
+    await page.click('#submit');
+    await page.waitForSelector('#outcome.failed');
+    expect(await page.textContent('#outcome')).toBe('Su sesión ha caducado. Vuelva a abrir esta página para empezar de nuevo.');
+    expect(await page.isVisible('#card-form')).toBe(false);
+  });
+
   it('shows a declined card on a frFR page with the French reason', async () => {
     const { link } = await bookingWithLink(30_000);
     await page.goto(link);

@@ -111,8 +111,9 @@ describe("an open vaulting app's session, once its user's grant changed", () => 
     const before = await captureWithSession(m, session);
     expect(before.statusCode).toBe(201);
     await change(m);
+    // The page learns it as an expired session, the same answer from both endpoints.
     const captured = await captureWithSession(m, session);
-    expect(captured.json()).toMatchObject({ code: 'jwt_auth_invalid_token', data: { status: 401 } });
+    expect(captured.json()).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
     const vaulted = await vaultWithSession(session);
     expect(vaulted.json()).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
     expect(await stored(m)).toEqual({ sessions: 1, cards: 1 });

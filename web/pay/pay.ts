@@ -71,7 +71,6 @@ function refused(error: ApiErrorBody): void {
     form.form.hidden = true;
     return showOutcome('failed', [t('rejected', { company: data.company })]);
   }
-  if (error.code === 'jwt_auth_invalid_request') return showOutcome('failed', [t('sessionExpired')]);
   const params = error.data.params;
   if (params && !Array.isArray(params) && params.total) return void refreshRates();
   showRefusal(error, form, t);

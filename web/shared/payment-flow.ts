@@ -85,10 +85,19 @@ async function capturePayAndSettle(data: PageData, card: CardInput, extra: Recor
  * cardholder back to our 3DS return page inside it. Issuers' challenge pages (ACS) are built to
  * be framed (EMV 3-D Secure's browser flow runs the challenge in an iframe), and so is the
  * sandbox's, so this works in the modal too, where this page is itself framed by the integrator.
+ *
+ * Each challenge gets a new iframe, and the spent one is removed: the pages a challenge goes
+ * through (the bank's, its form post, our return page) are entries of the browser's history
+ * while their frame exists. With one lasting iframe, Back after paying stepped through them
+ * unseen while the receipt stayed, and Back during a second challenge took its frame back to a
+ * blank page, leaving the payer before an empty frame for good.
  */
 function showChallenge(url: string): Promise<void> {
   const section = byId('challenge');
-  const frame = byId<HTMLIFrameElement>('challenge-frame');
+  const spent = byId<HTMLIFrameElement>('challenge-frame');
+  const frame = spent.cloneNode(false) as HTMLIFrameElement;
+  frame.src = url;
+  spent.replaceWith(frame);
   const form = byId('card-form');
   return new Promise((resolve) => {
     const listener = (event: MessageEvent) => {
@@ -98,13 +107,14 @@ function showChallenge(url: string): Promise<void> {
       window.removeEventListener('message', listener);
       section.hidden = true;
       form.hidden = false;
-      frame.removeAttribute('src');
+      const empty = frame.cloneNode(false) as HTMLIFrameElement;
+      empty.removeAttribute('src');
+      frame.replaceWith(empty);
       resolve();
     };
     window.addEventListener('message', listener);
     form.hidden = true;
     section.hidden = false;
-    frame.src = url;
     byId('challenge-title').focus();
   });
 }
@@ -180,6 +190,12 @@ function fieldErrorsOf(error: ApiErrorBody, form: CardForm, t: Translate): { fie
  * channel without a processor, a server error: anything but a 400) says the service refused.
  */
 export function showRefusal(error: ApiErrorBody, form: CardForm, t: Translate): void {
+  // The page's session expired (30 minutes) or its authorisation was withdrawn: every retry would
+  // be refused the same way, so the form goes.
+  if (error.code === 'jwt_auth_invalid_request' || error.data?.status === 401) {
+    form.form.hidden = true;
+    return showOutcome('failed', [t('sessionExpired')]);
+  }
   if (error.code === 'rest_session_completed') return showOutcome('info', [t('sessionCompleted')]);
   if (error.code === 'rest_payment_in_progress') return showOutcome('info', [t('paymentInProgress')]);
   if (error.data?.status !== 400) return showOutcome('failed', [t('serviceRefused')]);

@@ -47,6 +47,15 @@ const sourceOf: Record<HostedSession['kind'], TransactionSource> = { vault: 'vau
  * (countCardCapture). The code is the attempts' own: the pages then end the form as for a
  * rejected payment (the modal emits transaction_rejected), which is what it is.
  */
+/**
+ * The answer to any unknown or expired page session, wherever the page presents it (the card
+ * capture endpoint, the page payment API), and the modal's token_error argument: the pages tell
+ * the payer to reopen the page, and the modal fires token_error, on this one code.
+ */
+export function sessionExpired(): ApiError {
+  return new ApiError(403, 'jwt_auth_invalid_request', 'Your session has expired or the authorisation is invalid. Please reopen the payment page.');
+}
+
 export function attemptRefusal(reason: 'attempts_exhausted' | 'captures_exhausted' | 'already_completed' | 'in_progress'): ApiError {
   if (reason === 'attempts_exhausted') return new ApiError(403, 'rest_attempts_exhausted', rejectedMessage);
   if (reason === 'captures_exhausted') return new ApiError(403, 'rest_attempts_exhausted', 'This page has taken as many cards as it may: no further card can be entered here.');

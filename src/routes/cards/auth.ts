@@ -4,7 +4,7 @@ import { apiTokenPrefix, looksLikeJwt, verifyJwt } from '../../domain/credential
 import { checkCardVaultUser } from '../../domain/hosted/card-vault-user.js';
 import { bearerToken } from '../../http/auth.js';
 import { forbidden, invalidId, invalidParam, invalidToken, notLoggedIn } from '../../http/errors.js';
-import { attemptRefusal } from '../../domain/hosted/payments.js';
+import { attemptRefusal, sessionExpired } from '../../domain/hosted/payments.js';
 import { countCardCapture, findHostedSession, looksLikeHostedSessionToken } from '../../domain/hosted/sessions.js';
 
 /** Who may post card data: a hosted page acting for one site. */
@@ -54,7 +54,9 @@ export async function authorizeCardCapture(request: FastifyRequest, context: App
  */
 async function authorizeHostedSession(request: FastifyRequest, context: AppContext, token: string): Promise<CardCaptureCaller> {
   const session = await findHostedSession(context.db, token, context.now());
-  if (!session || session.userId === null) throw invalidToken('The page session is invalid or has expired.');
+  // The answer the page payment API gives an expired session: the pages capture before they pay,
+  // so this is where a page left open past its session learns it (and the modal fires token_error).
+  if (!session || session.userId === null) throw sessionExpired();
   const site = await context.db.maybeOne<{ id: number }>('SELECT id FROM sites WHERE path = $1', [(request.params as { path?: string }).path ?? '']);
   if (!site || site.id !== session.siteId) throw invalidId('site');
   const channels = (request.body as { channels?: unknown } | undefined)?.channels;

@@ -19,7 +19,7 @@ import { bookingToWire } from '../bookings/routes.js';
 import { sendAsset, sharedAssets } from './assets.js';
 import { html, sendPage } from './html.js';
 import { ModalSessionReply, documentedOnly } from './schemas.js';
-import { sessionExpired } from './payments.js';
+import { sessionExpired } from '../../domain/hosted/payments.js';
 import { sitePathOf } from './vault-app.js';
 import { cardFormView, errorPage, hostedPage, pageMessages, secureNoteView, translatorFor } from './views.js';
 

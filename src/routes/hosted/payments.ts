@@ -3,7 +3,7 @@ import type { FastifyRequest, FastifySchema } from 'fastify';
 import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import { findHostedSession, type HostedSession } from '../../domain/hosted/sessions.js';
-import { currentPayment, payWithSession } from '../../domain/hosted/payments.js';
+import { currentPayment, payWithSession, sessionExpired } from '../../domain/hosted/payments.js';
 import { paymentCurrencyOptions } from '../../domain/hosted/currencies.js';
 import { loadChannel } from '../../domain/channels.js';
 import { localeOf, parseLanguage } from '../../i18n/catalogue.js';
@@ -16,10 +16,6 @@ import { html, page, sendPage } from './html.js';
 import { currencyCodePattern } from '../../domain/patterns.js';
 import { HostedPaymentReply, PaymentCurrenciesReply, documentedOnly } from './schemas.js';
 
-/** The modal's token_error argument and the answer to any unknown or expired page session. */
-export function sessionExpired(): ApiError {
-  return new ApiError(403, 'jwt_auth_invalid_request', 'Your session has expired or the authorisation is invalid. Please reopen the payment page.');
-}
 
 export async function requireSession(context: AppContext, request: FastifyRequest): Promise<HostedSession> {
   const token = bearerToken(request);
