@@ -228,6 +228,58 @@ describe('vaulting app 1.8.0 in Chromium', () => {
     expect(await page.locator('#card_number').isVisible()).toBe(true);
   });
 
+  it('after a decline, a reload of the page with the same token shows the attempts the token has left', async () => {
+    const url = await vaultUrl({ auth: await cardVaultToken(e2e, merchant), language: 'frFR' });
+    await page.goto(url);
+    await fillCard(page, { number: testCards.visaDeclined });
+    await page.click('#submit');
+    await page.waitForSelector('#outcome.failed', slow);
+    expect(await page.textContent('#outcome')).toContain('Tentatives restantes : 2.');
+    await page.goto(url);
+    // Before the payer types anything, in the page language; the form is there for the next try.
+    expect(await page.locator('#attempts-left').isVisible()).toBe(true);
+    expect(await page.textContent('#attempts-left')).toContain('Tentatives restantes : 2.');
+    expect(await page.locator('#card_number').isVisible()).toBe(true);
+    // A decline on this load says the new count; the note from the load is no longer shown.
+    await fillCard(page, { number: testCards.visaDeclined });
+    await page.click('#submit');
+    await expect.poll(() => page.textContent('#outcome'), slow).toContain('Tentatives restantes : 1.');
+    expect(await page.locator('#attempts-left').isVisible()).toBe(false);
+    await screenshots(page, 'vault-attempts-left-fr');
+  });
+
+  it("once the token's failed attempts are used up, a reload shows the rejection in the page language and no form, even with a redirect", async () => {
+    const token = await cardVaultToken(e2e, merchant);
+    const url = await vaultUrl({ auth: token, language: 'frFR' });
+    // Three declines with one token, one per load of the page.
+    for (let load = 1; load <= 3; load++) {
+      await page.goto(url);
+      await fillCard(page, { number: testCards.visaDeclined });
+      await page.click('#submit');
+      await page.waitForSelector('#outcome.failed', slow);
+    }
+    expect(await page.textContent('#outcome')).toContain('Trois tentatives ont échoué');
+    const cardsBefore = await e2e.t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM cards WHERE site_id = $1', [merchant.site.siteId]);
+    const sessionsBefore = await e2e.t.db.one<{ id: number }>('SELECT COALESCE(max(id), 0)::int AS id FROM hosted_sessions');
+
+    for (const reload of [url, await vaultUrl({ auth: token, language: 'frFR', redirect: `${e2e.host.origin}/done`, session_id: 'spent1' })]) {
+      const response = await page.goto(reload);
+      expect(response?.status()).toBe(200);
+      // The rejection, not a redirect: nothing was attempted on this load (docs/hosted-pages.md).
+      expect(page.url()).toBe(reload);
+      expect(await page.getAttribute('html', 'lang')).toBe('fr-FR');
+      expect(await page.textContent('main')).toContain('Trois tentatives ont échoué : aucune autre tentative n’est possible.');
+      // No form: the payer cannot type a card, so none is captured.
+      expect(await page.locator('#card-form, #card_number, #submit').count()).toBe(0);
+      await page.waitForLoadState('networkidle');
+    }
+    await screenshots(page, 'vault-attempts-used-fr');
+    const cardsAfter = await e2e.t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM cards WHERE site_id = $1', [merchant.site.siteId]);
+    expect(cardsAfter.count).toBe(cardsBefore.count);
+    const captures = await e2e.t.db.one<{ count: number }>('SELECT COALESCE(sum(captures), 0)::int AS count FROM hosted_sessions WHERE id > $1', [sessionsBefore.id]);
+    expect(captures.count).toBe(0);
+  });
+
   it('shows an error page and no form for an expired or foreign auth token', async () => {
     const expired = await signJwt(e2e.t.config.secrets.jwtSecret, { userId: merchant.site.userId, kind: 'cardvaultuser', siteId: merchant.site.siteId }, new Date(Date.now() - 20 * 60 * 1000));
     const response = await page.goto(await vaultUrl({ auth: expired }));

@@ -212,12 +212,21 @@ describe('one cardvaultuser token, many loads of the vaulting app', () => {
 
     const second = await openVaultApp(m, token);
     expect(attemptsLeftOf(second)).toBe(1);
+    expect(second.body).toContain('Attempts left: 1.');
     expect((await saveCard(m, sessionOf(second), declinedCard)).json()).toMatchObject({ outcome: 'failed', attempts_left: 0, rejected: { message: expect.any(String) } });
 
-    for (const page of [first, second, await openVaultApp(m, token), await openVaultApp(m, token)]) {
+    // The pages already open are refused before the bank.
+    for (const page of [first, second]) {
       const refused = await saveCard(m, sessionOf(page), '4111111111111111');
       expect(refused.statusCode).toBe(403);
       expect(refused.json()).toMatchObject({ code: 'rest_attempts_exhausted', data: { status: 403 } });
+    }
+    // Later loads show the rejection: no form, and no page session to send a card with.
+    for (const page of [await openVaultApp(m, token), await openVaultApp(m, token)]) {
+      expect(page.statusCode).toBe(200);
+      expect(page.body).toContain('Three failed attempts: no further attempts are possible.');
+      expect(page.body).not.toContain('id="card-form"');
+      expect(pageSessionOf(page.body)).toBeNull();
     }
     expect((await vaultAttempts(m)).count).toBe(limits.vaultFailedAttemptsPerTokenMax);
 

@@ -14,7 +14,7 @@ import { assetResponse, errorResponses, htmlResponse, noCredential } from '../..
 import { sendAsset, sharedAssets } from './assets.js';
 import { html, sendPage, type SafeHtml } from './html.js';
 import { sitePathOf } from './vault-app.js';
-import { cardFormView, errorPage, hostedPage, pageMessages, secureNoteView, translatorFor, type Translator } from './views.js';
+import { cardFormView, errorPage, hostedPage, noticeView, pageMessages, secureNoteView, translatorFor, type Translator } from './views.js';
 
 /**
  * The payment request page behind a booking's `payment_request` link (`/pay/<token>`): booking
@@ -117,7 +117,7 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
     const nothingToPay = unpaid <= 0 ? t('fullyPaid') : notOnline ? t('notPayableOnline', { company }) : due > 0 ? null : nothingDueMessage(t, funding, company);
     if (nothingToPay !== null) {
       const outcome = unpaid <= 0 ? 'success' : 'info';
-      return sendPage(reply, 200, hostedPage({ ...header, content: html`${summaryView(t, booking, locale)}<div class="outcome ${outcome}" role="status"><p>${nothingToPay}</p></div>` }), payCsp);
+      return sendPage(reply, 200, hostedPage({ ...header, content: html`${summaryView(t, booking, locale)}${noticeView({ kind: outcome, message: nothingToPay })}` }), payCsp);
     }
     const { token: sessionToken, session } = await createHostedSession(context.db, {
       kind: 'pay', siteId: booking.siteId, channelId: channel.id, userId: booking.authorId, bookingId: booking.id, amount: due, currency: channel.currency, language,

@@ -9,7 +9,7 @@ import { assetResponse, errorResponses, htmlResponse, noCredential } from '../..
 import { sendAsset } from './assets.js';
 import { html } from './html.js';
 import { sendPage } from './html.js';
-import { cardFormView, errorPage, hostedPage, pageMessages, secureNoteView, translatorFor } from './views.js';
+import { cardFormView, errorPage, hostedPage, noticeView, pageMessages, secureNoteView, translatorFor } from './views.js';
 
 /**
  * The vaulting app, one directory per semantic version (spec Versioning 1). Each version names
@@ -31,6 +31,9 @@ export function vaultAppUrl(config: AppContext['config'], version = latestVaultA
 
 const vaultCsp = { frameAncestors: "'none'", frameSrc: "'self'" } as const;
 
+/** The attempts a page opened with an unused token has; a page with fewer says how many are left. */
+const freshAttempts = attemptsLeft({ kind: 'vault', attempts: 0, transactionId: null, authFailures: 0 });
+
 const tags = ['Hosted pages'];
 // The page is opened with the vaulting-app JWT in its `auth` query parameter (checked by the
 // page itself, answered with an error page), never an Authorization header.
@@ -39,7 +42,7 @@ const vaultPageSchema = {
   tags,
   security: noCredential,
   response: {
-    200: htmlResponse('The card form'),
+    200: htmlResponse("The card form, or once the auth token's failed attempts are used up the rejection without a form"),
     400: htmlResponse('Error page naming the invalid inputs; no form'),
     403: htmlResponse('Error page: the auth token is invalid or expired, or may not use the channel'),
     404: htmlResponse('Error page: unknown version'),
@@ -74,24 +77,31 @@ export async function vaultAppRoutes(app: App, context: AppContext): Promise<voi
       return sendPage(reply, opened.status, errorPage({ language, style, message, details: opened.params }), vaultCsp);
     }
     const { session, channel } = opened;
-    const pageT = translatorFor(session.language as LanguageCode);
+    const pageLanguage = session.language as LanguageCode;
+    const pageT = translatorFor(pageLanguage);
+    const header = { language: pageLanguage, title: pageT('titleVault'), heading: pageT('titleVault'), subheading: pageT('vaultFor', { company: channel.company }), style: release.style };
+    const left = attemptsLeft(session);
+    // The token's failed attempts are used up, across every load of the page: any card would be
+    // refused before the bank, so the page has no form to type one into. Nor does it redirect:
+    // nothing was attempted on this load, and the redirect parameters name a vault transaction
+    // and a card (docs/hosted-pages.md "attempts per cardvaultuser token").
+    if (left === 0) {
+      return sendPage(reply, 200, hostedPage({ ...header, content: noticeView({ kind: 'failed', message: pageT('rejected', { company: channel.company }) }) }), vaultCsp);
+    }
     const body = hostedPage({
-      language: session.language as LanguageCode,
-      title: pageT('titleVault'),
-      heading: pageT('titleVault'),
-      subheading: pageT('vaultFor', { company: channel.company }),
-      style: release.style,
+      ...header,
       script: release.script,
       content: html`${secureNoteView(pageT, isTestMode(channel.accountMode))}
-${cardFormView({ t: pageT, language: session.language as LanguageCode, holderFields: ['name', 'email', 'address', 'city', 'zip', 'country'], prefill: session.options.cardholder ?? {}, submitLabel: pageT('saveCard') })}`,
+${left < freshAttempts ? noticeView({ kind: 'info', message: pageT('attemptsLeft', { count: left }), id: 'attempts-left' }) : ''}
+${cardFormView({ t: pageT, language: pageLanguage, holderFields: ['name', 'email', 'address', 'city', 'zip', 'country'], prefill: session.options.cardholder ?? {}, submitLabel: pageT('saveCard') })}`,
       data: {
         kind: 'vault',
         session: opened.token,
         sitePath: await sitePathOf(context, channel.siteId),
         channelId: channel.id,
         locale: session.language,
-        messages: pageMessages(session.language as LanguageCode),
-        attemptsLeft: attemptsLeft(session),
+        messages: pageMessages(pageLanguage),
+        attemptsLeft: left,
         timeoutMs: limits.hostedPaymentTimeoutMs,
         company: channel.company,
       },

@@ -92,6 +92,15 @@ ${options.holderFields.length > 0 ? html`<fieldset><legend>${t('cardholderDetail
 <noscript><p class="notice">JavaScript is required to enter card details securely.</p></noscript>`;
 }
 
+/**
+ * A message the page shows in a box of its own, outside the outcome box the bundle fills: in place
+ * of the form when nothing can be paid or vaulted here (nothing on such a page takes card data),
+ * or above the form. `id` names it for the page bundle.
+ */
+export function noticeView(options: { kind: 'success' | 'failed' | 'info'; message: string; id?: string }): SafeHtml {
+  return html`<div${options.id ? html` id="${options.id}"` : ''} class="outcome ${options.kind}" role="status"><p>${options.message}</p></div>`;
+}
+
 export function secureNoteView(t: Translator, testMode: boolean): SafeHtml {
   return html`<p class="secure-note"><span class="lock" aria-hidden="true"></span>${t('secureNote')}</p>
 ${testMode ? html`<p class="test-mode" role="note">${t('testMode')}</p>` : ''}`;

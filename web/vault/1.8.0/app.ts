@@ -8,6 +8,11 @@ import { declineLine, runPayment, showOutcome, showRefusal, type PaymentAnswer }
 const data = readPageData();
 const t = translator(data.messages);
 const form = new CardForm(t);
+/**
+ * What the token had left when the page loaded (rendered by the server after earlier declines with
+ * the same token, in this load or another). An attempt's outcome box says the count from then on.
+ */
+const attemptsNote = document.getElementById('attempts-left');
 
 function finish(answer: PaymentAnswer): void {
   const success = answer.outcome === 'complete';
@@ -47,6 +52,8 @@ function unanswered(answer?: PaymentAnswer): void {
 form.payOnSubmit({
   pay: (card) => runPayment(data, card, {}),
   settled: (end) => {
+    // A refusal before the bank uses no attempt, so the note still holds, unless it says none is left.
+    if (attemptsNote && (end.kind !== 'refused' || end.error.code === 'rest_attempts_exhausted')) attemptsNote.hidden = true;
     switch (end.kind) {
       case 'answer':
         return end.answer.outcome === 'timeout' && !end.answer.redirect_url ? unanswered(end.answer) : finish(end.answer);
