@@ -26,8 +26,11 @@ export function signPaymentRequestToken(secret: Buffer, claims: PaymentRequestCl
   return `${claims.siteId}.${claims.bookingId}.${expiresUnix}.${signature(secret, claims.siteId, claims.bookingId, expiresUnix)}`;
 }
 
-/** The claims of an authentic, unexpired token; null for anything else (never throws). */
-export function verifyPaymentRequestToken(secret: Buffer, token: string, now: Date): PaymentRequestClaims | null {
+/**
+ * The claims of a token this service signed, expired or not; null for anything else (never
+ * throws). Only the expired page's words use an expired one (the booking's language, who to ask).
+ */
+export function authenticPaymentRequestToken(secret: Buffer, token: string): PaymentRequestClaims | null {
   const match = tokenPattern.exec(token);
   if (!match) return null;
   const siteId = Number(match[1]);
@@ -37,8 +40,13 @@ export function verifyPaymentRequestToken(secret: Buffer, token: string, now: Da
   const expected = Buffer.from(signature(secret, siteId, bookingId, expiresUnix));
   const given = Buffer.from(match[4]!);
   if (expected.length !== given.length || !timingSafeEqual(expected, given)) return null;
-  if (now.getTime() > expiresUnix * 1000) return null;
   return { siteId, bookingId, expiresAt: new Date(expiresUnix * 1000) };
+}
+
+/** The claims of an authentic, unexpired token; null for anything else (never throws). */
+export function verifyPaymentRequestToken(secret: Buffer, token: string, now: Date): PaymentRequestClaims | null {
+  const claims = authenticPaymentRequestToken(secret, token);
+  return claims && now.getTime() <= claims.expiresAt.getTime() ? claims : null;
 }
 
 /**

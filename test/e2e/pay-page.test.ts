@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { insertQuotes } from '../../src/domain/forex/index.js';
 import { signPaymentRequestToken } from '../../src/domain/payment-request-link.js';
+import { messages as frenchPages } from '../../src/i18n/pages/frFR.js';
 import { createMerchant, fillCard, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
 
 let e2e: E2E;
@@ -214,8 +215,15 @@ describe('payment request page in Chromium', () => {
     const response = await page.goto(`${e2e.baseUrl}/pay/${expired}`);
     expect(response?.status()).toBe(404);
     expect(await page.locator('#card_number').count()).toBe(0);
+    // Still the merchant's own link: the booking's language (frFR), and whom to ask for a new one.
+    expect(await page.getAttribute('html', 'lang')).toBe('fr-FR');
+    const { name: company } = await e2e.t.db.one<{ name: string }>('SELECT name FROM sites WHERE id = $1', [merchant.site.siteId]);
+    expect(await page.textContent('main')).toContain(frenchPages.invalidLink.replace('{company}', company));
     await screenshots(page, 'pay-expired');
     const tampered = signPaymentRequestToken(e2e.t.config.secrets.signingSecret, { siteId: merchant.site.siteId, bookingId: id, expiresAt: new Date(Date.now() + 60_000) }).replace(`.${id}.`, `.${id + 1}.`);
     expect((await page.goto(`${e2e.baseUrl}/pay/${tampered}`))?.status()).toBe(404);
+    // A link this service did not sign says nothing of any booking or merchant.
+    expect(await page.getAttribute('html', 'lang')).toBe('en-GB');
+    expect(await page.textContent('main')).toContain('This payment link is not valid or has expired.');
   });
 });

@@ -6,7 +6,7 @@ import { paymentCurrencyOptions, type PaymentCurrencyOption } from '../../domain
 import { createHostedSession, attemptsLeft, payRequestCapturesExhausted } from '../../domain/hosted/sessions.js';
 import { payRequestAttemptsExhausted } from '../../domain/hosted/payments.js';
 import { formatMoney } from '../../domain/money.js';
-import { verifyPaymentRequestToken } from '../../domain/payment-request-link.js';
+import { authenticPaymentRequestToken } from '../../domain/payment-request-link.js';
 import { isTestMode } from '../../domain/vault/index.js';
 import { localeOf, parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
 import { limits } from '../../limits.js';
@@ -92,13 +92,18 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
   app.get('/pay/:token', { schema: payPageSchema }, async (request, reply) => {
     const { token } = request.params as { token: string };
     const now = context.now();
-    const claims = verifyPaymentRequestToken(context.config.secrets.signingSecret, token, now);
-    const booking = claims ? await loadBooking(context.db, { siteId: claims.siteId, id: claims.bookingId }) : undefined;
+    // Signed by this service, expired or not: an expired link is still the merchant's own, so its
+    // page speaks the booking's language and names whom to ask for a new one.
+    const authentic = authenticPaymentRequestToken(context.config.secrets.signingSecret, token);
+    const expired = authentic !== null && now.getTime() > authentic.expiresAt.getTime();
+    const booking = authentic ? await loadBooking(context.db, { siteId: authentic.siteId, id: authentic.bookingId }) : undefined;
     const channel = booking ? await loadChannel(context.db, { siteId: booking.siteId, id: booking.channelId }) : undefined;
     const queryLanguage = parseLanguage((request.query as { language?: string }).language);
-    if (!booking || !channel) {
-      const language = queryLanguage ?? 'enGB';
-      return sendPage(reply, 404, errorPage({ language, style: sharedAssets.style, message: translatorFor(language)('unknownLink') }), payCsp);
+    if (!booking || !channel || expired) {
+      const language = queryLanguage ?? parseLanguage(booking?.language) ?? 'enGB';
+      const t = translatorFor(language);
+      const message = booking && channel ? t('invalidLink', { company: receiptLabelOf(channel) }) : t('unknownLink');
+      return sendPage(reply, 404, errorPage({ language, style: sharedAssets.style, message }), payCsp);
     }
     const language: LanguageCode = queryLanguage ?? parseLanguage(booking.language) ?? 'enGB';
     const locale = localeOf(language);
