@@ -160,6 +160,13 @@ describe('payment request page in Chromium', () => {
     });
   });
 
+  it('writes the rate in the page language\'s style, as the amounts: 0,92 on a German page', async () => {
+    const { link } = await bookingWithLink(9_998, 'deDE');
+    await page.goto(link);
+    await page.selectOption('#currency', 'EUR');
+    expect(await page.textContent('#converted')).toContain('1 USD = 0,92 EUR');
+  });
+
   it('pays in JPY (no minor units), rounding half-up', async () => {
     // 123.45 USD at 150 = 18517.5 JPY -> 18518 JPY.
     const { id, link } = await bookingWithLink(12_345, 'enGB');

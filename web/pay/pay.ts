@@ -25,13 +25,22 @@ function chosen(): CurrencyOption {
   return options.find((option) => option.currency === select?.value) ?? base;
 }
 
+/**
+ * `1 USD = 0,92 EUR`: the numbers in the page's locale, as the amounts and the emails write them
+ * (the server sends the rate as a decimal string; 12 places is what a quote holds).
+ */
+function rateText(option: CurrencyOption): string {
+  const number = new Intl.NumberFormat(data.locale, { maximumFractionDigits: 12 });
+  return `${number.format(1)} ${base.currency} = ${number.format(Number(option.rate))} ${option.currency}`;
+}
+
 /** Amount due, pay button and the rate line follow the chosen currency. */
 function showChosen(): void {
   const option = chosen();
   byId('amount-due').textContent = option.formatted;
   byId('submit').textContent = t('payAmount', { amount: option.formatted });
   const converted = document.getElementById('converted');
-  if (converted) converted.textContent = option.rate ? t('converted', { amount: option.formatted, rate: `1 ${base.currency} = ${option.rate} ${option.currency}` }) : '';
+  if (converted) converted.textContent = option.rate ? t('converted', { amount: option.formatted, rate: rateText(option) }) : '';
 }
 
 select?.addEventListener('change', showChosen);
@@ -59,7 +68,7 @@ function receipt(answer: PaymentAnswer, paid: CurrencyOption): void {
   // Nothing is due any more: the amount and currency choice give way to the receipt.
   byId('due').hidden = true;
   const lines: (string | [string, string])[] = [t('paymentSuccess'), [t('bookingId'), String(data.bookingId)], [t('transactionId'), String(transaction.id)], [t('amountPaid'), paid.formatted]];
-  if (paid.rate) lines.push(t('converted', { amount: base.formatted, rate: `1 ${base.currency} = ${paid.rate} ${paid.currency}` }));
+  if (paid.rate) lines.push(t('converted', { amount: base.formatted, rate: rateText(paid) }));
   if (transaction.auth_code) lines.push([t('authCode'), transaction.auth_code]);
   if (transaction.last_four_digits) lines.push([t('card'), t('cardEnding', { brand: brandName(transaction.card_types), lastFour: transaction.last_four_digits })]);
   if (transaction.created) lines.push([t('date'), `${transaction.created} GMT`]);
