@@ -4,7 +4,7 @@ import { batchSizeWithin, turnKeeper } from '../../bounded.js';
 import { mailDataFor, mailLanguage, payerEmailOf } from './content.js';
 import { loadFactsOfTransactions, type TransactionFacts } from './facts.js';
 import { planMails } from './kinds.js';
-import { renderMail, type RenderedMail } from './templates.js';
+import { renderMail } from './templates.js';
 import { pickedBy } from '../../storage/batches.js';
 
 /**
@@ -200,11 +200,14 @@ async function renderedRows(facts: TransactionFacts): Promise<RenderedOutboxRow[
   return plans.map((plan) => {
     const language = mailLanguage(plan.kind, facts);
     const data = mailDataFor(plan.kind, facts, language);
-    const rendered = renderSafely(() => renderMail(data));
+    // A template that throws fails the request, which the run then sets aside (renderOneByOne)
+    // for `mail retry` once the cause is fixed. Stored as a `failed` row instead, it could never
+    // be sent: the row holds the request's one (transaction, kind) place.
+    const rendered = renderMail(data);
     return {
       site_id: facts.transaction.site_id, transaction_id: facts.transaction.id, kind: plan.kind, language, from_name: data.company, reply_to: plan.replyTo,
-      to_addresses: plan.to, bcc_addresses: plan.bcc, subject: rendered.mail.subject, text_body: rendered.mail.text, html_body: rendered.mail.html,
-      status: rendered.error ? 'failed' : 'pending', last_error: rendered.error,
+      to_addresses: plan.to, bcc_addresses: plan.bcc, subject: rendered.subject, text_body: rendered.text, html_body: rendered.html,
+      status: 'pending', last_error: null,
     };
   });
 }
@@ -233,17 +236,4 @@ async function insertMails(tx: Queryable, rows: RenderedOutboxRow[], claimedUnti
     return [{ ...mail, id, attempts }];
   });
   return { written: inserted.length, claimed };
-}
-
-/**
- * A template bug must not block the other requests of the batch: the row is kept as `failed`
- * with the error, visible to operators (and to `trustfare mail render`), instead of throwing.
- */
-function renderSafely(render: () => RenderedMail): { mail: RenderedMail; error: string | null } {
-  try {
-    return { mail: render(), error: null };
-  } catch (error) {
-    const message = `rendering failed: ${(error as Error).message}`.slice(0, limits.mailErrorLengthMax);
-    return { mail: { subject: '(not rendered)', text: '', html: '' }, error: message };
-  }
 }
