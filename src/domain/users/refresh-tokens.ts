@@ -4,12 +4,17 @@ import type { Queryable } from '../../storage/db.js';
 
 /**
  * Refresh tokens are JWTs of kind `refresh` without expiry; one is issued per login and only its
- * SHA-256 is stored. A token works while its row exists: DELETE token/refresh and a password
- * change delete the rows.
+ * SHA-256 is stored. A token works while its row exists and the user's password is the one its
+ * login checked: DELETE token/refresh and a password change delete the rows, and the row keeps the
+ * `password_changed_at` its login read (`passwordStamp`), so a login that checked the old password
+ * while the change ran, and inserted its token after the change deleted the others, holds a token
+ * that never works (migration 036).
  */
-export async function issueRefreshToken(db: Queryable, options: { jwtSecret: Uint8Array; userId: number; now: Date }): Promise<string> {
+export async function issueRefreshToken(db: Queryable, options: { jwtSecret: Uint8Array; userId: number; passwordStamp: string; now: Date }): Promise<string> {
   const token = await signJwt(options.jwtSecret, { userId: options.userId, kind: 'refresh' }, options.now);
-  await db.query('INSERT INTO refresh_tokens (user_id, token_hash, created_at) VALUES ($1, $2, $3)', [options.userId, hashToken(token), options.now]);
+  await db.query('INSERT INTO refresh_tokens (user_id, token_hash, created_at, password_changed_at) VALUES ($1, $2, $3, $4::timestamptz)', [
+    options.userId, hashToken(token), options.now, options.passwordStamp,
+  ]);
   // Bounded per user: logging in on a new device drops the oldest device's token beyond the limit.
   await db.query(
     `DELETE FROM refresh_tokens WHERE user_id = $1 AND id NOT IN (
@@ -23,7 +28,12 @@ export async function issueRefreshToken(db: Queryable, options: { jwtSecret: Uin
 export async function verifyRefreshToken(db: Queryable, options: { jwtSecret: Uint8Array; token: string; now: Date }): Promise<number | null> {
   const claims = await verifyJwt(options.jwtSecret, options.token, 'refresh', options.now);
   if (!claims) return null;
-  const row = await db.maybeOne<{ user_id: number }>('UPDATE refresh_tokens SET last_used_at = $3 WHERE token_hash = $1 AND user_id = $2 RETURNING user_id', [hashToken(options.token), claims.userId, options.now]);
+  const row = await db.maybeOne<{ user_id: number }>(
+    `UPDATE refresh_tokens r SET last_used_at = $3 FROM users u
+      WHERE r.token_hash = $1 AND r.user_id = $2 AND u.id = r.user_id AND u.password_changed_at = r.password_changed_at
+      RETURNING r.user_id`,
+    [hashToken(options.token), claims.userId, options.now],
+  );
   return row ? row.user_id : null;
 }
 

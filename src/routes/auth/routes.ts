@@ -21,7 +21,7 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
   const loginLimit = loginRateLimit(context);
   const errors = errorResponses(400, 401, 429);
 
-  const checkCredentials = async (sitePath: string, body: CredentialsBody): Promise<{ userId: number; siteId: number }> => {
+  const checkCredentials = async (sitePath: string, body: CredentialsBody): Promise<{ userId: number; siteId: number; passwordStamp: string }> => {
     const result = await logIn(db, { username: body.username, password: body.password, otp: body.otp, sitePath, now: context.now(), signingSecret: config.secrets.signingSecret });
     if (!result.ok) throw loginError(result, sitePath);
     return result;
@@ -40,11 +40,11 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
       onRequest: loginLimit,
     },
     async (request, reply) => {
-      const { userId } = await checkCredentials(request.params.path, request.body);
+      const { userId, passwordStamp } = await checkCredentials(request.params.path, request.body);
       const profile = await loadProfile(db, userId, request.params.path);
       if (!profile) throw badCredentials();
       noStore(reply);
-      return userObject(profile, await issueRefreshToken(db, { jwtSecret, userId, now: context.now() }));
+      return userObject(profile, await issueRefreshToken(db, { jwtSecret, userId, passwordStamp, now: context.now() }));
     },
   );
 
