@@ -18,12 +18,14 @@ const tags = ['API tokens'];
  */
 export async function apiTokenRoutes(app: App, context: AppContext): Promise<void> {
   const { db } = context;
-  const preHandler = requireAccess({ db, jwtSecret: context.config.secrets.jwtSecret }, { roles: ['member_admin'] });
+  // onRequest, as every other route: the credential is checked before the body or parameters, so
+  // a caller without one learns nothing of this route's validation (401/403 before any 400).
+  const onRequest = requireAccess({ db, jwtSecret: context.config.secrets.jwtSecret }, { roles: ['member_admin'] });
   const errors = errorResponses(400, 401, 403, 404, 429);
 
   app.get(
     '/:path/api-tokens',
-    { preHandler, schema: { summary: "List the caller's API tokens", tags, params: sitePathParams, response: { 200: Type.Array(apiTokenRecordSchema), ...errors } } },
+    { onRequest, schema: { summary: "List the caller's API tokens", tags, params: sitePathParams, response: { 200: Type.Array(apiTokenRecordSchema), ...errors } } },
     async (request) => {
       const principal = principalOf(request);
       return listApiTokens(db, { siteId: principal.siteId, userId: principal.userId });
@@ -33,7 +35,7 @@ export async function apiTokenRoutes(app: App, context: AppContext): Promise<voi
   app.post(
     '/:path/api-tokens',
     {
-      preHandler,
+      onRequest,
       // The answer is the new token in clear: never stored for an Idempotency-Key (the header is
       // ignored; a retry creates another token, the lost one can be listed and deleted).
       config: { idempotencyExempt: true },
@@ -53,7 +55,7 @@ export async function apiTokenRoutes(app: App, context: AppContext): Promise<voi
 
   app.delete(
     '/:path/api-tokens/:token_id',
-    { preHandler, schema: { summary: 'Delete one of your API tokens', tags, params: tokenIdParams, response: { 200: messageSchema, ...errors } } },
+    { onRequest, schema: { summary: 'Delete one of your API tokens', tags, params: tokenIdParams, response: { 200: messageSchema, ...errors } } },
     async (request) => {
       const principal = principalOf(request);
       const id = parseItemId(request.params.token_id);
@@ -65,7 +67,7 @@ export async function apiTokenRoutes(app: App, context: AppContext): Promise<voi
 
   app.delete(
     '/:path/api-tokens',
-    { preHandler, schema: { summary: 'Delete all your API tokens in this site', tags, params: sitePathParams, response: { 200: messageSchema, ...errors } } },
+    { onRequest, schema: { summary: 'Delete all your API tokens in this site', tags, params: sitePathParams, response: { 200: messageSchema, ...errors } } },
     async (request) => {
       const principal = principalOf(request);
       const count = await deleteAllApiTokens(db, { siteId: principal.siteId, userId: principal.userId });

@@ -163,6 +163,10 @@ describe('access rules', () => {
     const response = await tokens(site, 'GET', undefined, '', {} as never);
     expect(response.statusCode).toBe(401);
     expect(response.json().code).toBe('rest_not_logged_in');
+    // Checked before the body and the parameters: a caller without one learns nothing of their rules.
+    expect((await tokens(site, 'POST', {}, '', {} as never)).json()).toMatchObject({ code: 'rest_not_logged_in', data: { status: 401 } });
+    expect((await tokens(site, 'POST', { name: 'x'.repeat(300) }, '', { authorization: 'Bearer tfat_revoked' } as never)).json()).toMatchObject({ code: 'jwt_auth_invalid_token', data: { status: 401 } });
+    expect((await tokens(site, 'DELETE', undefined, `/${'9'.repeat(70)}`, {} as never)).json()).toMatchObject({ code: 'rest_not_logged_in', data: { status: 401 } });
   });
 
   it('is for member_admins: members get 403', async () => {
@@ -171,6 +175,8 @@ describe('access rules', () => {
     const post = await tokens(site, 'POST', { name: 'x' });
     expect(post.statusCode).toBe(403);
     expect(post.json().code).toBe('rest_forbidden');
+    // Before the body's rules too.
+    expect((await tokens(site, 'POST', {})).json()).toMatchObject({ code: 'rest_forbidden', data: { status: 403 } });
   });
 
   it('read-only member_admins may list but not create or delete', async () => {
