@@ -45,7 +45,7 @@ export const redactedLogPaths = [
 // Query parameters that carry credentials or card data (the vaulting app takes its JWT in
 // `auth`): their values are replaced in logged URLs, also written as a list (`auth[]=`, read as
 // `auth`: src/http/querystring.ts).
-const secretQueryNames = 'auth|token|access_token|refresh_token|password|otp|card_number|number|cvv|pan|secret|key';
+const secretQueryNames = 'auth|token|access_token|refresh_token|api_token|api_key|apikey|jwt|password|passwd|pass|otp|card_number|number|cvv|pan|secret|key';
 const secretQueryParameters = new RegExp(`([?&](?:${secretQueryNames})(?:\\[\\d*\\]|%5B\\d*%5D)?=)[^&#]*`, 'gi');
 // The same names as the query string parser reads them once decoded (`a%75th` is `auth`).
 const secretQueryName = new RegExp(`^(?:${secretQueryNames})(?:\\[\\d*\\])?$`, 'i');
@@ -57,8 +57,12 @@ const secretPathSegments = /^(\/pay\/)[^/?#]+/;
 // put it: 12 to 19 digits, maybe split by spaces (`+`, `%20`) or dashes, that pass the Luhn check.
 const digitRuns = /[0-9](?:(?:[ +-]|%20)?[0-9]){11,18}/g;
 
+// A credential of this service under any name (an integrator's own `?t=`): API tokens, page
+// sessions, capture tokens and JWTs have shapes no ordinary value has.
+const credentialShapes = /\b(?:tfat_|hps_|ct_)[A-Za-z0-9_-]{16,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
+
 export function redactUrl(url: string): string {
-  const redacted = url.replace(secretPathSegments, '$1[redacted]').replace(secretQueryParameters, '$1[redacted]');
+  const redacted = url.replace(secretPathSegments, '$1[redacted]').replace(secretQueryParameters, '$1[redacted]').replace(credentialShapes, '[redacted]');
   // Percent-escapes in the query may spell a secret name the pattern above cannot see: only then
   // are the names decoded, so the common URL costs one `indexOf`.
   const query = redacted.indexOf('?');

@@ -74,6 +74,14 @@ describe('URLs in the logs', () => {
     }
   });
 
+  it("hide this service's credentials under any name, and under the names integrators use for them", () => {
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl';
+    const apiToken = 'tfat_frwRtSjEb9SgyMfGG9rLeA-f6zihxrWr8N7alDcME3w';
+    expect(redactUrl(`/demo/site-json/vendor/v2/channels?t=${apiToken}&x=${jwt}&page=2`)).toBe('/demo/site-json/vendor/v2/channels?t=[redacted]&x=[redacted]&page=2');
+    expect(redactUrl('/x?api_token=abc&apikey=abc&api_key=abc&jwt=abc&pass=abc&passwd=abc&name=Ada')).toBe('/x?api_token=[redacted]&apikey=[redacted]&api_key=[redacted]&jwt=[redacted]&pass=[redacted]&passwd=[redacted]&name=Ada');
+    expect(redactUrl(`/hosted/payments?session=hps_${'a'.repeat(43)}`)).toBe('/hosted/payments?session=[redacted]');
+  });
+
   it('keep ordinary URLs readable', () => {
     expect(redactUrl('/demo/site-json/vendor/v2/bookings?page=2')).toBe('/demo/site-json/vendor/v2/bookings?page=2');
     expect(redactUrl('/payments/x')).toBe('/payments/x');
