@@ -223,10 +223,10 @@ export async function finishDeferred(context: AppContext, request: FastifyReques
 /**
  * The transaction's answer as it reads now, serialised (undefined when it is gone). A stored
  * answer that showed its transaction not yet final (`incomplete`: the processor had not
- * answered; `pending`: a 3DS challenge) told the client nothing of the outcome, and a client
- * retries with its key precisely to learn it; such a replay answers with the transaction as it is
- * now (settled, or still waiting), with `Idempotent-Replayed: true`. Every other stored answer is
- * replayed as it was sent.
+ * answered; `pending`: a 3DS challenge), or a server error after the transaction was written,
+ * told the client nothing of the outcome, and a client retries with its key precisely to learn
+ * it; such a replay answers with the transaction as it is now (settled, or still waiting), with
+ * `Idempotent-Replayed: true`. Every other stored answer is replayed as it was sent.
  */
 export type OutcomeOf = (transactionId: number) => Promise<string | undefined>;
 
@@ -251,7 +251,8 @@ async function claimOrReplay(context: AppContext, request: FastifyRequest, reply
     }
     if (row.status === 'done') {
       const outcome = outcomeOf && row.transaction_id !== null && answeredUnsettled(row) ? await outcomeOf(row.transaction_id) : undefined;
-      replay(reply, outcome === undefined ? row : { ...row, response_body: outcome });
+      // outcomeOf set the answer's status and headers (201, Location): a stored error's are not kept.
+      replay(reply, outcome === undefined ? row : { ...row, response_status: reply.statusCode, response_headers: row.response_status === reply.statusCode ? row.response_headers : {}, response_body: outcome });
       // Waits until the replay is written (the async onSend hook runs first); the caller must not
       // run the route as well, which would repeat the request's effects (a second charge).
       await reply;
@@ -294,6 +295,9 @@ async function findKey(db: Queryable, siteId: number, key: string): Promise<KeyR
 }
 
 function answeredUnsettled(row: KeyRow): boolean {
+  // The service failed after the attempt was written (its settlement, say): the processor may
+  // have charged, and reconciliation settles the row later. The stored 500 said nothing of it.
+  if (row.response_status !== null && row.response_status >= 500) return true;
   if (row.response_status !== 201 || row.response_body === null) return false;
   try {
     const { status } = JSON.parse(row.response_body) as { status?: unknown };

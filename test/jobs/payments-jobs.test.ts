@@ -345,3 +345,32 @@ describe('statement dates across a period boundary', () => {
     expect(listed).toContain(attempted.id);
   });
 });
+
+describe('a server error after the attempt was written', () => {
+  it('is not replayed for the key once the transaction settled: the retry shows the transaction as it is now', async () => {
+    const booking = await createBooking(t, shop, { total: 6_100 });
+    const body = purchaseBody(shop, booking, 6_100);
+    const key = { 'idempotency-key': 'server-error-6100' };
+    // The settlement's write fails (a bug, the database away for a moment): the charge was made.
+    await t.db.query(`CREATE FUNCTION test_refuse_settlement() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.total = 6100 AND NEW.status = 'complete' THEN RAISE EXCEPTION 'settlement write failed'; END IF; RETURN NEW; END $$`);
+    await t.db.query('CREATE TRIGGER test_refuse_settlement BEFORE UPDATE ON transactions FOR EACH ROW EXECUTE FUNCTION test_refuse_settlement()');
+    let failed;
+    try {
+      failed = await post(t, shop, body, key);
+    } finally {
+      await t.db.query('DROP TRIGGER test_refuse_settlement ON transactions');
+      await t.db.query('DROP FUNCTION test_refuse_settlement()');
+    }
+    expect(failed.statusCode).toBe(500);
+    // Reconciliation settles it from the processor's record.
+    advanceMinutes(2);
+    await reconcileIncompleteTransactions(t.context);
+    const retry = await post(t, shop, body, key);
+    expect(retry.statusCode).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.headers.location).toContain('/transactions/');
+    expect(retry.json()).toMatchObject({ status: 'complete', total: 6_100 });
+    expect((await bookingRow(t, booking)).status).toBe('paid');
+  });
+});
