@@ -73,6 +73,24 @@ describe('payment request page in Chromium', () => {
     expect(booking.json()).toMatchObject({ status: 'paid' });
   });
 
+  it("says in the page language that nothing was taken when the service refuses something no field shows (not the core's English)", async () => {
+    const { link } = await bookingWithLink(47_500);
+    await page.goto(link);
+    await page.route('**/hosted/payments', (route) => route.fulfill({
+      status: 400, contentType: 'application/json',
+      body: JSON.stringify({ code: 'rest_invalid_param', message: 'Invalid parameter(s): token', data: { status: 400, params: { token: 'Unknown or expired card token.' } } }),
+    }));
+    try {
+      await fillCard(page, { number: testCards.visa });
+      await page.click('#submit');
+      await page.waitForSelector('#outcome.failed');
+      expect(await page.textContent('#outcome')).toBe(frenchPages.unexpectedError);
+      expect(await page.isVisible('#card-form')).toBe(true);
+    } finally {
+      await page.unrouteAll();
+    }
+  });
+
   it('says the session expired, without the form, when the page was left open past its session', async () => {
     const { id, link } = await bookingWithLink(47_000, 'esES');
     await page.goto(link);

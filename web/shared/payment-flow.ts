@@ -168,24 +168,25 @@ function fieldMessage(form: CardForm, t: Translate, field: string, message: stri
 
 /**
  * Sorts a refusal (400 rest_invalid_param and the like): the messages about a field of the form,
- * keyed by that field, and the rest, for the outcome box.
+ * keyed by that field, and whether anything else was refused (`unplaced`: a parameter no field
+ * shows, or a refusal without parameters).
  */
-function fieldErrorsOf(error: ApiErrorBody, form: CardForm, t: Translate): { fields: Record<string, string>; rest: string[] } {
+function fieldErrorsOf(error: ApiErrorBody, form: CardForm, t: Translate): { fields: Record<string, string>; unplaced: boolean } {
   const params = error.data.params;
-  if (!params || Array.isArray(params)) return { fields: {}, rest: [error.message] };
+  if (!params || Array.isArray(params)) return { fields: {}, unplaced: true };
   const fields: Record<string, string> = {};
-  const rest: string[] = [];
+  let unplaced = false;
   for (const [param, message] of Object.entries(params)) {
     const field = fieldOfParam[param] ?? param;
     if (form.hasField(field)) fields[field] ??= fieldMessage(form, t, field, message);
-    else rest.push(message);
+    else unplaced = true;
   }
-  return { fields, rest };
+  return { fields, unplaced };
 }
 
 /**
- * Shows a refusal: field errors next to their fields (and in the summary), the rest in the outcome
- * box, in the page language: the service's English messages are for integrators (the modal hands
+ * Shows a refusal: field errors next to their fields (and in the summary), the rest as one line
+ * in the outcome box, in the page language: the service's English messages are for integrators (the modal hands
  * them to their callback). A refusal that is not about the data sent (too many requests, a live
  * channel without a processor, a server error: anything but a 400) says the service refused.
  */
@@ -206,7 +207,10 @@ export function showRefusal(error: ApiErrorBody, form: CardForm, t: Translate): 
     form.form.hidden = true;
     return showOutcome('info', [t('paymentInProgress')]);
   }
-  const { fields, rest } = fieldErrorsOf(error, form, t);
+  // What is not about a field of the form (a card token that expired meanwhile, a parameter the
+  // page itself sent) is the service's English for integrators, which the payer cannot act on:
+  // nothing was taken, so the page says that, in its language, and lets them try again.
+  const { fields, unplaced } = fieldErrorsOf(error, form, t);
   if (Object.keys(fields).length > 0) form.showErrors(fields);
-  if (rest.length > 0 || Object.keys(fields).length === 0) showOutcome('failed', rest.length > 0 ? rest : [error.message]);
+  if (unplaced || Object.keys(fields).length === 0) showOutcome('failed', [t('unexpectedError')]);
 }
