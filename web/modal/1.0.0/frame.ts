@@ -162,10 +162,10 @@ function answered(answer: PaymentAnswer, page: PageData, form: CardForm): void {
 }
 
 function refused(error: ApiErrorBody, page: PageData, form: CardForm): void {
+  // The page shows it as every page does (showRefusal); the integrator hears of it as the spec says.
   if (error.code === 'jwt_auth_invalid_request') {
     emit('token_error', error);
-    form.form.hidden = true;
-    return showOutcome('failed', [t('sessionExpired')]);
+    return showRefusal(error, form, t);
   }
   if (error.code === 'rest_attempts_exhausted') {
     emit('transaction_rejected', { message: error.message });

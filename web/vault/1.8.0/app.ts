@@ -58,7 +58,6 @@ form.payOnSubmit({
       case 'answer':
         return end.answer.outcome === 'timeout' && !end.answer.redirect_url ? unanswered(end.answer) : finish(end.answer);
       case 'refused':
-        if (end.status === 401) return showOutcome('failed', [t('sessionExpired')]);
         // The token's attempts were used up in another load of the page (or at the same moment).
         if (end.error.code === 'rest_attempts_exhausted') {
           form.form.hidden = true;
