@@ -65,11 +65,12 @@ function modalOptions(total: number, extra: Record<string, unknown> = {}) {
 const frame = () => page.frameLocator('iframe[title="Payment"]');
 const names = () => events.map((event) => event.name);
 
-async function pay(card: string): Promise<void> {
-  await frame().locator('#card_number').fill(card);
-  await frame().locator('#expiry').fill('12/30');
-  await frame().locator('#cvv').fill('123');
-  await frame().locator('#submit').click();
+/** Pays in the modal's frame; `inFrame` for a frame titled in another language than English. */
+async function pay(card: string, inFrame = frame()): Promise<void> {
+  await inFrame.locator('#card_number').fill(card);
+  await inFrame.locator('#expiry').fill('12/30');
+  await inFrame.locator('#cvv').fill('123');
+  await inFrame.locator('#submit').click();
 }
 
 describe('payment modal in Chromium', () => {
@@ -217,10 +218,7 @@ describe('payment modal in Chromium', () => {
     // The frame's title is in the modal language too: the host page's one iframe.
     const german = page.frameLocator('iframe');
     await german.locator('#submit').waitFor();
-    await german.locator('#card_number').fill(testCards.visa);
-    await german.locator('#expiry').fill('12/30');
-    await german.locator('#cvv').fill('123');
-    await german.locator('#submit').click();
+    await pay(testCards.visa, german);
     await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_error']);
     expect(events[1]!.argument).toEqual({ name: 'Error', message: 'Too many requests: try again in 60 seconds.' });
     await expect.poll(() => german.locator('#outcome').textContent(), slow).toBe('Der Zahlungsdienst kann diese Zahlung gerade nicht annehmen. Bitte versuchen Sie es später erneut.');
@@ -237,10 +235,7 @@ describe('payment modal in Chromium', () => {
       payload: { transaction_types: 'purchase', channels: merchant.channelId, currencies: 'USD', total: 9_400, token: 'tok_visa', bookings: [{ id: bookingId, currencies: 'USD', total: 9_400 }] },
     });
     expect(paidElsewhere.json()).toMatchObject({ status: 'complete' });
-    await german.locator('#card_number').fill(testCards.visa);
-    await german.locator('#expiry').fill('12/30');
-    await german.locator('#cvv').fill('123');
-    await german.locator('#submit').click();
+    await pay(testCards.visa, german);
     await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_error']);
     expect(events[1]!.argument).toEqual({ name: 'Error', message: 'Invalid parameter(s): bookings' });
     await expect.poll(() => german.locator('#outcome').textContent(), slow).toBe(germanPages.paymentInProgress);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestContext } from '../support/context.js';
+import { raceOnRow } from '../support/lock-race.js';
 import { addChannel, bookingRow, createBooking, post, purchaseBody, shopContext, type Shop } from './support.js';
 
 // A payment checks its bookings when it is prepared, without locks, then locks them to record
@@ -16,20 +17,9 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 /** Runs `change` on the booking while a purchase of it waits for the booking's lock; the purchase's answer. */
-async function purchaseRacing(booking: number, total: number, change: string, values: unknown[]) {
-  let answer!: ReturnType<typeof post>;
-  await t.db.transaction(async (tx) => {
-    await tx.query('SELECT 1 FROM bookings WHERE id = $1 FOR UPDATE', [booking]);
-    answer = post(t, shop, purchaseBody(shop, booking, total));
-    // The purchase has passed its checks and waits for the lock this transaction holds.
-    for (let poll = 0; poll < 500; poll++) {
-      const waiting = await t.db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`);
-      if (waiting.length > 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    await tx.query(change, [booking, ...values]);
-  });
-  return answer;
+function purchaseRacing(booking: number, total: number, change: string, values: unknown[]) {
+  // The purchase passes its checks, then waits for the booking's lock while the change is made.
+  return raceOnRow(t.db, { table: 'bookings', id: booking, request: () => post(t, shop, purchaseBody(shop, booking, total)), change: { sql: change, values: [booking, ...values] } });
 }
 
 const charges = async (booking: number) =>

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../../support/context.js';
 import { createSite, type SiteFixture } from '../../support/fixtures.js';
+import { raceOnRow } from '../../support/lock-race.js';
 import { authPath, postToken } from './helpers.js';
 
 // A password change deletes the user's refresh tokens. A login that had checked the old password
@@ -17,19 +18,11 @@ afterAll(async () => t.close());
 
 describe('a login racing a password change', () => {
   it('gets a refresh token that never works: it was issued for the old password', async () => {
-    let login!: ReturnType<typeof postToken>;
-    await t.db.transaction(async (tx) => {
-      await tx.query('SELECT 1 FROM users WHERE id = $1 FOR UPDATE', [site.userId]);
-      login = postToken(t, site.path, { username: site.username, password: site.password });
-      for (let poll = 0; poll < 500; poll++) {
-        const waiting = await t.db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`);
-        if (waiting.length > 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      await tx.query('UPDATE users SET password_changed_at = now() WHERE id = $1', [site.userId]);
-      await tx.query('DELETE FROM refresh_tokens WHERE user_id = $1', [site.userId]);
+    // The change as setPassword makes it: the new password's moment, the user's refresh tokens gone.
+    const answer = await raceOnRow(t.db, {
+      table: 'users', id: site.userId, request: () => postToken(t, site.path, { username: site.username, password: site.password }),
+      change: { sql: `WITH changed AS (UPDATE users SET password_changed_at = now() WHERE id = $1) DELETE FROM refresh_tokens WHERE user_id = $1`, values: [site.userId] },
     });
-    const answer = await login;
     expect(answer.statusCode).toBe(200);
     const refreshed = await t.app.inject({ method: 'POST', url: authPath(site.path, 'token/refresh'), headers: { authorization: `Bearer ${answer.json().refresh_token}` } });
     expect(refreshed.statusCode).toBe(401);
