@@ -103,29 +103,23 @@ export async function recordAttempts(tx: Transaction, attempts: readonly Booking
       bookings.map((booking) => attemptOf.get(booking.id)!.channelId),
     ]);
   } catch (error) {
-    throw overfundingRefusalOf(error) ?? changedBookingRefusalOf(error) ?? error;
+    throw attemptRefusalOf(error) ?? error;
   }
 }
 
-/** The statement's over-funding refusal (SQLSTATE TF001, its DETAIL the booking) as the API's 400. */
-function overfundingRefusalOf(error: unknown): ApiError | undefined {
+/**
+ * The statement's refusals as the API's 400 on `bookings`, by the SQLSTATE its function raised
+ * with the facts in DETAIL: TF001 over-funding (migration 023/032, refuse_overfunding), TF002 a
+ * booking deleted or moved since the payment was prepared (migration 035, refuse_changed_booking).
+ */
+function attemptRefusalOf(error: unknown): ApiError | undefined {
   const { code, detail } = error as { code?: string; detail?: string };
-  if (code !== overfundingSqlState || detail === undefined) return undefined;
-  const { booking_id: id, total, payable } = JSON.parse(detail) as { booking_id: number; total: number; payable: number };
-  return invalidParam('bookings', `Booking ${id}: this payment would take the money on the booking above its total (${total}); ${payable} can be paid on it now: ${payableNowExplained}.`);
+  if (detail === undefined || (code !== 'TF001' && code !== 'TF002')) return undefined;
+  const facts = JSON.parse(detail) as { booking_id: number; total?: number; payable?: number; change?: 'deleted' | 'moved' };
+  const id = facts.booking_id;
+  if (code === 'TF001') return invalidParam('bookings', `Booking ${id}: this payment would take the money on the booking above its total (${facts.total}); ${facts.payable} can be paid on it now: ${payableNowExplained}.`);
+  return invalidParam('bookings', facts.change === 'deleted' ? `Unknown booking ${id}.` : `Booking ${id} was moved to another channel while this payment was being prepared; nothing was charged.`);
 }
-
-const overfundingSqlState = 'TF001';
-
-/** The statement's refusal of a booking deleted or moved since the payment was prepared (TF002, migration 035). */
-function changedBookingRefusalOf(error: unknown): ApiError | undefined {
-  const { code, detail } = error as { code?: string; detail?: string };
-  if (code !== changedBookingSqlState || detail === undefined) return undefined;
-  const { booking_id: id, change } = JSON.parse(detail) as { booking_id: number; change: 'deleted' | 'moved' };
-  return invalidParam('bookings', change === 'deleted' ? `Unknown booking ${id}.` : `Booking ${id} was moved to another channel while this payment was being prepared; nothing was charged.`);
-}
-
-const changedBookingSqlState = 'TF002';
 
 /**
  * The attempts listed on their bookings; answers no rows, or refuses the first booking deleted or

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.js';
 import { limits } from '../../limits.js';
 import { textProblem } from '../text.js';
-import { completeRow, failRow, lockRow } from './settle.js';
+import { completeRow, failRow, lockRows } from './settle.js';
 import { loadTransactionViews, type TransactionJson } from './view.js';
 
 /**
@@ -28,7 +28,8 @@ export async function settleByOperator(
   if (problem) throw new OperatorSettleError(`--reason ${problem}`);
   const at = context.now();
   await context.db.transaction(async (tx) => {
-    const row = await lockRow(tx, input.id).catch(() => undefined);
+    // lockRows answers a missing row as missing; lockRow throws, and a catch would hide a real failure.
+    const row = (await lockRows(tx, [input.id])).get(input.id);
     if (!row || row.siteId !== input.siteId) throw new OperatorSettleError(`transaction ${input.id} does not exist in this site`);
     if (row.status !== 'incomplete' && row.status !== 'pending') {
       throw new OperatorSettleError(`transaction ${input.id} is ${row.status}: only incomplete and pending transactions wait for an outcome`);

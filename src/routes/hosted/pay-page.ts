@@ -6,7 +6,7 @@ import { paymentCurrencyOptions, type PaymentCurrencyOption } from '../../domain
 import { createHostedSession, attemptsLeft, payRequestCapturesExhausted } from '../../domain/hosted/sessions.js';
 import { payRequestAttemptsExhausted } from '../../domain/hosted/payments.js';
 import { formatMoney } from '../../domain/money.js';
-import { authenticPaymentRequestToken } from '../../domain/payment-request-link.js';
+import { authenticPaymentRequestToken, verifyPaymentRequestToken } from '../../domain/payment-request-link.js';
 import { isTestMode } from '../../domain/vault/index.js';
 import { localeOf, parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
 import { limits } from '../../limits.js';
@@ -94,8 +94,10 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
     const now = context.now();
     // Signed by this service, expired or not: an expired link is still the merchant's own, so its
     // page speaks the booking's language and names whom to ask for a new one.
-    const authentic = authenticPaymentRequestToken(context.config.secrets.signingSecret, token);
-    const expired = authentic !== null && now.getTime() > authentic.expiresAt.getTime();
+    const secret = context.config.secrets.signingSecret;
+    const valid = verifyPaymentRequestToken(secret, token, now);
+    const authentic = valid ?? authenticPaymentRequestToken(secret, token);
+    const expired = valid === null && authentic !== null;
     const booking = authentic ? await loadBooking(context.db, { siteId: authentic.siteId, id: authentic.bookingId }) : undefined;
     const channel = booking ? await loadChannel(context.db, { siteId: booking.siteId, id: booking.channelId }) : undefined;
     const queryLanguage = parseLanguage((request.query as { language?: string }).language);
