@@ -220,6 +220,12 @@ export const limits = {
   mailRetryDelayMaxMs: 6 * 60 * 60 * 1000,
   /** A claimed row is hidden from other workers this long (longer than any SMTP timeout). */
   mailClaimLeaseMs: 5 * 60 * 1000,
+  /**
+   * While a mail's send is under way, its claim is pushed a lease ahead this often, so a send the
+   * relay drags out past the lease (each reply inside the socket timeout) is not claimed and sent
+   * again by another run.
+   */
+  mailClaimRenewalMs: 60 * 1000,
   /** Rows one delivery run claims, by default and at most. */
   mailBatchSizeDefault: 100,
   mailBatchSizeMax: 200,

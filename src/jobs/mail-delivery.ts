@@ -32,11 +32,12 @@ export interface DeliveryRun {
  * then sends them (docs/emails.md "Delivery"). Due rows are claimed in a short statement with FOR
  * UPDATE SKIP LOCKED that also pushes their next_attempt_at forward by a lease, so several
  * processes can run this at once and no row is sent by two of them; rendered rows are written
- * claimed by this run. Mail is sent outside any database transaction. A process that dies
- * mid-send leaves the row to be retried after the lease: delivery is at least once, with a
- * stable Message-ID per row.
+ * claimed by this run. Mail is sent outside any database transaction; the claims of sends under
+ * way are renewed every limits.mailClaimRenewalMs (`claimRenewalMs` here, for tests). A process
+ * that dies mid-send leaves the row to be retried after the lease: delivery is at least once, with
+ * a stable Message-ID per row.
  */
-export async function deliverPendingMails(context: AppContext, options: { batchSizeMax?: number } = {}): Promise<DeliveryRun> {
+export async function deliverPendingMails(context: AppContext, options: { batchSizeMax?: number; claimRenewalMs?: number } = {}): Promise<DeliveryRun> {
   const batchSize = batchSizeWithin(options.batchSizeMax, { fallback: limits.mailBatchSizeDefault, max: limits.mailBatchSizeMax });
   const claimedAtMs = context.now().getTime();
   const claimedUntil = new Date(claimedAtMs + limits.mailClaimLeaseMs);
@@ -47,7 +48,7 @@ export async function deliverPendingMails(context: AppContext, options: { batchS
   // UPDATE ... RETURNING has no order: send oldest first (fresh rows are the newest).
   const rows = [...due.sort((a, b) => a.id - b.id), ...fresh.sort((a, b) => a.id - b.id)];
   const run: DeliveryRun = { requests, rendered: written, errors, claimed: rows.length, sent: 0, retrying: 0, failed: 0, released: 0, backlog: requests === batchSize || due.length === batchSize };
-  await sendAll(context, rows, run, claimedAtMs + sendWindowMs);
+  await sendAll(context, rows, run, { startByMs: claimedAtMs + sendWindowMs, claimRenewalMs: options.claimRenewalMs ?? limits.mailClaimRenewalMs });
   return run;
 }
 
@@ -57,6 +58,8 @@ export async function deliverPendingMails(context: AppContext, options: { batchS
  * and another run would claim and send the same mail again. The longest a send can take before
  * an SMTP timeout ends it is a connection, a greeting and an idle socket. (A batch of 100 to a
  * relay that is down takes 25 rounds of the 15 s connection timeout, longer than the lease.)
+ * Renewing the claims of sends under way (ClaimRenewer) covers a send that lasts longer; this
+ * window still covers one whose renewal cannot be written (the database unreachable meanwhile).
  */
 const sendWindowMs = limits.mailClaimLeaseMs - (2 * limits.smtpConnectionTimeoutMs + limits.smtpSocketTimeoutMs);
 
@@ -69,8 +72,9 @@ const sendWindowMs = limits.mailClaimLeaseMs - (2 * limits.smtpConnectionTimeout
  * send does not wait for its outcome's write, but none starts after a write failed. Rows not
  * started by `startByMs` are released for the next run.
  */
-async function sendAll(context: AppContext, rows: readonly ClaimedMail[], run: DeliveryRun, startByMs: number): Promise<void> {
+async function sendAll(context: AppContext, rows: readonly ClaimedMail[], run: DeliveryRun, timing: { startByMs: number; claimRenewalMs: number }): Promise<void> {
   const unsent: ClaimedMail[] = [];
+  const renewer = new ClaimRenewer(context, timing.claimRenewalMs);
   const outcomes = new Batcher<Outcome, void>(
     async (batch) => {
       await recordOutcomes(context, batch);
@@ -83,11 +87,12 @@ async function sendAll(context: AppContext, rows: readonly ClaimedMail[], run: D
   try {
     await forEachConcurrently(rows, limits.mailSendConcurrency, async (row) => {
       if (written.failure) throw written.failure.error;
-      if (context.now().getTime() > startByMs) {
+      if (context.now().getTime() > timing.startByMs) {
         unsent.push(row);
         return;
       }
-      const outcome = await deliverOne(context, row);
+      renewer.sending.add(row);
+      const outcome = await deliverOne(context, row).finally(() => renewer.sending.delete(row));
       run[outcome.status === 'sent' ? 'sent' : outcome.status === 'failed' ? 'failed' : 'retrying'] += 1;
       writes.push(outcomes.add(outcome).catch((error: unknown) => {
         written.failure ??= { error };
@@ -96,7 +101,7 @@ async function sendAll(context: AppContext, rows: readonly ClaimedMail[], run: D
   } finally {
     // The run ends only once its outcomes are written, or their write failed, even when a send
     // threw: a job's run never ends while its work goes on.
-    await Promise.all(writes);
+    await Promise.all([...writes, renewer.stop()]);
   }
   if (written.failure) throw written.failure.error;
   if (unsent.length === 0) return;
@@ -112,6 +117,46 @@ async function sendAll(context: AppContext, rows: readonly ClaimedMail[], run: D
  * against a primary-key look-up's hundredths.
  */
 const stillPendingSql = "o.status <> 'sent' AND o.status <> 'failed'";
+
+/**
+ * Keeps the claims of the sends under way a lease ahead of the clock, every `intervalMs`. A relay
+ * can drag one send out for longer than the lease (every reply inside the socket timeout, which
+ * counts only silence), and pooled nodemailer cannot abort one send; without the renewal another
+ * run would claim the row when its lease ran out and send the mail a second time. A renewal
+ * matches the claim's attempt count, like recordOutcomes. One that fails (the database unreachable)
+ * is not retried until the next tick: the send goes on, covered by what is left of its lease. (A
+ * renewal read just before a retry's outcome is written can push that retry up to a lease later.)
+ */
+class ClaimRenewer {
+  readonly sending = new Set<ClaimedMail>();
+  private readonly timer: NodeJS.Timeout;
+  private renewal: Promise<void> = Promise.resolve();
+
+  constructor(private readonly context: AppContext, intervalMs: number) {
+    this.timer = setInterval(() => {
+      // One renewal at a time: a slow database does not pile them up.
+      this.renewal = this.renewal.then(() => this.renew());
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the ticks; settles once a renewal under way has ended. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.renewal;
+  }
+
+  private async renew(): Promise<void> {
+    const rows = [...this.sending];
+    if (rows.length === 0) return;
+    await this.context.db.query(
+      `UPDATE email_outbox o SET next_attempt_at = $3
+         FROM unnest($1::bigint[], $2::int[]) AS claimed(id, attempts)
+        WHERE o.id = claimed.id AND o.attempts = claimed.attempts AND ${stillPendingSql}`,
+      [rows.map((row) => row.id), rows.map((row) => row.attempts), new Date(this.context.now().getTime() + limits.mailClaimLeaseMs)],
+    ).catch(() => undefined);
+  }
+}
 
 /** Undoes the claims of rows never sent: due now, and the attempt not counted (it was never made). */
 async function releaseClaims(context: AppContext, rows: readonly ClaimedMail[]): Promise<number> {
