@@ -5,7 +5,7 @@ import type { Db } from '../../src/storage/db.js';
  * `request`, waits until a backend of this database waits on a lock (the request reached the row),
  * runs `change` as the other side of the race would, commits, and answers the request's promise.
  */
-export async function raceOnRow<T>(db: Db, options: { table: 'bookings' | 'users'; id: number; request: () => Promise<T>; change: { sql: string; values: unknown[] } }): Promise<T> {
+export async function raceOnRow<T>(db: Db, options: { table: 'bookings' | 'users' | 'channels'; id: number; request: () => Promise<T>; change: { sql: string; values: unknown[] } }): Promise<T> {
   let answer!: Promise<T>;
   await db.transaction(async (tx) => {
     await tx.query(`SELECT 1 FROM ${options.table} WHERE id = $1 FOR UPDATE`, [options.id]);

@@ -16,11 +16,18 @@ import { allocationJson, type AllocationJson } from './shape.js';
 export const allocationClearingAccount = 'allocation_clearing';
 const fundsAccount = 'channel_funds';
 
-/** The channels named by `requests` (any site, not deleted) and the sites granted to the payer. */
-export async function loadAllocationFacts(db: Queryable, options: { siteId: number; requests: readonly AllocationRequest[] }): Promise<{ targets: Map<number, AllocationTarget>; grantedSiteIds: Set<number> }> {
-  const ids = [...new Set(options.requests.map((request) => request.channelId).filter((id) => Number.isSafeInteger(id)))];
+/**
+ * The channels named by `requests` (any site, not deleted) and the sites granted to the payer.
+ * `lock` key-share-locks the channels found, in id order, until the caller's transaction ends:
+ * deleting a channel, closing it or changing its currency locks its row for update first
+ * (updateChannel, deleteChannel), so it waits for the allocations written under this lock and
+ * then sees them (isInUse), or, done first, is seen here.
+ */
+export async function loadAllocationFacts(db: Queryable, options: { siteId: number; requests: readonly AllocationRequest[]; lock?: boolean }): Promise<{ targets: Map<number, AllocationTarget>; grantedSiteIds: Set<number> }> {
+  const ids = [...new Set(options.requests.map((request) => request.channelId).filter((id) => Number.isSafeInteger(id)))].sort((a, b) => a - b);
   const rows = ids.length === 0 ? [] : await db.query<{ id: number; site_id: number; currency: string; account_mode: string }>(
-    'SELECT id, site_id, currency, account_mode FROM channels WHERE id = ANY($1::bigint[]) AND deleted_at IS NULL AND account_mode <> \'closed\'',
+    `SELECT id, site_id, currency, account_mode FROM channels WHERE id = ANY($1::bigint[]) AND deleted_at IS NULL AND account_mode <> 'closed'
+      ${options.lock ? 'ORDER BY id FOR KEY SHARE' : ''}`,
     [ids],
   );
   const targets = new Map(rows.map((row) => [row.id, { id: row.id, siteId: row.site_id, currency: row.currency.trim(), accountMode: row.account_mode }]));

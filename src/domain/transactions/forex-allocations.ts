@@ -3,7 +3,7 @@ import { invalidParam } from '../../http/errors.js';
 import type { Queryable } from '../../storage/db.js';
 import {
   AllocationRefusal, assertPlannedTargetsReceive, isAllocationInputList, allocationPostingsOnCompletion, allocationRequestOf, insertPlannedAllocations,
-  loadAllocationFacts, loadPlannedRequests, planAllocations, type AllocationPlan, type AllocationSource,
+  loadAllocationFacts, loadPlannedRequests, planAllocations, type AllocationPlan, type AllocationRequest, type AllocationSource,
 } from '../allocations/index.js';
 import { ForexRefusal, forexTermsFor, loadStoredForex, recordForexTerms, type ForexTerms, type StoredForex } from '../forex/index.js';
 import type { ChannelRecord } from '../channels.js';
@@ -25,6 +25,19 @@ const allocatingTypes = new Set(['purchase', 'retained_purchase', 'authorize', '
 export interface ForexAndAllocations {
   forex: ForexTerms | null;
   allocations: AllocationPlan[];
+  /**
+   * The allocations whose targets were checked lock-free here, checked again under their locks
+   * when the transaction is written (recordForexAndAllocations): this request's own, or those of
+   * the authorisation a capture applies. Null when there are none.
+   */
+  targets: TargetCheck | null;
+}
+
+interface TargetCheck {
+  source: AllocationSource;
+  requests: AllocationRequest[];
+  /** The authorisation's planned allocations (a capture without its own), not this request's. */
+  planned: boolean;
 }
 
 /** Prepare step: the forex terms (validating `total`) and the validated allocations, or a 400. */
@@ -37,7 +50,7 @@ export async function prepareForexAndAllocations(
   const { input, channel, linked } = options;
   if (input.type === 'vault') {
     if (input.allocations !== undefined && input.allocations.length > 0) throw invalidParam('allocations', 'A vault transaction moves no money to allocate.');
-    return { forex: null, allocations: [] };
+    return { forex: null, allocations: [], targets: null };
   }
   const channelAmount = options.shares.reduce((sum, share) => sum + share.total, 0);
   let forex: ForexTerms | null;
@@ -53,14 +66,14 @@ export async function prepareForexAndAllocations(
     throw error;
   }
   if (!forex && channelAmount !== input.total) throw invalidParam('bookings', `The bookings' totals add up to ${channelAmount}, not the transaction total ${input.total}.`);
-  return { forex, allocations: await planRequested(db, actor, { input, channel, forex, linked }) };
+  return { forex, ...(await planRequested(db, actor, { input, channel, forex, linked })) };
 }
 
 async function planRequested(
   db: Queryable,
   actor: Actor,
   options: { input: TransactionInput; channel: ChannelRecord; forex: ForexTerms | null; linked: TransactionRecord | null },
-): Promise<AllocationPlan[]> {
+): Promise<Pick<ForexAndAllocations, 'allocations' | 'targets'>> {
   const { input, channel, forex, linked } = options;
   const items = input.allocations ?? [];
   const source: AllocationSource = {
@@ -75,23 +88,37 @@ async function planRequested(
   if (items.length === 0) {
     // A capture without its own allocations applies its authorisation's: their targets are
     // checked again now, before the processor captures, since they may have changed since.
-    if (input.type === 'capture' && linked) await recheckPlannedTargets(db, actor, { source, authorizationId: linked.id });
-    return [];
+    const planned = input.type === 'capture' && linked ? await recheckPlannedTargets(db, actor, { source, authorizationId: linked.id }) : [];
+    return { allocations: [], targets: planned.length === 0 ? null : { source, requests: planned, planned: true } };
   }
   if (!allocatingTypes.has(input.type)) {
     throw invalidParam('allocations', `A ${input.type} takes no allocations; refunds and voids reverse the linked transaction's allocations pro rata.`);
   }
   if (!isAllocationInputList(items)) throw invalidParam('allocations', 'Each allocation needs channels and total (integers), and optional title, reference, description, currencies, operator (flat or percent) and statement_date.');
   const requests = items.map(allocationRequestOf);
-  const facts = await loadAllocationFacts(db, { siteId: actor.siteId, requests });
-  return refusalAsParam(() => planAllocations({ source, requests, targets: facts.targets, grantedSiteIds: facts.grantedSiteIds }));
+  const check: TargetCheck = { source, requests, planned: false };
+  return { allocations: await checkTargets(db, actor.siteId, check), targets: check };
 }
 
-async function recheckPlannedTargets(db: Queryable, actor: Actor, options: { source: AllocationSource; authorizationId: number }): Promise<void> {
+/** The authorisation's planned allocations, their targets checked as they are now. */
+async function recheckPlannedTargets(db: Queryable, actor: Actor, options: { source: AllocationSource; authorizationId: number }): Promise<AllocationRequest[]> {
   const planned = await loadPlannedRequests(db, options.authorizationId);
-  if (planned.length === 0) return;
-  const facts = await loadAllocationFacts(db, { siteId: actor.siteId, requests: planned });
-  refusalAsParam(() => assertPlannedTargetsReceive({ source: options.source, planned, targets: facts.targets, grantedSiteIds: facts.grantedSiteIds }));
+  if (planned.length > 0) await checkTargets(db, actor.siteId, { source: options.source, requests: planned, planned: true });
+  return planned;
+}
+
+/**
+ * Loads the targets (locked, with `lock`) and applies the rules of planning to them, or, for
+ * planned allocations, of re-checking them; a refusal is a 400 on `allocations`.
+ */
+async function checkTargets(db: Queryable, siteId: number, check: TargetCheck, options: { lock?: boolean } = {}): Promise<AllocationPlan[]> {
+  const facts = await loadAllocationFacts(db, { siteId, requests: check.requests, ...options });
+  const known = { source: check.source, targets: facts.targets, grantedSiteIds: facts.grantedSiteIds };
+  return refusalAsParam(() => {
+    if (!check.planned) return planAllocations({ ...known, requests: check.requests });
+    assertPlannedTargetsReceive({ ...known, planned: check.requests });
+    return [];
+  });
 }
 
 /** An allocation refusal is the spec's 400 on `allocations`; anything else is a programmer error. */
@@ -104,9 +131,15 @@ function refusalAsParam<T>(step: () => T): T {
   }
 }
 
-/** Insert step: stores the forex terms and the planned allocations with the new row. */
+/**
+ * Insert step: stores the forex terms and the planned allocations with the new row. The targets
+ * were checked lock-free (prepare); they are locked and checked again here, so a channel deleted,
+ * closed or switched to another currency in between is refused before the processor is called
+ * (the attempt rolls back), and one changed after this waits for the row and then sees it in use.
+ */
 export async function recordForexAndAllocations(tx: Queryable, options: { record: TransactionRecord; channel: ChannelRecord; plan: ForexAndAllocations }): Promise<void> {
   const { record, channel, plan } = options;
+  if (plan.targets) await checkTargets(tx, record.siteId, plan.targets, { lock: true });
   await recordForexTerms(tx, record.id, plan.forex);
   await insertPlannedAllocations(tx, {
     siteId: record.siteId,
