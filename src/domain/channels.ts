@@ -203,7 +203,12 @@ export function generateChannelSecret(): string {
   return randomBytes(32).toString('hex');
 }
 
-const slugAttemptsMax = 5;
+/**
+ * Inserts one create tries before giving up. Each try that loses a slug to a create committed
+ * meanwhile (or in flight in another transaction) remembers it, so the tries needed grow with the
+ * creates of one name under way at once, not without bound.
+ */
+const slugAttemptsMax = 20;
 
 /**
  * Creates a channel of the site with defaults (trust, test, trust-vendor-travel, month, enGB),
@@ -212,34 +217,37 @@ const slugAttemptsMax = 5;
 export async function createChannel(db: Queryable, input: { siteId: number } & ChannelInput): Promise<ChannelRecord> {
   assertChannelInput(input);
   const base = slugify(input.name);
-  for (let attempt = 1; ; attempt++) {
-    const slug = await freeSlug(db, input.siteId, base);
-    try {
-      const inserted = await db.one<{ id: number }>(
-        `INSERT INTO channels (site_id, name, slug, account_mode, currency, language, primary_mail, mail_bcc_transactional_mails, mail_failures,
-                               receipt_label, external_id, chargeback_mail, vaultprovider_id, vaultprovider_api_key, channel_secret)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id`,
-        [
-          input.siteId, input.name, slug, input.accountMode ?? 'test', input.currency, input.language ?? defaultLanguage,
-          normaliseEmailList(input.primaryMail ?? ''), input.mailBccTransactionalMails ?? false, input.mailFailures ?? false,
-          input.receiptLabel ?? null, input.externalId ?? '', normaliseEmailList(input.chargebackMail ?? ''),
-          input.vaultproviderId ?? '', input.vaultproviderApiKey ?? '', generateChannelSecret(),
-        ],
-      );
-      return (await loadChannel(db, { siteId: input.siteId, id: inserted.id }))!;
-    } catch (error) {
-      // Two creates raced for the same slug: the unique index refused one; pick again.
-      if ((error as { code?: string }).code !== '23505' || attempt >= slugAttemptsMax) throw error;
-    }
+  const lost = new Set<string>();
+  for (let attempt = 1; attempt <= slugAttemptsMax; attempt++) {
+    const slug = await freeSlug(db, input.siteId, base, lost);
+    // Two creates raced for the same slug: the unique index keeps one, the other picks again. Not
+    // an error caught: inside a transaction (an Idempotency-Key's, createdForKey) an error would
+    // end it.
+    const inserted = await db.maybeOne<{ id: number }>(
+      `INSERT INTO channels (site_id, name, slug, account_mode, currency, language, primary_mail, mail_bcc_transactional_mails, mail_failures,
+                             receipt_label, external_id, chargeback_mail, vaultprovider_id, vaultprovider_api_key, channel_secret)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+       ON CONFLICT (site_id, slug) WHERE deleted_at IS NULL DO NOTHING RETURNING id`,
+      [
+        input.siteId, input.name, slug, input.accountMode ?? 'test', input.currency, input.language ?? defaultLanguage,
+        normaliseEmailList(input.primaryMail ?? ''), input.mailBccTransactionalMails ?? false, input.mailFailures ?? false,
+        input.receiptLabel ?? null, input.externalId ?? '', normaliseEmailList(input.chargebackMail ?? ''),
+        input.vaultproviderId ?? '', input.vaultproviderApiKey ?? '', generateChannelSecret(),
+      ],
+    );
+    if (inserted) return (await loadChannel(db, { siteId: input.siteId, id: inserted.id }))!;
+    lost.add(slug);
   }
+  throw new Error(`no free slug for channel "${input.name}" after ${slugAttemptsMax} attempts`);
 }
 
-async function freeSlug(db: Queryable, siteId: number, base: string): Promise<string> {
+/** The first of `base`, `base-2`, ... that no live channel of the site has and is not in `lost`. */
+async function freeSlug(db: Queryable, siteId: number, base: string, lost: ReadonlySet<string> = new Set()): Promise<string> {
   const taken = await db.query<{ slug: string }>(
     `SELECT slug FROM channels WHERE site_id = $1 AND deleted_at IS NULL AND (slug = $2 OR slug ~ ('^' || $2 || '-[0-9]+$'))`,
     [siteId, base],
   );
-  const used = new Set(taken.map((row) => row.slug));
+  const used = new Set([...taken.map((row) => row.slug), ...lost]);
   if (!used.has(base)) return base;
   for (let suffix = 2; ; suffix++) {
     if (!used.has(`${base}-${suffix}`)) return `${base}-${suffix}`;

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest, RouteOptions, onSendHookHandler } fr
 import type { App } from '../app.js';
 import type { AppContext } from '../context.js';
 import { limits } from '../limits.js';
-import type { Queryable } from '../storage/db.js';
+import type { Db, Queryable } from '../storage/db.js';
 import { ApiError, conflict, invalidParam } from './errors.js';
 import { pickedBy } from '../storage/batches.js';
 
@@ -52,8 +52,19 @@ declare module 'fastify' {
      * route takes no part in idempotency and an Idempotency-Key header is ignored (it simply runs).
      */
     idempotencyExempt?: boolean;
+    /**
+     * The route creates one resource with createdForKey: a key left in flight after the creation
+     * committed (its answer could not be stored) is answered with the resource as it reads now.
+     */
+    idempotencyResource?: ResourceAnswer;
   }
 }
+
+/**
+ * The created resource `id` as the route would answer it now, serialised, with the reply's status
+ * and headers set (201, Location); undefined when it is gone.
+ */
+export type ResourceAnswer = (request: FastifyRequest, reply: FastifyReply, id: number) => Promise<string | undefined>;
 
 // Response headers worth replaying; the rest (dates, request ids, rate limits) are per response.
 const replayedHeaders = ['content-type', 'location', 'link', 'x-site-total', 'x-site-totalpages'];
@@ -65,6 +76,7 @@ interface KeyRow {
   response_headers: Record<string, string> | null;
   response_body: string | null;
   transaction_id: number | null;
+  resource_id: number | null;
   created_at: Date;
 }
 
@@ -74,7 +86,9 @@ export function registerIdempotency(app: App, context: AppContext): void {
   app.decorateRequest('idempotencyDeferred', null);
   app.decorateRequest('idempotencyStored', false);
   // An async hook that answered returns the reply (Fastify's rule); it then skips the handler.
-  const preHandler = async (request: FastifyRequest, reply: FastifyReply) => ((await claimOrReplay(context, request, reply)) ? reply : undefined);
+  const preHandlerOf = (resourceAnswer: ResourceAnswer | undefined) => async (request: FastifyRequest, reply: FastifyReply) =>
+    ((await claimOrReplay(context, request, reply, { ...(resourceAnswer ? { resourceOf: (id: number) => resourceAnswer(request, reply, id) } : {}) })) ? reply : undefined);
+  const preHandler = preHandlerOf(undefined);
   const deferHandler = async (request: FastifyRequest) => deferClaim(request);
   // Synchronous (done callback) when there is nothing to store, which is most answers.
   const onSend: onSendHookHandler = (request, reply, payload, done) => {
@@ -86,10 +100,10 @@ export function registerIdempotency(app: App, context: AppContext): void {
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (!methods.includes('POST')) return;
-    const config = route.config as { idempotencyClaimedByRoute?: boolean; idempotencyExempt?: boolean } | undefined;
+    const config = route.config as { idempotencyClaimedByRoute?: boolean; idempotencyExempt?: boolean; idempotencyResource?: ResourceAnswer } | undefined;
     if (config?.idempotencyExempt) return;
     // Last, so authentication (requireAccess) has run and the site is known.
-    const own = config?.idempotencyClaimedByRoute ? deferHandler : preHandler;
+    const own = config?.idempotencyClaimedByRoute ? deferHandler : config?.idempotencyResource ? preHandlerOf(config.idempotencyResource) : preHandler;
     route.preHandler = [...hookList(route.preHandler), own] as RouteOptions['preHandler'];
     route.onSend = [...hookList(route.onSend), onSend] as RouteOptions['onSend'];
   });
@@ -217,7 +231,27 @@ function deferredClaimOf(request: FastifyRequest): IdempotencyClaim | undefined 
 export async function finishDeferred(context: AppContext, request: FastifyRequest, reply: FastifyReply, outcomeOf?: OutcomeOf): Promise<boolean> {
   const deferred = request.idempotencyDeferred;
   if (!deferred || request.idempotency) return false;
-  return claimOrReplay(context, request, reply, deferred, outcomeOf);
+  return claimOrReplay(context, request, reply, { known: deferred, ...(outcomeOf ? { outcomeOf } : {}) });
+}
+
+/**
+ * Runs `create`, the creation of one resource, and when the request claimed an Idempotency-Key,
+ * notes the created resource's id (`idOf`; undefined when nothing was created) on the key in the
+ * same database transaction. The answer is stored after that commits (onSend); should that write
+ * fail, the key is not left pointing at nothing: a retry is answered with the resource as it
+ * reads now (the route's `idempotencyResource`). Without a key, `create` runs on the pool as it is.
+ */
+export async function createdForKey<T>(db: Db, request: FastifyRequest, create: (db: Queryable) => Promise<T>, idOf: (created: T) => number | undefined): Promise<T> {
+  const claim = request.idempotency;
+  if (!claim) return create(db);
+  return db.transaction(async (tx) => {
+    const created = await create(tx);
+    const id = idOf(created);
+    if (id !== undefined) {
+      await tx.query("UPDATE idempotency_keys SET resource_id = $3 WHERE site_id = $1 AND key = $2 AND status = 'in_flight'", [claim.siteId, claim.key, id]);
+    }
+    return created;
+  });
 }
 
 /**
@@ -230,8 +264,18 @@ export async function finishDeferred(context: AppContext, request: FastifyReques
  */
 export type OutcomeOf = (transactionId: number) => Promise<string | undefined>;
 
-/** True when the request was answered here (a replay, written before this resolves). */
-async function claimOrReplay(context: AppContext, request: FastifyRequest, reply: FastifyReply, known?: DeferredClaim, outcomeOf?: OutcomeOf): Promise<boolean> {
+/**
+ * True when the request was answered here (a replay, written before this resolves). `known`: the
+ * deferred claim, checked already; `outcomeOf`: the transaction of a stored answer that showed no
+ * outcome; `resourceOf`: the resource a request left in flight had created (createdForKey).
+ */
+async function claimOrReplay(
+  context: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: { known?: DeferredClaim; outcomeOf?: OutcomeOf; resourceOf?: (id: number) => Promise<string | undefined> } = {},
+): Promise<boolean> {
+  const { known, outcomeOf, resourceOf } = options;
   const key = known?.key ?? idempotencyKeyOf(request);
   const principal = request.principal;
   // Only site-scoped requests have a scope for keys; the token endpoints ignore the header.
@@ -259,7 +303,13 @@ async function claimOrReplay(context: AppContext, request: FastifyRequest, reply
       return true;
     }
     if (Date.now() >= deadline || context.now().getTime() - row.created_at.getTime() > limits.idempotencyWaitMs + context.config.processorTimeoutMs) {
-      throw inFlight(row);
+      // In flight for longer than any request runs: the request that claimed it ended without
+      // storing its answer. What it created (createdForKey) answers for it, as it reads now.
+      const created = resourceOf && row.resource_id !== null ? await resourceOf(row.resource_id) : undefined;
+      if (created === undefined) throw inFlight(row);
+      replay(reply, { ...row, response_status: reply.statusCode, response_headers: {}, response_body: created });
+      await reply;
+      return true;
     }
     await sleep(limits.idempotencyPollMs);
   }
@@ -273,7 +323,7 @@ const claimStatement = {
 };
 const findStatement = {
   name: 'idempotency_find',
-  text: 'SELECT request_hash, status, response_status, response_headers, response_body, transaction_id, created_at FROM idempotency_keys WHERE site_id = $1 AND key = $2',
+  text: 'SELECT request_hash, status, response_status, response_headers, response_body, transaction_id, resource_id, created_at FROM idempotency_keys WHERE site_id = $1 AND key = $2',
 };
 /** Any number of answers, each for its key still in flight (a batch of settlements stores its answers together), the keys found through their index (pickedBy). */
 const storeStatement = {

@@ -4,14 +4,16 @@ import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import { currentBookingStatus, currentBookingStatusSql, gmtDate } from '../../domain/booking-status.js';
 import {
-  bookingFrom, bookingFromJsonRow, bookingFromRow, bookingJsonSelect, bookingSelect, bookingTitle, bookingTotalUnpaid, bookingTrustId, createBooking, deleteBooking, updateBooking,
+  bookingFrom, bookingFromJsonRow, bookingFromRow, bookingJsonSelect, bookingSelect, bookingTitle, bookingTotalUnpaid, bookingTrustId, createBooking, deleteBooking, loadBooking, updateBooking,
   type BookingJsonRow, type BookingPatch, type BookingRecord, type BookingRow,
 } from '../../domain/bookings.js';
 import { paymentRequestUrl } from '../../domain/payment-request-link.js';
+import type { Queryable } from '../../storage/db.js';
 import { AuthorNameMemory } from '../../domain/users/author-names.js';
 import { siteApiErrors } from '../../http/openapi.js';
 import { principalOf, requireAccess, requireAccessWithRead } from '../../http/auth.js';
 import { conflict, invalidId, invalidParams } from '../../http/errors.js';
+import { createdForKey, type ResourceAnswer } from '../../http/idempotency.js';
 import {
   ItemParams, SiteParams, WhereBuilder, apiPrefix, fetchPage, integerIds, isoCalendarDate, listValues, orderBySql, pageRequest, parseItemId, publishedRange, setPaginationHeaders,
 } from '../../http/pagination.js';
@@ -94,9 +96,22 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
     return bookingToWire(context, request, bookingFromJsonRow(read.row, author));
   });
 
+  const wantsLink = (request: FastifyRequest) => {
+    const { body, query } = request as FastifyRequest<{ Body: { payment_request_url?: boolean }; Querystring: { payment_request_url?: boolean } }>;
+    return body.payment_request_url === true || query.payment_request_url === true;
+  };
+  // A key left in flight after the booking was created is answered with the booking as it is now.
+  const createdBooking: ResourceAnswer = async (request, reply, id) => {
+    const booking = await loadBooking(context.db, { siteId: principalOf(request).siteId, id });
+    return booking && (reply.code(201).serialize(bookingToWire(context, request, booking, { paymentRequest: wantsLink(request) })) as string);
+  };
   app.post(
     base,
-    { onRequest: access, schema: { summary: 'Create a booking', tags, params: SiteParams, querystring: PaymentRequestQuery, body: BookingCreateBody, response: { ...errors, 201: BookingSchema } } },
+    {
+      onRequest: access,
+      config: { idempotencyResource: createdBooking },
+      schema: { summary: 'Create a booking', tags, params: SiteParams, querystring: PaymentRequestQuery, body: BookingCreateBody, response: { ...errors, 201: BookingSchema } },
+    },
     async (request, reply) => {
       const principal = principalOf(request);
       const body = request.body;
@@ -112,11 +127,12 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
         channelId: body.channels,
         ...bookingPatch(fields),
       };
-      // One statement (createBooking): no explicit transaction, no extra round trips.
-      const result = await createBooking(context.db, { siteId: principal.siteId, authorId: principal.userId, input });
+      // One statement (createBooking): no explicit transaction, no extra round trips, unless an
+      // Idempotency-Key is to be told what it created (createdForKey).
+      const create = (db: Queryable) => createBooking(db, { siteId: principal.siteId, authorId: principal.userId, input });
+      const result = await createdForKey(context.db, request, create, (created) => ('params' in created ? undefined : created.id));
       if ('params' in result) throw invalidParams(result.params);
-      const wantsLink = body.payment_request_url === true || request.query.payment_request_url === true;
-      return reply.code(201).send(bookingToWire(context, request, result, { paymentRequest: wantsLink }));
+      return reply.code(201).send(bookingToWire(context, request, result, { paymentRequest: wantsLink(request) }));
     },
   );
 

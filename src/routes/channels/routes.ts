@@ -8,6 +8,7 @@ import {
 import { siteApiErrors } from '../../http/openapi.js';
 import { requireAccess, principalOf, type Principal } from '../../http/auth.js';
 import { conflict, invalidId, invalidParam } from '../../http/errors.js';
+import { createdForKey, type ResourceAnswer } from '../../http/idempotency.js';
 import {
   ItemParams, SiteParams, WhereBuilder, apiPrefix, fetchPage, integerIds, listValues, orderBySql, pageRequest, parseItemId, setPaginationHeaders, wildcardPattern,
 } from '../../http/pagination.js';
@@ -72,11 +73,23 @@ export async function channelRoutes(app: App, context: AppContext): Promise<void
     return channelToWire(channel, principal, await channelRatesLoader(context)(channel));
   });
 
-  app.post(base, { onRequest: adminWrite, schema: { summary: 'Create a channel (member_admin)', tags, params: SiteParams, body: ChannelCreateBody, response: { ...errors, 201: ChannelSchema } } }, async (request, reply) => {
+  // A key left in flight after the channel was created is answered with the channel as it is now.
+  const createdChannel: ResourceAnswer = async (request, reply, id) => {
+    const principal = principalOf(request);
+    const channel = await loadChannel(context.db, { siteId: principal.siteId, id });
+    return channel && (reply.code(201).serialize(channelToWire(channel, principal, await channelRatesLoader(context)(channel))) as string);
+  };
+  const createOptions = {
+    onRequest: adminWrite,
+    config: { idempotencyResource: createdChannel },
+    schema: { summary: 'Create a channel (member_admin)', tags, params: SiteParams, body: ChannelCreateBody, response: { ...errors, 201: ChannelSchema } },
+  };
+  app.post(base, createOptions, async (request, reply) => {
     const principal = principalOf(request);
     const body = request.body;
     const fields: ChannelBodyFields = body;
-    const channel = await createChannel(context.db, { siteId: principal.siteId, name: body.name.trim(), currency: body.currencies, ...channelPatch(fields) });
+    const input = { siteId: principal.siteId, name: body.name.trim(), currency: body.currencies, ...channelPatch(fields) };
+    const channel = await createdForKey(context.db, request, (db) => createChannel(db, input), (created) => created.id);
     return reply.code(201).send(channelToWire(channel, principal, await channelRatesLoader(context)(channel)));
   });
 
