@@ -24,7 +24,19 @@ export interface JwtClaims {
   issuedAt?: number;
   /** `jti` of a verified token: random per token signed, so it names the token (card-vault-user.ts). */
   tokenId?: string;
+  /**
+   * `pwd_at`: the user's password_changed_at, in microseconds since the epoch (passwordStampSql),
+   * as the login or refresh that issued the token read it with what it checked. The token works
+   * while the user's is the same (revokedByPasswordChange).
+   */
+  passwordAt?: number;
 }
+
+/**
+ * SQL: a user's password_changed_at (`users` alias `u`) as the exact integer JWTs carry (`pwd_at`):
+ * microseconds since the epoch (numeric arithmetic, no float rounding; within a double's exact range).
+ */
+export const passwordStampSql = '(extract(epoch FROM u.password_changed_at) * 1000000)::bigint';
 
 const issuer = 'trustfare';
 // The algorithm is pinned: tokens with any other `alg`, including `none`, are refused.
@@ -32,7 +44,7 @@ const algorithm = 'HS256';
 
 export async function signJwt(secret: Uint8Array, claims: JwtClaims, now: Date = new Date()): Promise<string> {
   const issuedAt = Math.floor(now.getTime() / 1000);
-  const jwt = new SignJWT({ kind: claims.kind, ...(claims.siteId ? { site: claims.siteId } : {}) })
+  const jwt = new SignJWT({ kind: claims.kind, ...(claims.siteId ? { site: claims.siteId } : {}), ...(claims.passwordAt !== undefined ? { pwd_at: claims.passwordAt } : {}) })
     .setProtectedHeader({ alg: algorithm, typ: 'JWT' })
     .setIssuer(issuer)
     .setSubject(String(claims.userId))
@@ -64,6 +76,7 @@ export async function verifyJwt(secret: Uint8Array, token: string, expected: Jwt
       ...(siteId ? { siteId } : {}),
       ...(typeof payload.iat === 'number' ? { issuedAt: payload.iat } : {}),
       ...(typeof payload.jti === 'string' && payload.jti ? { tokenId: payload.jti } : {}),
+      ...(Number.isSafeInteger(payload.pwd_at) ? { passwordAt: payload.pwd_at as number } : {}),
     };
   } catch (error) {
     if (error instanceof joseErrors.JOSEError || error instanceof TypeError) return null;
@@ -72,11 +85,17 @@ export async function verifyJwt(secret: Uint8Array, token: string, expected: Jwt
 }
 
 /**
- * A password change ends the JWTs issued before it (to the second): user tokens on the REST API
+ * A password change ends the JWTs issued for the password before it: user tokens on the REST API
  * and cardvaultuser tokens in the vaulting app and card capture alike. The one rule for both.
+ * `passwordChangedAt`: the user's, read now (passwordStampSql). A token carries the one its issuer
+ * read with the hash it checked (`pwd_at`), so a login that checked the old password while the
+ * change ran issues a token that never works; comparing `iat` with the change let it work for its
+ * 15 minutes (issued after the change, for the old password). Tokens without it (issued before
+ * session 29) keep the old rule: issued before the change, to the second.
  */
-export function issuedBeforePasswordChange(claims: Pick<JwtClaims, 'issuedAt'>, passwordChangedEpoch: number | null | undefined): boolean {
-  return claims.issuedAt === undefined || claims.issuedAt < (passwordChangedEpoch ?? 0);
+export function revokedByPasswordChange(claims: Pick<JwtClaims, 'issuedAt' | 'passwordAt'>, passwordChangedAt: number | null | undefined): boolean {
+  if (claims.passwordAt !== undefined) return claims.passwordAt !== passwordChangedAt;
+  return claims.issuedAt === undefined || claims.issuedAt < Math.floor((passwordChangedAt ?? 0) / 1_000_000);
 }
 
 export function looksLikeJwt(token: string): boolean {

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Row, Statement } from '../storage/db.js';
-import { apiTokenPrefix, credentialEpochSql, hashToken, issuedBeforePasswordChange, looksLikeJwt, verifyJwt, type JwtClaims } from '../domain/credentials.js';
+import { apiTokenPrefix, credentialEpochSql, hashToken, looksLikeJwt, passwordStampSql, revokedByPasswordChange, verifyJwt, type JwtClaims } from '../domain/credentials.js';
 import { allFulfilled, Batcher } from '../batcher.js';
 import { makeRoomForOne } from '../bounded.js';
 import { PrincipalMemory, type RememberedPrincipal } from './principals.js';
@@ -45,7 +45,7 @@ interface PrincipalRow {
   auth_is_platform_admin: boolean;
   auth_last_used_stale: boolean | null;
   /** Whole Unix seconds of the user's last password change (JWT statements only). */
-  auth_password_changed_epoch?: number | null;
+  auth_password_changed_at?: number | null;
   /** The last instant the API token is usable (apiTokenLiveUntilSql, as JSON text); null without an expiry (API token statements only). */
   auth_live_until?: string | null;
 }
@@ -76,7 +76,7 @@ const principalSql: Record<Credential, string> = {
            FROM api_tokens t
           WHERE t.token_hash = $1 AND t.site_path = $2 AND t.role IS NOT NULL AND ${apiTokenLiveSql('t')}`,
   jwt: `SELECT NULL::bigint AS auth_token_id, ${principalColumns}, NULL::boolean AS auth_last_used_stale,
-                floor(extract(epoch FROM u.password_changed_at))::bigint AS auth_password_changed_epoch
+                ${passwordStampSql} AS auth_password_changed_at
            FROM memberships m
            JOIN sites s ON s.id = m.site_id
            JOIN users u ON u.id = m.user_id
@@ -264,8 +264,8 @@ async function freshRow(options: AuthOptions, statements: Statements, { presente
     const known = await options.db.maybeOne(knownApiTokenStatement, [presented.lookup]);
     throw known ? invalidId('site') : invalidToken();
   }
-  // A password change ends the sessions opened before it (to the second), not only their refresh tokens.
-  if (presented.credential === 'jwt' && issuedBeforePasswordChange(presented.claims, row.auth.auth_password_changed_epoch)) throw invalidToken();
+  // A password change ends the sessions opened for the password before it, not only their refresh tokens.
+  if (presented.credential === 'jwt' && revokedByPasswordChange(presented.claims, row.auth.auth_password_changed_at)) throw invalidToken();
   if (row.auth.auth_last_used_stale) touchApiToken(options.db, row.auth.auth_token_id!);
   const epoch = row.auth_epoch as string | number | null | undefined;
   if (memory && epoch != null) {
@@ -301,7 +301,7 @@ function recallPrincipal(memory: Memory, key: string, presented: Presented, nowM
   if (!remembered) return undefined;
   // A session older than the remembered password change: let the full statement judge it with
   // the current one (an operator may have moved it), as it judges every first request.
-  if (presented.credential === 'jwt' && issuedBeforePasswordChange(presented.claims, remembered.principal.auth_password_changed_epoch)) return undefined;
+  if (presented.credential === 'jwt' && revokedByPasswordChange(presented.claims, remembered.principal.auth_password_changed_at)) return undefined;
   return remembered;
 }
 
@@ -338,13 +338,13 @@ function touchApiToken(db: Db, tokenId: number): void {
  * answer depends on the token's own user, never on another site).
  */
 async function jwtRefusal(db: Db, claims: JwtClaims): Promise<ApiError> {
-  const user = await db.maybeOne<{ password_changed_epoch: number | null }>(jwtUserStatement, [claims.userId]);
-  return !user || issuedBeforePasswordChange(claims, user.password_changed_epoch) ? invalidToken() : invalidId('site');
+  const user = await db.maybeOne<{ password_changed_at: number | null }>(jwtUserStatement, [claims.userId]);
+  return !user || revokedByPasswordChange(claims, user.password_changed_at) ? invalidToken() : invalidId('site');
 }
 
 const jwtUserStatement: Statement = {
   name: 'auth_jwt_user',
-  text: 'SELECT floor(extract(epoch FROM u.password_changed_at))::bigint AS password_changed_epoch FROM users u WHERE u.id = $1',
+  text: `SELECT ${passwordStampSql} AS password_changed_at FROM users u WHERE u.id = $1`,
 };
 const knownApiTokenStatement: Statement = { name: 'auth_api_token_known', text: `SELECT 1 FROM api_tokens t WHERE t.token_hash = $1 AND ${apiTokenLiveSql('t')}` };
 const touchApiTokenStatement: Statement = { name: 'auth_api_token_touch', text: 'UPDATE api_tokens SET last_used_at = now() WHERE id = $1' };

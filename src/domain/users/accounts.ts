@@ -186,7 +186,7 @@ export async function enrolTwoFactor(db: Queryable, options: { userId: number; u
  * Confirms two-factor enrolment: from now on a login needs a code. Every credential obtained with
  * the password alone ends here, as at a password change (docs/auth.md): the refresh tokens are
  * deleted, and `password_changed_at` moves to this moment so the user and vaulting-app JWTs issued
- * before it, and the vaulting-app sessions opened with them, are refused (issuedBeforePasswordChange,
+ * before it, and the vaulting-app sessions opened with them, are refused (revokedByPasswordChange,
  * hosted/sessions.ts), the column being when the user's way of logging in last changed. A refresh
  * token taken before the user turned 2FA on would otherwise mint JWTs for ever, code or not.
  */

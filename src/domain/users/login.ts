@@ -1,4 +1,5 @@
 import { limits } from '../../limits.js';
+import { passwordStampSql } from '../credentials.js';
 import type { Queryable } from '../../storage/db.js';
 import { clearLoginFailures, countLoginAttempt, lockLogin, lockedForSeconds, uncountLoginAttempt } from './lockout.js';
 import { verifyPassword } from './passwords.js';
@@ -7,9 +8,10 @@ import { matchTotp, openTotpSecret } from './totp.js';
 export type LoginResult =
   /**
    * `passwordStamp`: the user's password_changed_at, as text at full precision, read with the hash
-   * the login checked: the refresh token it issues is bound to it (refresh-tokens.ts).
+   * the login checked: the refresh token it issues is bound to it (refresh-tokens.ts). `passwordAt`:
+   * the same instant as the JWTs it issues carry it (passwordStampSql, revokedByPasswordChange).
    */
-  | { ok: true; userId: number; siteId: number; passwordStamp: string }
+  | { ok: true; userId: number; siteId: number; passwordStamp: string; passwordAt: number }
   | { ok: false; reason: 'bad_credentials' }
   | { ok: false; reason: 'locked'; retryAfterSeconds: number }
   | { ok: false; reason: 'otp_required' }
@@ -29,6 +31,7 @@ interface LoginRow {
   id: number;
   password_hash: string;
   password_stamp: string;
+  password_at: number;
   totp_secret: string | null;
   two_factor_confirmed_at: Date | null;
   totp_last_step: number | null;
@@ -37,7 +40,7 @@ interface LoginRow {
 
 const loginStatement = {
   name: 'auth_login_user',
-  text: `SELECT u.id, u.password_hash, u.password_changed_at::text AS password_stamp, u.totp_secret, u.two_factor_confirmed_at, u.totp_last_step, m.site_id
+  text: `SELECT u.id, u.password_hash, u.password_changed_at::text AS password_stamp, ${passwordStampSql} AS password_at, u.totp_secret, u.two_factor_confirmed_at, u.totp_last_step, m.site_id
            FROM users u
            LEFT JOIN sites s ON s.path = $2
            LEFT JOIN memberships m ON m.user_id = u.id AND m.site_id = s.id
@@ -76,7 +79,7 @@ export async function logIn(db: Queryable, input: LoginInput): Promise<LoginResu
     if (!claimed) return failure(db, input, attempt, 'otp_invalid');
   }
   await clearLoginFailures(db, input.username);
-  return { ok: true, userId: user.id, siteId: user.site_id, passwordStamp: user.password_stamp };
+  return { ok: true, userId: user.id, siteId: user.site_id, passwordStamp: user.password_stamp, passwordAt: user.password_at };
 }
 
 /** The attempt was counted before the check; the one that reaches loginFailuresMax locks the name. */

@@ -1,4 +1,4 @@
-import { hashToken, signJwt, verifyJwt } from '../credentials.js';
+import { hashToken, passwordStampSql, signJwt, verifyJwt } from '../credentials.js';
 import { limits } from '../../limits.js';
 import type { Queryable } from '../../storage/db.js';
 
@@ -24,17 +24,20 @@ export async function issueRefreshToken(db: Queryable, options: { jwtSecret: Uin
   return token;
 }
 
-/** The user id of a refresh token that is valid and not revoked, or null. */
-export async function verifyRefreshToken(db: Queryable, options: { jwtSecret: Uint8Array; token: string; now: Date }): Promise<number | null> {
+/**
+ * The user of a refresh token that is valid and not revoked, with the password state it is bound
+ * to (`passwordAt`, for the user JWT it is exchanged for), or null.
+ */
+export async function verifyRefreshToken(db: Queryable, options: { jwtSecret: Uint8Array; token: string; now: Date }): Promise<{ userId: number; passwordAt: number } | null> {
   const claims = await verifyJwt(options.jwtSecret, options.token, 'refresh', options.now);
   if (!claims) return null;
-  const row = await db.maybeOne<{ user_id: number }>(
+  const row = await db.maybeOne<{ user_id: number; password_at: number }>(
     `UPDATE refresh_tokens r SET last_used_at = $3 FROM users u
       WHERE r.token_hash = $1 AND r.user_id = $2 AND u.id = r.user_id AND u.password_changed_at = r.password_changed_at
-      RETURNING r.user_id`,
+      RETURNING r.user_id, ${passwordStampSql} AS password_at`,
     [hashToken(options.token), claims.userId, options.now],
   );
-  return row ? row.user_id : null;
+  return row ? { userId: row.user_id, passwordAt: row.password_at } : null;
 }
 
 /** Revokes every refresh token of the user; the next login issues a new one. */

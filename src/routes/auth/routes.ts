@@ -21,15 +21,16 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
   const loginLimit = loginRateLimit(context);
   const errors = errorResponses(400, 401, 429);
 
-  const checkCredentials = async (sitePath: string, body: CredentialsBody): Promise<{ userId: number; siteId: number; passwordStamp: string }> => {
+  const checkCredentials = async (sitePath: string, body: CredentialsBody): Promise<{ userId: number; siteId: number; passwordStamp: string; passwordAt: number }> => {
     const result = await logIn(db, { username: body.username, password: body.password, otp: body.otp, sitePath, now: context.now(), signingSecret: config.secrets.signingSecret });
     if (!result.ok) throw loginError(result, sitePath);
     return result;
   };
 
-  const userObject = async (profile: UserProfile, refreshToken: string) => ({
+  // `passwordAt`: the password state the login or refresh token checked; the JWT works while it stands.
+  const userObject = async (profile: UserProfile, refreshToken: string, passwordAt: number) => ({
     ...profile,
-    token: await signJwt(jwtSecret, { userId: profile.id, kind: 'user' }, context.now()),
+    token: await signJwt(jwtSecret, { userId: profile.id, kind: 'user', passwordAt }, context.now()),
     refresh_token: refreshToken,
   });
 
@@ -40,11 +41,11 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
       onRequest: loginLimit,
     },
     async (request, reply) => {
-      const { userId, passwordStamp } = await checkCredentials(request.params.path, request.body);
+      const { userId, passwordStamp, passwordAt } = await checkCredentials(request.params.path, request.body);
       const profile = await loadProfile(db, userId, request.params.path);
       if (!profile) throw badCredentials();
       noStore(reply);
-      return userObject(profile, await issueRefreshToken(db, { jwtSecret, userId, passwordStamp, now: context.now() }));
+      return userObject(profile, await issueRefreshToken(db, { jwtSecret, userId, passwordStamp, now: context.now() }), passwordAt);
     },
   );
 
@@ -62,12 +63,12 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
     },
     async (request, reply) => {
       const refreshToken = bearerToken(request);
-      const userId = refreshToken ? await verifyRefreshToken(db, { jwtSecret, token: refreshToken, now: context.now() }) : null;
-      if (!refreshToken || userId === null) throw invalidToken('The refresh token is invalid or has been revoked.');
-      const profile = await loadProfile(db, userId, request.params.path);
+      const holder = refreshToken ? await verifyRefreshToken(db, { jwtSecret, token: refreshToken, now: context.now() }) : null;
+      if (!refreshToken || holder === null) throw invalidToken('The refresh token is invalid or has been revoked.');
+      const profile = await loadProfile(db, holder.userId, request.params.path);
       if (!profile) throw invalidId('site');
       noStore(reply);
-      return userObject(profile, refreshToken);
+      return userObject(profile, refreshToken, holder.passwordAt);
     },
   );
 
@@ -91,12 +92,12 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
       onRequest: loginLimit,
     },
     async (request, reply) => {
-      const { userId, siteId } = await checkCredentials(request.params.path, request.body);
+      const { userId, siteId, passwordAt } = await checkCredentials(request.params.path, request.body);
       // The vaulting app writes (stores cards, records vault transactions): not for read-only users.
       const membership = await db.maybeOne<{ read_only: boolean }>('SELECT read_only FROM memberships WHERE site_id = $1 AND user_id = $2', [siteId, userId]);
       if (!membership || membership.read_only) throw forbidden('Read-only users may only read; the vaulting app stores cards.');
       noStore(reply);
-      return { token: await signJwt(jwtSecret, { userId, kind: 'cardvaultuser', siteId }, context.now()) };
+      return { token: await signJwt(jwtSecret, { userId, kind: 'cardvaultuser', siteId, passwordAt }, context.now()) };
     },
   );
 }
