@@ -122,6 +122,27 @@ describe('chargebacks of forex transactions', () => {
   });
 });
 
+describe('ledger verify on forex payments', () => {
+  it('names a payment whose entries carry other paid amounts than the cardholder paid, or another paid currency', async () => {
+    const payment = await eurPayment();
+    expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
+    // Entries are append-only: altered with the triggers off, as the ledger tests slip one in.
+    const alter = (set: string) => t.db.transaction(async (tx) => {
+      await tx.query('ALTER TABLE ledger_entries DISABLE TRIGGER USER');
+      await tx.query(`UPDATE ledger_entries SET ${set} WHERE transaction_id = $1 AND account = 'channel_funds' AND direction = 'credit'`, [payment.id]);
+      await tx.query('ALTER TABLE ledger_entries ENABLE TRIGGER USER');
+    });
+    await alter('paid_amount = paid_amount - 1');
+    expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([
+      { check: 'entries_match_paid_total', detail: `forex retained_purchase ${payment.id} of 3066 EUR paid credited 3065 to the channel` },
+    ]);
+    await alter(`paid_amount = paid_amount + 1, paid_currency = 'GBP'`);
+    expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([
+      { check: 'entries_match_paid_total', detail: `forex retained_purchase ${payment.id} of 3066 EUR paid credited 3066 to the channel, 1 entries in another paid currency` },
+    ]);
+  });
+});
+
 type ChargebackJson = { id: number; total: number; forex: { total: number }[] };
 
 /** `trustfare chargeback` as the operator runs it. */

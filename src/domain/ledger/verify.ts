@@ -82,6 +82,24 @@ export async function verifyLedger(db: Queryable, options: { siteId?: number } =
       ORDER BY t.id LIMIT ${problemsReportedMax}`, [site, [ledgerAccounts.channelFunds, ledgerAccounts.authorizedFunds]]),
   (row) => `${row.type} ${row.id} of ${row.total} credited ${row.moved} to the channel`);
 
+  // A forex transaction's entries carry the paid amount beside the channel one (docs/forex.md):
+  // those that carry its own amount must add up to what the cardholder paid, in that currency,
+  // as the channel amounts add up to channel_total above. A statement or a refund read from the
+  // paid side would otherwise show another amount than the transaction.
+  add('entries_match_paid_total', await db.query(
+    `SELECT t.id, t.type, t.total, t.currency,
+            coalesce(sum(e.paid_amount) FILTER (WHERE e.account = ANY($2::text[]) AND e.direction = 'credit'), 0)::bigint AS paid_moved,
+            count(*) FILTER (WHERE e.account = ANY($2::text[]) AND e.direction = 'credit' AND e.paid_currency IS DISTINCT FROM t.currency)::int AS other_currency
+       FROM transactions t JOIN ledger_entries e ON e.transaction_id = t.id AND e.channel_id = t.channel_id
+      WHERE ($1::bigint IS NULL OR t.site_id = $1) AND t.channel_total IS NOT NULL
+        AND t.type IN ('purchase', 'retained_purchase', 'capture', 'authorize', 'retained_authorize')
+      GROUP BY t.id
+     HAVING coalesce(sum(e.paid_amount) FILTER (WHERE e.account = ANY($2::text[]) AND e.direction = 'credit'), 0) <> t.total
+         OR count(*) FILTER (WHERE e.account = ANY($2::text[]) AND e.direction = 'credit' AND e.paid_currency IS DISTINCT FROM t.currency) > 0
+      ORDER BY t.id LIMIT ${problemsReportedMax}`, [site, [ledgerAccounts.channelFunds, ledgerAccounts.authorizedFunds]]),
+  (row) => `forex ${row.type} ${row.id} of ${row.total} ${String(row.currency).trim()} paid credited ${row.paid_moved} to the channel` +
+    (Number(row.other_currency) > 0 ? `, ${row.other_currency} entries in another paid currency` : ''));
+
   // Bookings' stored money totals against the ledger, per channel and currency.
   add('bookings_match_ledger', await db.query(
     `WITH books AS (
