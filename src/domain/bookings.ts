@@ -2,7 +2,7 @@ import type { Queryable } from '../storage/db.js';
 import { loadChannel } from './channels.js';
 import { deriveBookingStatus, type BookingStatus } from './booking-status.js';
 import { countryCodeProblem, isCountryCode } from './reference-data.js';
-import { gmtDateTime, gmtDateTimeOfJson, isCalendarDay } from './gmt.js';
+import { gmtDateTime, gmtDateTimeOfJson, isCalendarDate } from './gmt.js';
 
 /**
  * Bookings: what a traveller buys and transactions pay for. Plain functions over the database;
@@ -190,22 +190,20 @@ export async function loadBooking(db: Queryable, options: { siteId: number; id: 
   return row ? bookingFromRow(row) : undefined;
 }
 
-/** A real calendar date in `YYYY-MM-DD` form (the schema checks the shape, this the calendar). */
-export function isCalendarDate(text: string): boolean {
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  if (!match) return false;
-  const year = Number(match[1]);
-  return year >= 1900 && isCalendarDay(year, Number(match[2]), Number(match[3]));
+/** A booking's date: a real calendar date in `YYYY-MM-DD` form, from 1900 (the schema checks the shape, this the calendar). */
+function isBookingDate(text: string): boolean {
+  return isCalendarDate(text, 1900);
 }
 
 /** The checks that need no database: a known country, real dates in order. */
 function refuseShape(booking: BookingInput): Record<string, string> {
   const params: Record<string, string> = {};
   if (!isCountryCode(booking.country)) params.countries = countryCodeProblem;
-  if (!isCalendarDate(booking.dateEnd)) params.date = 'must be a valid date, Y-m-d';
+  if (!isBookingDate(booking.dateEnd)) params.date = 'must be a valid date, Y-m-d';
   if (booking.dateStart != null) {
-    if (!isCalendarDate(booking.dateStart)) params.date_start = 'must be a valid date, Y-m-d';
-    else if (booking.dateStart > booking.dateEnd) params.date_start = 'must not be after the end date (date)';
+    if (!isBookingDate(booking.dateStart)) params.date_start = 'must be a valid date, Y-m-d';
+    // Against a real end date only: beside an invalid one the order says nothing.
+    else if (!params.date && booking.dateStart > booking.dateEnd) params.date_start = 'must not be after the end date (date)';
   }
   return params;
 }

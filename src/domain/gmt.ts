@@ -17,6 +17,18 @@ export function gmtDateTimeOfJson(text: string): string {
 }
 
 /**
+ * A real calendar date written `YYYY-MM-DD`, of year `yearMin` or later. The default, 1, is the
+ * first year PostgreSQL's `date` reads in this form: `0000-01-01` is out of its range, and a date
+ * passed on to a `::date` cast must not be (a 500 instead of the caller's 400).
+ */
+export function isCalendarDate(text: string, yearMin = 1): boolean {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (!match) return false;
+  const year = Number(match[1]);
+  return year >= yearMin && isCalendarDay(year, Number(match[2]), Number(match[3]));
+}
+
+/**
  * Whether year-month-day names a day of the (proleptic Gregorian) calendar: Date rolls 2027-02-30
  * over to March 2, so each parser checks its numbers here rather than trusting Date. Through
  * setUTCFullYear, not Date.UTC, which reads years 0-99 as 1900-1999.

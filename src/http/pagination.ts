@@ -3,8 +3,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { limits } from '../limits.js';
 import type { Queryable, Row } from '../storage/db.js';
 import { invalidParam } from './errors.js';
+import { queryNameOf } from './querystring.js';
 import { describedPattern } from '../domain/patterns.js';
-import { isCalendarDay, isClockTime } from '../domain/gmt.js';
+import { isCalendarDate, isCalendarDay, isClockTime } from '../domain/gmt.js';
 
 /**
  * Shared list machinery (decisions.md "Lists"): query parameter schemas, parsing of id and value
@@ -95,7 +96,9 @@ export function listQueryProperties<const F extends readonly string[]>(orderbyFi
 export const apiPrefix = '/:path/site-json/vendor/v2';
 export const SiteParams = Type.Object({ path: Type.String({ maxLength: 63 }) });
 /** Item routes take the id as text so a malformed id is a 404 like an unknown one. */
-export const ItemParams = Type.Object({ path: Type.String({ maxLength: 63 }), id: Type.String({ maxLength: 64 }) });
+// The id is text of any length the router admits (routerOptions.maxParamLength; past it, 414):
+// a malformed or over-long one is a 404 like an unknown one (parseItemId), never a schema's 400.
+export const ItemParams = Type.Object({ path: Type.String({ maxLength: 63 }), id: Type.String() });
 
 /** A positive integer id from a path segment, or undefined (callers answer 404). */
 export function parseItemId(text: string): number | undefined {
@@ -174,6 +177,8 @@ export function publishedRange(query: { after?: string; before?: string }): { af
 export function isoCalendarDate(name: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   isoInstant(name, value);
+  // Compared as a PostgreSQL date, which has no year 0 (publishedRange's instants do).
+  if (!isCalendarDate(value.slice(0, 10))) throw invalidParam(name, 'is not a valid date (years 0001 to 9999)');
   return value.slice(0, 10);
 }
 
@@ -334,6 +339,9 @@ export function setPaginationHeaders(reply: FastifyReply, request: FastifyReques
   const at = (pageNumber: number) => {
     const target = new URL(options.baseUrl + url.pathname);
     target.search = url.search;
+    // Every other name read as `page` goes (`page[]=2`): a link keeping one beside the new `page`
+    // would be refused as giving it twice. (`page` itself is set in its place.)
+    for (const name of [...target.searchParams.keys()]) if (name !== 'page' && queryNameOf(name) === 'page') target.searchParams.delete(name);
     target.searchParams.set('page', String(pageNumber));
     return target.toString();
   };

@@ -19,12 +19,17 @@ export function parseQueryString(text: string): Record<string, string | string[]
 const bracketsInText = /\[|%5b/i;
 const listBrackets = /\[\d*\]$/;
 
+/** The name a query parameter is read as: `name[]` and `name[<digits>]` are `name`. */
+export function queryNameOf(name: string): string {
+  return name.replace(listBrackets, '');
+}
+
 function withoutListBrackets(query: Record<string, string | string[]>): Record<string, string | string[]> {
   // No prototype, as fast-querystring's own result: a name such as `__proto__[]` stays a name.
   const result: Record<string, string | string[]> = Object.create(null);
   for (const name in query) {
     const value = query[name]!;
-    const base = name.replace(listBrackets, '');
+    const base = queryNameOf(name);
     const known = result[base];
     result[base] = known === undefined ? value : [...toList(known), ...toList(value)];
   }

@@ -1,6 +1,7 @@
 import { basisPointsWhole, divideHalfUp, percentOf } from '../money.js';
 import { limits } from '../../limits.js';
 import { isTestMode } from '../channels.js';
+import { isCalendarDate } from '../gmt.js';
 
 /**
  * Allocations move part of a transaction's money from the paying channel to other channels
@@ -72,14 +73,6 @@ export class AllocationRefusal extends Error {
   }
 }
 
-const datePattern = /^\d{4}-\d{2}-\d{2}$/;
-
-function isDate(text: string): boolean {
-  if (!datePattern.test(text)) return false;
-  const date = new Date(`${text}T00:00:00Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(text);
-}
-
 /**
  * Test channels hold sandbox money; it never lands in a channel of the processor's live mode
  * (`live`, `draft`, `affiliate`: they take real cards), nor the reverse. isTestMode is the one
@@ -107,7 +100,7 @@ function refusalOf(request: AllocationRequest, options: { source: AllocationSour
   if (currency !== source.paidCurrency && currency !== source.channelCurrency) {
     return `currencies must be ${source.paidCurrency}${source.paidCurrency === source.channelCurrency ? '' : ` or ${source.channelCurrency}`}.`;
   }
-  if (request.statementDate !== undefined && !isDate(request.statementDate)) return 'statement_date must be a date, Y-m-d.';
+  if (request.statementDate !== undefined && !isCalendarDate(request.statementDate)) return 'statement_date must be a date, Y-m-d.';
   return null;
 }
 

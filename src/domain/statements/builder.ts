@@ -1,6 +1,6 @@
 import type { Queryable } from '../../storage/db.js';
 import { limits } from '../../limits.js';
-import { gmtDateTime } from '../gmt.js';
+import { gmtDateTime, isCalendarDate } from '../gmt.js';
 
 /**
  * A channel statement (docs/statements.md): every ledger entry of the channel posted in the
@@ -57,13 +57,11 @@ export class StatementRefusal extends Error {
   override name = 'StatementRefusal';
 }
 
-const datePattern = /^\d{4}-\d{2}-\d{2}$/;
 const dayMs = 24 * 60 * 60 * 1000;
 
 function dayStart(text: string, name: string): Date {
-  const date = new Date(`${text}T00:00:00Z`);
-  if (!datePattern.test(text) || Number.isNaN(date.getTime()) || !date.toISOString().startsWith(text)) throw new StatementRefusal(`--${name} must be a date YYYY-MM-DD`);
-  return date;
+  if (!isCalendarDate(text)) throw new StatementRefusal(`--${name} must be a date YYYY-MM-DD`);
+  return new Date(`${text}T00:00:00Z`);
 }
 
 interface EntryRow {

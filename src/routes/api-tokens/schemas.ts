@@ -36,8 +36,8 @@ export const createdApiTokenSchema = Type.Object({
 
 export const tokenIdParams = Type.Object({
   path: Type.String({ minLength: 1, maxLength: 63 }),
-  // Text, so a malformed id is a 404 like an unknown one, as on every item route (ItemParams).
-  token_id: Type.String({ maxLength: 64 }),
+  // Text, so a malformed or over-long id is a 404 like an unknown one, as on every item route (ItemParams).
+  token_id: Type.String(),
 });
 
 export const messageSchema = Type.Object({ message: Type.String() });

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestContext } from '../support/context.js';
+import { createBooking, createShop, paymentsContext, post, purchaseBody, type Shop } from '../payments/support.js';
+
+// Inputs a contract audit (session 29) found answered wrongly: a 500 for the year 0000, a schema's
+// 400 for a long path id, a Link header that could not be followed, and error codes that depended
+// on what else was wrong in the request.
+let t: TestContext;
+let shop: Shop;
+beforeAll(async () => {
+  t = await paymentsContext();
+  shop = await createShop(t);
+});
+afterAll(async () => t.close());
+
+const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, payload?: Record<string, unknown>) =>
+  t.app.inject({ method, url: path.startsWith('/') ? path : `${shop.base}/${path}`, headers: shop.site.headers, ...(payload ? { payload } : {}) });
+
+describe('the year 0000, which PostgreSQL dates do not have', () => {
+  it.each([
+    ['bookings?date_before=0000-01-01', 'date_before'],
+    ['bookings?date_after=0000-01-01', 'date_after'],
+    ['transactions?statement_date_after=0000-01-01', 'statement_date_after'],
+    ['transactions?statement_date_before=0000-01-01T10:00:00Z', 'statement_date_before'],
+  ])('GET %s is a 400 on the filter, not a 500', async (path, param) => {
+    const response = await call('GET', path);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ code: 'rest_invalid_param', message: expect.any(String), data: { status: 400, params: { [param]: 'is not a valid date (years 0001 to 9999)' } } });
+  });
+
+  it('an allocation statement_date of year 0000 is a 400 on allocations, and nothing is charged', async () => {
+    const target = (await call('POST', 'channels', { name: 'Year zero', currencies: 'USD' })).json().id as number;
+    const booking = await createBooking(t, shop, { total: 1000 });
+    const response = await post(t, shop, purchaseBody(shop, booking, 1000, { allocations: [{ channels: target, total: 100, statement_date: '0000-01-01' }] }));
+    expect(response.statusCode).toBe(400);
+    expect(response.json().data.params).toEqual({ allocations: 'Allocation 0: statement_date must be a date, Y-m-d.' });
+    expect((await t.db.query('SELECT 1 FROM transaction_bookings WHERE booking_id = $1', [booking])).length).toBe(0);
+  });
+});
+
+describe('path ids', () => {
+  const longId = '9'.repeat(70);
+  it.each([`bookings/${longId}`, `channels/${longId}`, `transactions/${longId}`, `suppliers/${longId}`])('GET %s (70 digits) is 404 like any unknown id', async (path) => {
+    const response = await call('GET', path);
+    expect(response.statusCode).toBe(404);
+    expect(response.json().code).toBe('rest_post_invalid_id');
+  });
+
+  it('DELETE api-tokens/<70 digits> is 404 like any unknown id', async () => {
+    const response = await call('DELETE', `/${shop.site.path}/api-tokens/${longId}`);
+    expect(response.statusCode).toBe(404);
+    expect(response.json().code).toBe('rest_post_invalid_id');
+  });
+});
+
+describe('the Link header of a page asked for as page[]', () => {
+  it.each(['page[]=2', 'page%5B0%5D=2'])('%s: the links name the page once and can be followed', async (page) => {
+    for (let index = 0; index < 3; index++) await createBooking(t, shop, { total: 100 + index });
+    const response = await call('GET', `bookings?per_page=1&${page}`);
+    expect(response.statusCode).toBe(200);
+    const links = Object.fromEntries([...String(response.headers.link).matchAll(/<([^>]+)>; rel="(\w+)"/g)].map((match) => [match[2], new URL(match[1]!)]));
+    expect(links.next!.searchParams.getAll('page')).toEqual(['3']);
+    expect(links.prev!.searchParams.getAll('page')).toEqual(['1']);
+    expect([...links.next!.searchParams.keys()].filter((name) => name.startsWith('page['))).toEqual([]);
+    expect((await call('GET', `${links.next!.pathname}${links.next!.search}`)).statusCode).toBe(200);
+  });
+});
+
+describe('errors of requests wrong in more than one way', () => {
+  it('missing fields beside an invalid one: every field named, rest_invalid_param (the missing ones "is required")', async () => {
+    const response = await call('POST', 'bookings', { firstname: 'A', total: -1 });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().code).toBe('rest_invalid_param');
+    expect(response.json().data.params).toMatchObject({ surname: 'is required', email: 'is required', total: expect.any(String) });
+  });
+
+  it('PUT with an invalid end date and a start date: only the end date is named', async () => {
+    const booking = await createBooking(t, shop, { total: 500 });
+    const response = await call('PUT', `bookings/${booking}`, { date: '2030-02-30', date_start: '2030-03-01' });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().data.params).toEqual({ date: 'must be a valid date, Y-m-d' });
+  });
+});
