@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestContext } from '../support/context.js';
-import { createBooking, createShop, paymentsContext, post, purchaseBody, type Shop } from '../payments/support.js';
+import { createBooking, post, purchaseBody, shopContext, type Shop } from '../payments/support.js';
 
 // Inputs a contract audit (session 29) found answered wrongly: a 500 for the year 0000, a schema's
 // 400 for a long path id, a Link header that could not be followed, and error codes that depended
@@ -8,8 +8,7 @@ import { createBooking, createShop, paymentsContext, post, purchaseBody, type Sh
 let t: TestContext;
 let shop: Shop;
 beforeAll(async () => {
-  t = await paymentsContext();
-  shop = await createShop(t);
+  ({ t, shop } = await shopContext());
 });
 afterAll(async () => t.close());
 
