@@ -131,3 +131,44 @@ describe('refunds of a USD allocation of a JPY purchase', () => {
     expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
   });
 });
+
+describe('refunds in parts of a EUR purchase with a USD allocation (sandbox 0.92 EUR per USD)', () => {
+  // Found by a random search (session 29): split independently, the second refund closed the
+  // allocation in USD with 1 EUR still open, and the third gave that EUR back with 0 USD, which no
+  // ledger entry carried: the target's statement kept 1 EUR, the paying channel -1 EUR.
+  it('closes the allocation in both currencies together, and every paid amount it moves is in the ledger', async () => {
+    const target = await addChannel(t, shop);
+    const bookings = [await createBooking(t, shop, { total: 24_784 }), await createBooking(t, shop, { total: 9 }), await createBooking(t, shop, { total: 9692 })];
+    const purchase = await created({
+      transaction_types: 'purchase', channels: shop.channelId, currencies: 'EUR', total: 31_726, token: 'tok_visa',
+      bookings: [{ id: bookings[0], currencies: 'USD', total: 24_784 }, { id: bookings[1], currencies: 'USD', total: 9 }, { id: bookings[2], currencies: 'USD', total: 9692 }],
+      allocations: [{ channels: target, total: 7735, currencies: 'USD' }],
+    });
+    expect(purchase.allocations).toEqual([expect.objectContaining({ total: 7735, credit: { currencies: 'USD', total: 7735 } })]);
+    const refund = (total: number, shares: [number, number][]) => created({
+      transaction_types: 'refund', channels: shop.channelId, currencies: 'EUR', total, linked_id: purchase.id,
+      bookings: shares.map(([index, cents]) => ({ id: bookings[index], currencies: 'USD', total: cents })),
+    });
+    const refunds = [await refund(31_723, [[0, 24_784], [1, 5], [2, 9692]]), await refund(1, [[1, 2]]), await refund(2, [[1, 2]])];
+
+    // Every reversal moves at least a cent in USD with its EUR, and they add up to the allocation in both.
+    const reversals = await t.db.query<{ channel_total: number; paid_total: number }>(
+      'SELECT channel_total, paid_total FROM allocations WHERE reverses_id IS NOT NULL AND transaction_id = ANY($1) ORDER BY id',
+      [refunds.map((one) => one.id)],
+    );
+    for (const reversal of reversals) expect(reversal.channel_total).toBeGreaterThan(0);
+    expect(reversals.reduce((sum, reversal) => sum + reversal.channel_total, 0)).toBe(7735);
+    const allocatedPaid = (await t.db.one<{ paid_total: number }>('SELECT paid_total FROM allocations WHERE transaction_id = $1 AND reverses_id IS NULL', [purchase.id])).paid_total;
+    expect(reversals.reduce((sum, reversal) => sum + reversal.paid_total, 0)).toBe(allocatedPaid);
+    // The target's books, and the paying channel's, come back to zero in both currencies.
+    expect(await statementPaidNet(target)).toBe(0);
+    const paidNet = await t.db.one<{ target: number; paying: number }>(
+      `SELECT coalesce(sum(CASE WHEN direction = 'credit' THEN paid_amount ELSE -paid_amount END) FILTER (WHERE channel_id = $2), 0)::bigint AS target,
+              coalesce(sum(CASE WHEN direction = 'credit' THEN paid_amount ELSE -paid_amount END) FILTER (WHERE channel_id = $3), 0)::bigint AS paying
+         FROM ledger_entries WHERE account = 'channel_funds' AND transaction_id = ANY($1)`,
+      [[purchase.id, ...refunds.map((one) => one.id)], target, shop.channelId],
+    );
+    expect(paidNet).toEqual({ target: 0, paying: 0 });
+    expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
+  });
+});

@@ -33,15 +33,80 @@ export function splitWithOwnShare(side: SplitSide): number[] {
 }
 
 /**
- * The paid-currency parts that go with `channelParts`, split the same way. A share whose channel
- * part is 0 takes no paid money either (its weight joins the paying channel's own share): the
- * ledger moves the channel currency, so a paid amount with no channel amount would be shown as
- * moved with no entry for it. The exception is a share with nothing left in the channel currency
- * (rounding closed that side first), whose paid rest still has to go back.
+ * Splits both currencies of a forex transaction's `amount` between the shares and the paying
+ * channel's own: the channel currency by largest remainder (splitWithOwnShare), then the paid
+ * currency the same way, fitted to what the channel parts allow. The ledger moves the channel
+ * currency with the paid amount beside it on the same entries, so each share's two sides move
+ * and close together:
+ * - a share whose channel part is 0 takes no paid money (no entry would carry it);
+ * - a share whose channel part closes its channel side takes the rest of its paid side;
+ * - a share whose channel side stays open keeps at least one paid unit open too;
+ * - the own share takes no more than it still holds.
+ * When the paid amount cannot be placed within those bounds (a refund whose rounded paid amount
+ * is too small to close a share its channel part closes), that share keeps one channel unit open
+ * instead, given to the own share, and its paid rest goes back with a later part.
+ * Split independently (until session 29), the two sides drifted apart: a refund could close an
+ * allocation in USD with 1 EUR still open, and the next gave that EUR back with 0 USD, which no
+ * ledger entry carried; or the own share took paid money it no longer held, so the last refund
+ * could not close an allocation's paid side. A share with nothing left in the channel currency
+ * but a paid rest (rows written before session 29) still gives the rest back.
  */
-export function paidPartsFollowing(paid: SplitSide, channel: { parts: readonly number[]; left: readonly number[] }): number[] {
-  const shares = paid.shares.map((share, index) => (channel.parts[index] === 0 && channel.left[index]! > 0 ? 0 : share));
-  return splitWithOwnShare({ ...paid, shares });
+export function splitBothSides(channel: SplitSide, paid: SplitSide): { channel: number[]; paid: number[] } {
+  const channelParts = splitWithOwnShare(channel);
+  const paidShares = paid.shares.map((share, index) => (channelParts[index] === 0 && channel.shares[index]! > 0 ? 0 : share));
+  const proportional = splitWithOwnShare({ ...paid, shares: paidShares });
+  const ownChannel = ownSide(channel, channelParts);
+  // Each pass either fits the paid parts or reopens one closing share; bounded by the shares.
+  for (let pass = 0; pass <= channelParts.length; pass++) {
+    const fitted = fitPaidParts(paid, proportional, channelParts, channel.shares);
+    if (fitted) return { channel: channelParts, paid: fitted };
+    const reopen = channelParts.findIndex((part, index) => part > 1 && part === channel.shares[index] && paid.shares[index]! > 0);
+    if (reopen < 0 || ownChannel.part >= ownChannel.left) break;
+    channelParts[reopen]! -= 1;
+    ownChannel.part += 1;
+  }
+  // Nothing fits (not seen in the property test): the proportional split, as before session 29.
+  return { channel: channelParts, paid: proportional };
+}
+
+/**
+ * The paid parts within each share's bounds (see splitBothSides), starting from the proportional
+ * split and moving the difference to or from the shares with room, largest first; null when no
+ * parts fit the bounds and the amount.
+ */
+function fitPaidParts(paid: SplitSide, proportional: readonly number[], channelParts: readonly number[], channelShares: readonly number[]): number[] | null {
+  const bounds = paid.shares.map((share, index) => {
+    const channelLeft = channelShares[index]!;
+    const part = channelParts[index]!;
+    if (channelLeft === 0) return { low: 0, high: share };
+    if (part === 0) return { low: 0, high: 0 };
+    if (part === channelLeft) return { low: share, high: share };
+    return { low: 0, high: Math.max(0, share - 1) };
+  });
+  const own = ownSide(paid, []);
+  const parts = proportional.map((part, index) => Math.min(Math.max(part, bounds[index]!.low), bounds[index]!.high));
+  let ownPart = own.part - parts.reduce((sum, value) => sum + value, 0);
+  const order = paid.shares.map((_, index) => index).sort((a, b) => paid.shares[b]! - paid.shares[a]!);
+  for (const index of order) {
+    if (ownPart > own.left) {
+      const moved = Math.min(ownPart - own.left, bounds[index]!.high - parts[index]!);
+      parts[index]! += moved;
+      ownPart -= moved;
+    } else if (ownPart < 0) {
+      const moved = Math.min(-ownPart, parts[index]! - bounds[index]!.low);
+      parts[index]! -= moved;
+      ownPart += moved;
+    }
+  }
+  return ownPart >= 0 && ownPart <= own.left ? parts : null;
+}
+
+/** The paying channel's own share on one side: what it still holds, and its part of the split (`parts`, the shares'). */
+function ownSide(side: SplitSide, parts: readonly number[]): { left: number; part: number } {
+  const sharesSum = side.shares.reduce((sum, value) => sum + value, 0);
+  const left = Math.max(0, side.whole - sharesSum);
+  const split = Math.min(side.amount, sharesSum + left);
+  return { left, part: split - parts.reduce((sum, value) => sum + value, 0) };
 }
 
 /** An applied allocation and how much of it is already reversed, in both currencies. */
@@ -87,12 +152,18 @@ export function planReversal(options: {
   paid: { sourceTotal: number; refundedBefore: number; refundAmount: number } | null;
 }): ReversalPart[] {
   const { allocations, paid } = options;
-  const channelLeft = allocations.map((allocation) => allocation.channelTotal - allocation.channelReversed);
-  const channelParts = splitWithOwnShare({ shares: channelLeft, whole: Math.max(0, options.sourceChannelTotal - options.refundedBefore), amount: options.refundChannelAmount });
-  const paidParts = paid === null ? channelParts : paidPartsFollowing(
-    { shares: allocations.map((allocation) => allocation.paidTotal - allocation.paidReversed), whole: Math.max(0, paid.sourceTotal - paid.refundedBefore), amount: paid.refundAmount },
-    { parts: channelParts, left: channelLeft },
-  );
+  const channel: SplitSide = {
+    shares: allocations.map((allocation) => allocation.channelTotal - allocation.channelReversed),
+    whole: Math.max(0, options.sourceChannelTotal - options.refundedBefore),
+    amount: options.refundChannelAmount,
+  };
+  const parts = paid === null ? { channel: splitWithOwnShare(channel), paid: null } : splitBothSides(channel, {
+    shares: allocations.map((allocation) => allocation.paidTotal - allocation.paidReversed),
+    whole: Math.max(0, paid.sourceTotal - paid.refundedBefore),
+    amount: paid.refundAmount,
+  });
+  const channelParts = parts.channel;
+  const paidParts = parts.paid ?? channelParts;
   return allocations
     .map((allocation, index) => {
       const channelAmount = channelParts[index]!;
@@ -123,11 +194,9 @@ export interface PlannedAmounts {
  */
 export function scaleToCapture(options: { planned: readonly PlannedAmounts[]; authorized: PlannedAmounts; captured: PlannedAmounts; forex: boolean }): PlannedAmounts[] {
   const { planned } = options;
-  const channelPlanned = planned.map((allocation) => allocation.channelTotal);
-  const channel = splitWithOwnShare({ shares: channelPlanned, whole: options.authorized.channelTotal, amount: options.captured.channelTotal });
-  const paid = !options.forex ? channel : paidPartsFollowing(
-    { shares: planned.map((allocation) => allocation.paidTotal), whole: options.authorized.paidTotal, amount: options.captured.paidTotal },
-    { parts: channel, left: channelPlanned },
-  );
-  return planned.map((_, index) => ({ channelTotal: channel[index]!, paidTotal: paid[index]! }));
+  const channelSide: SplitSide = { shares: planned.map((allocation) => allocation.channelTotal), whole: options.authorized.channelTotal, amount: options.captured.channelTotal };
+  const parts = !options.forex ? { channel: splitWithOwnShare(channelSide), paid: null } : splitBothSides(channelSide, {
+    shares: planned.map((allocation) => allocation.paidTotal), whole: options.authorized.paidTotal, amount: options.captured.paidTotal,
+  });
+  return planned.map((_, index) => ({ channelTotal: parts.channel[index]!, paidTotal: (parts.paid ?? parts.channel)[index]! }));
 }
