@@ -34,12 +34,14 @@ async function main(): Promise<void> {
   const context = createAppContext(config, database.db);
   let app: App | undefined;
   let jobs: JobRunner | undefined;
-  // The one way down, for a failed start and for a signal: the jobs, then the requests in flight,
-  // then the database. A failed start that skipped it left the embedded PostgreSQL running, and
-  // every later start connected to that orphan and left it running too.
+  // The one way down, for a failed start and for a signal: the listener closes and the requests
+  // in flight finish while the jobs' running batches end, then the database. A failed start that
+  // skipped it left the embedded PostgreSQL running, and every later start connected to that
+  // orphan and left it running too. Together, not jobs first: a batch waiting on a slow relay
+  // (a mail send, up to the SMTP timeouts) kept the server taking new requests, which the end of
+  // the grace period then cut off, a payment among them (session 29).
   const stop = async () => {
-    await jobs?.stop();
-    await app?.close();
+    await Promise.all([jobs?.stop(), app?.close()]);
     await context.close();
     await database.close();
   };
@@ -68,7 +70,7 @@ async function main(): Promise<void> {
     // Requests still running at the end of the grace period are cut off; the database is still
     // stopped (an embedded PostgreSQL left running was adopted, never stopped, by the next start).
     const timer = setTimeout(() => {
-      log.error('requests still running at the end of the grace period; stopping without them');
+      log.error('requests or job batches still running at the end of the grace period; stopping without them');
       const hardStop = setTimeout(() => process.exit(1), limits.shutdownGraceMs);
       hardStop.unref();
       void database.close().finally(() => process.exit(1));

@@ -286,6 +286,34 @@ describe('production', () => {
     }
   }, 60_000);
 
+  it('stops taking requests at SIGTERM while a job batch is still running (a mail to a relay that never answers)', async () => {
+    const { db, url } = await createTestDatabase();
+    // A relay that accepts connections and never sends its greeting: the send hangs until the SMTP timeout.
+    const relayConnections: number[] = [];
+    const relay = createServer((socket) => relayConnections.push(Date.now()) && socket.on('error', () => undefined));
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    try {
+      const shop = await createSite(db, { role: 'member_admin' });
+      const relayPort = (relay.address() as { port: number }).port;
+      const server = await start({ NODE_ENV: 'production', DATABASE_URL: url, DATA_DIR: path.join(dataDir, 'production'), SMTP_URL: `smtp://127.0.0.1:${relayPort}`, ...secrets });
+      await waitUntilReady(server, { banner: false });
+      const api = (rest: string, body: unknown) => fetch(`${server.baseUrl}/${shop.path}/site-json/vendor/v2/${rest}`, { method: 'POST', headers: { ...shop.headers, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (response) => (await response.json()) as Record<string, any>);
+      const channel = await api('channels', { name: 'Tours', currencies: 'USD', primary_mail: 'office@example.com' });
+      const booking = await api('bookings', { firstname: 'Ada', surname: 'Lovelace', email: 'ada@example.com', date: '2031-05-20', total: 4_000, currencies: 'USD', countries: 'GB', channels: channel.id });
+      expect(await api('transactions', { transaction_types: 'purchase', channels: channel.id, currencies: 'USD', total: 4_000, token: 'tok_visa', bookings: [{ id: booking.id, currencies: 'USD', total: 4_000 }] })).toMatchObject({ status: 'complete' });
+      // The mail job's batch is under way once the relay has its connection.
+      await vi.waitFor(() => expect(relayConnections.length).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
+      server.child.kill('SIGTERM');
+      // Before session 29 the server went on answering until the batch ended (the SMTP timeout).
+      await vi.waitFor(() => expect(fetch(`${server.baseUrl}/readyz`)).rejects.toThrow(), { timeout: 3_000, interval: 100 });
+      expect(server.child.exitCode).toBeNull();
+      server.child.kill('SIGKILL');
+    } finally {
+      relay.close();
+      await db.close();
+    }
+  }, 60_000);
+
   it('stops workers that were still starting when SIGTERM came: each shuts down itself, none is killed', async () => {
     const { db, url } = await createTestDatabase();
     try {
