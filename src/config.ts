@@ -75,7 +75,8 @@ export function loadConfig(env: Env = process.env): Config {
   const mode = modeSetting(env.NODE_ENV);
   const host = hostSetting(env.HOST);
   const port = portSetting(env.PORT);
-  const dataDir = path.resolve(env.DATA_DIR ?? './data');
+  // Empty is unset, as for the other settings: resolved, '' was the working directory (a checkout).
+  const dataDir = path.resolve(env.DATA_DIR || './data');
   const defaultOrigin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const baseUrl = httpUrlSetting(env.BASE_URL ?? defaultOrigin, 'BASE_URL');
   const workersDefault = mode === 'production' ? os.availableParallelism() : 1;
@@ -84,7 +85,7 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     port,
     dataDir,
-    databaseUrl: env.DATABASE_URL || undefined,
+    databaseUrl: databaseUrlSetting(env.DATABASE_URL),
     smtpUrl: smtpUrlSetting(env.SMTP_URL),
     mailFrom: mailFromSetting(env.MAIL_FROM, baseUrl),
     baseUrl,
@@ -209,6 +210,22 @@ function storedDevelopmentSecrets(file: string, needed: readonly string[]): Reco
   const absent = needed.filter((name) => typeof secrets[name] !== 'string' || secrets[name] === '');
   if (absent.length > 0) throw new ConfigError(`${file} holds no ${absent.join(', ')}: ${remedy}, or set ${absent.length > 1 ? 'them' : 'it'} in the environment`);
   return secrets as Record<string, string>;
+}
+
+/**
+ * DATABASE_URL: empty is unset (the embedded database). One that is no URL is refused in one line,
+ * without echoing it (it holds a password); the driver's own parse printed a TypeError stack.
+ */
+function databaseUrlSetting(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError('DATABASE_URL must be a URL such as postgres://user:password@host:5432/database (this one does not parse: check its port and percent-encode special characters in the password)');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql:// (got ${url.protocol}//)`);
+  return value;
 }
 
 /**

