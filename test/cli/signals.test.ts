@@ -5,10 +5,10 @@ import { execFile, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { startEmbeddedPostgres } from '../../src/storage/embedded.js';
 import { tempDirForFile } from '../support/temp-dir.js';
+import { answers } from '../support/cluster.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const dataDir = tempDirForFile('cli-signals');
@@ -16,18 +16,6 @@ const dataDir = tempDirForFile('cli-signals');
 beforeAll(async () => {
   await promisify(execFile)(process.execPath, ['scripts/build.mjs'], { cwd: root });
 }, 120_000);
-
-async function answers(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url });
-  try {
-    await client.connect();
-    return (await client.query('SELECT 1 AS one')).rows[0].one === 1;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
 
 describe('a CLI command interrupted while another process uses the embedded cluster', () => {
   it('exits 130 on Ctrl-C and leaves the cluster running for that process', async () => {

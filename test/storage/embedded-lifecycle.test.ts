@@ -2,26 +2,13 @@
 // each register; the last to leave stops it, whoever started it (src/storage/embedded.ts).
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres } from '../../src/storage/embedded.js';
 import { tempDirForFile } from '../support/temp-dir.js';
+import { answers } from '../support/cluster.js';
 
 const dataDir = tempDirForFile('pg-lifecycle');
 const pidFile = path.join(dataDir, 'pg', 'postmaster.pid');
-
-async function answers(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url });
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
 
 describe('the embedded cluster shared by several users', () => {
   it('keeps running while anyone still uses it, and the last to leave stops it, whoever started it', async () => {

@@ -3,10 +3,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres } from '../../src/storage/embedded.js';
 import { tempDirForFile } from '../support/temp-dir.js';
+import { answers } from '../support/cluster.js';
 
 const dataDir = tempDirForFile('pg-recovery');
 const clusterDir = path.join(dataDir, 'pg');
@@ -21,16 +21,6 @@ function bystander(): { pid: number; alive: () => boolean } {
   const child = spawn('sleep', ['120'], { stdio: 'ignore' });
   bystanders.push(child);
   return { pid: child.pid!, alive: () => child.exitCode === null && child.signalCode === null };
-}
-
-async function answers(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url });
-  try {
-    await client.connect();
-    return (await client.query('SELECT 1 AS one')).rows[0].one === 1;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
 }
 
 describe('the embedded cluster after a crash', () => {
