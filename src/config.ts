@@ -181,8 +181,9 @@ function developmentSecrets(dataDir: string, needed: readonly string[]): Record<
     SIGNING_SECRET: key(),
   };
   // Whole or not at all: a first start cut short (a crash, a full disk) left an empty or half
-  // file behind, and every later start failed on it.
-  writeFileAtomically(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  // file behind, and every later start failed on it. Made only if absent: of two processes
+  // starting at once (a server and a CLI command), both use the keys of the first to write them.
+  if (!writeFileAtomically(file, JSON.stringify(secrets, null, 2), { mode: 0o600, ifAbsent: true })) return storedDevelopmentSecrets(file, needed);
   process.emitWarning(`Generated development secrets in ${file}. Never use them in production.`, 'TrustfareWarning');
   return secrets;
 }

@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 
 /**
@@ -6,8 +6,11 @@ import { randomBytes } from 'node:crypto';
  * reaches the disk, and is renamed over `file`. A crash or a full disk half-way leaves the
  * former file (or none), never a truncated one that every later start would trip on. The
  * temporary name is the writer's own, so two processes writing at once never mix their bytes.
+ * `ifAbsent`: the file is made only if none exists (linked into place, which refuses an existing
+ * name, instead of renamed over it); returns false when another writer's file was there first, so
+ * two processes making a key at once both end up with the same one, the first.
  */
-export function writeFileAtomically(file: string, text: string, options: { mode?: number } = {}): void {
+export function writeFileAtomically(file: string, text: string, options: { mode?: number; ifAbsent?: boolean } = {}): boolean {
   const temporary = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   try {
     const descriptor = openSync(temporary, 'wx', options.mode ?? 0o666);
@@ -17,7 +20,19 @@ export function writeFileAtomically(file: string, text: string, options: { mode?
     } finally {
       closeSync(descriptor);
     }
-    renameSync(temporary, file);
+    if (!options.ifAbsent) {
+      renameSync(temporary, file);
+      return true;
+    }
+    try {
+      linkSync(temporary, file);
+      return true;
+    } catch (error) {
+      if ((error as { code?: string }).code === 'EEXIST') return false;
+      throw error;
+    } finally {
+      rmSync(temporary, { force: true });
+    }
   } catch (error) {
     rmSync(temporary, { force: true });
     throw error;

@@ -40,8 +40,9 @@ function clusterPassword(dataDir: string): string {
   const file = path.join(dataDir, 'pg-password');
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   const made = randomBytes(24).toString('base64url');
-  // Written whole or not at all: a crash never leaves a half password behind.
-  writeFileAtomically(file, made, { mode: 0o600 });
+  // Written whole or not at all: a crash never leaves a half password behind. A process starting
+  // at the same moment that made one first wins: its password is the one initdb gets.
+  if (!writeFileAtomically(file, made, { mode: 0o600, ifAbsent: true })) return readFileSync(file, 'utf8').trim();
   return made;
 }
 
