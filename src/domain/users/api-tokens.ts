@@ -3,6 +3,7 @@ import { limits } from '../../limits.js';
 import type { Queryable, Db } from '../../storage/db.js';
 import { AccountError } from './errors.js';
 import { textProblem } from '../text.js';
+import { isCalendarDate } from '../gmt.js';
 
 /** An API token as the spec's "API token record"; never the token or its hash. */
 export interface ApiTokenRecord {
@@ -100,9 +101,7 @@ export async function insertApiToken(tx: Queryable, input: NewApiToken): Promise
 }
 
 function expiryProblem(date: string, now: Date): string | null {
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
-  const parsed = match ? new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))) : null;
-  if (!parsed || parsed.toISOString().slice(0, 10) !== date) return 'must be a date formatted Y-m-d';
+  if (!isCalendarDate(date)) return 'must be a date formatted Y-m-d';
   const today = now.toISOString().slice(0, 10);
   if (date < today) return 'must be today or a later date (GMT)';
   const latest = new Date(now.getTime() + limits.apiTokenExpiryDaysMax * 86_400_000).toISOString().slice(0, 10);

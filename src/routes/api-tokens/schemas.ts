@@ -23,7 +23,9 @@ export const apiTokenRecordSchema = Type.Object(
 export const createApiTokenBody = Type.Object(
   {
     name: Text({ maxLength: limits.nameLengthMax, kind: 'name' }),
-    expires_at: Type.Optional(Type.Union([Type.String({ description: '`Y-m-d`, today or later (GMT).', maxLength: 10 }), Type.Null()])),
+    // Bounded, but above a date-time's length: a client sending `2030-01-01T00:00:00Z` is told the
+    // format it needs (createApiToken), not the schema's "must NOT have more than 10 characters".
+    expires_at: Type.Optional(Type.Union([Type.String({ description: '`Y-m-d`, today or later (GMT).', maxLength: 40 }), Type.Null()])),
   },
   { additionalProperties: false },
 );

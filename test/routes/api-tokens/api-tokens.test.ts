@@ -87,6 +87,9 @@ describe('POST api-tokens', () => {
       expect(response.statusCode, expires_at).toBe(400);
       expect(response.json()).toMatchObject({ code: 'rest_invalid_param', data: { params: { expires_at: expect.any(String) } } });
     }
+    // A date-time is told the format it needs, not the schema's length.
+    const dateTime = await tokens(site, 'POST', { name: 'x', expires_at: `${dayOffset(1)}T00:00:00Z` });
+    expect(dateTime.json().data.params).toEqual({ expires_at: 'must be a date formatted Y-m-d' });
     const today = await tokens(site, 'POST', { name: 'today', expires_at: dayOffset(0) });
     expect(today.statusCode).toBe(201);
     expect((await tokens(site, 'GET', undefined, '', { authorization: `Bearer ${today.json().token}` })).statusCode).toBe(200);
