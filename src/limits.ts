@@ -249,9 +249,19 @@ export const limits = {
   // Payments core (issue 3, docs/payments.md).
   /** Bookings one transaction may pay (bookings[] items). */
   bookingsPerTransactionMax: 50,
-  /** A 3DS-pending transaction older than this is expired by the job. */
-  pendingExpiryMinutes: 30,
-  /** An incomplete transaction older than this is looked up at the processor by the job. */
+  /**
+   * A 3DS-pending transaction older than this is expired by the job: longer than the processor's
+   * challenge lifetime (the sandbox's sandboxChallengeLifetimeSeconds, 30 min) by a margin for the
+   * clocks of this host and the processor's. Equal to it, the job could expire a payment whose
+   * challenge the cardholder was still answering (the processor counts from its own record, made
+   * after ours), and the approved charge stayed `expired`, the booking unpaid (session 29).
+   */
+  pendingExpiryMinutes: 35,
+  /**
+   * An incomplete transaction is looked up at the processor by the job this long after its request
+   * stopped waiting for the processor (PROCESSOR_TIMEOUT_MS): with a timeout above a minute, the job
+   * failed as "never presented" a challenge its request was about to show.
+   */
   reconcileAfterSeconds: 60,
   /** An incomplete transaction the processor still knows nothing of after this long is failed. */
   reconcileGiveUpMinutes: 60,

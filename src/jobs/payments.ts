@@ -149,8 +149,8 @@ export async function expirePendingTransactions(context: AppContext, options: Jo
 }
 
 /**
- * `incomplete` transactions older than limits.reconcileAfterSeconds (their request gave up
- * waiting long ago): the processor's record decides. Approved → complete with its entries;
+ * `incomplete` transactions limits.reconcileAfterSeconds past their request's wait for the
+ * processor (PROCESSOR_TIMEOUT_MS: their request gave up waiting): the processor's record decides. Approved → complete with its entries;
  * declined → failed; a challenge nobody was shown → failed; no record at all → failed once
  * limits.reconcileGiveUpMinutes have passed (the processor never received the call, so no money
  * moved), otherwise asked again next run. A look-up that got no answer is never taken for "no
@@ -160,7 +160,7 @@ export async function expirePendingTransactions(context: AppContext, options: Jo
  */
 export async function reconcileIncompleteTransactions(context: AppContext, options: JobOptions = {}): Promise<SettlementRun> {
   const run = emptyRun();
-  const cutoff = new Date(context.now().getTime() - limits.reconcileAfterSeconds * 1000);
+  const cutoff = new Date(context.now().getTime() - context.config.processorTimeoutMs - limits.reconcileAfterSeconds * 1000);
   await forEachCandidate(context, 'incomplete', cutoff, options, run, async (id) => {
     const result = await lookup(context, id);
     if (!result) return;

@@ -96,9 +96,9 @@ describe('3-D Secure', () => {
     expect((await t.app.inject({ method: 'GET', url: '/3ds/return/00000000-0000-4000-8000-000000000000' })).statusCode).toBe(404);
   });
 
-  it('expires challenges left pending for more than 30 minutes (job)', async () => {
+  it('expires challenges left pending for more than 35 minutes (job), past the processor\'s 30', async () => {
     const { transaction } = await challengeFor(4500);
-    advanceMinutes(29);
+    advanceMinutes(limits.pendingExpiryMinutes - 1);
     expect((await expirePendingTransactions(t.context)).expired).toBe(0);
     advanceMinutes(2);
     const run = await expirePendingTransactions(t.context);
@@ -107,9 +107,37 @@ describe('3-D Secure', () => {
     // A second run (or a second process) finds nothing left to do.
     expect((await expirePendingTransactions(t.context)).expired).toBe(0);
   });
+
+  it('does not expire a payment whose challenge the cardholder can still answer at the processor (its record is a little younger than ours)', async () => {
+    const { booking, transaction } = await challengeFor(4600);
+    const path = new URL(transaction['3ds_response'].challenge_url).pathname;
+    // Past the processor's lifetime on our clock, 10 s short of it on the processor's record.
+    advanceMinutes(limits.sandboxChallengeLifetimeSeconds / 60 + 1);
+    await t.db.query(`UPDATE sandbox_operations SET created_at = now() - make_interval(secs => $2) WHERE challenge_id = $1`, [path.split('/').pop(), limits.sandboxChallengeLifetimeSeconds - 10]);
+    expect((await expirePendingTransactions(t.context)).expired).toBe(0);
+    // So the cardholder's answer, right then, is the one that counts.
+    expect((await t.app.inject({ method: 'POST', url: path, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'result=authenticate' })).statusCode).toBe(303);
+    await t.app.inject({ method: 'GET', url: `/3ds/return/${transaction.uuid}` });
+    expect((await get(t, shop, `/transactions/${transaction.id}`)).json()).toMatchObject({ status: 'complete' });
+    expect((await bookingRow(t, booking)).status).toBe('paid');
+  });
 });
 
 describe('reconciliation of incomplete transactions', () => {
+  it('waits for the request\'s own processor timeout before looking a row up (a slow answer may still come to the request)', async () => {
+    const booking = await createBooking(t, shop, { total: 5600 });
+    const transaction = (await post(t, shop, purchaseBody(shop, booking, 5600, { token: 'tok_visa_no_answer' }))).json();
+    expect(transaction.status).toBe('incomplete');
+    // Past reconcileAfterSeconds alone (all it waited before session 29), not past the timeout too.
+    const timeoutMinutes = t.config.processorTimeoutMs / 60_000;
+    advanceMinutes(limits.reconcileAfterSeconds / 60 + timeoutMinutes / 2);
+    await reconcileIncompleteTransactions(t.context);
+    expect((await get(t, shop, `/transactions/${transaction.id}`)).json().status).toBe('incomplete');
+    advanceMinutes(timeoutMinutes / 2 + 1 / 60);
+    await reconcileIncompleteTransactions(t.context);
+    expect((await get(t, shop, `/transactions/${transaction.id}`)).json().status).toBe('complete');
+  });
+
   it('leaves a purchase the processor does not answer incomplete, then completes it from the processor record', async () => {
     const booking = await createBooking(t, shop, { total: 5500 });
     const body = purchaseBody(shop, booking, 5500, { token: 'tok_visa_no_answer' });

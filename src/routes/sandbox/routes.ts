@@ -56,7 +56,8 @@ export async function sandboxRoutes(app: App, context: AppContext): Promise<void
       const { id } = request.params as { id: string };
       const view = await findChallenge(context.db, id);
       if (!view) return sendPage(reply, 404, notFoundPage);
-      return sendPage(reply, 200, (nonce) => challengePage(view, nonce, `/sandbox/3ds/${id}`), view.returnUrl);
+      // 410 once expired, as the answer to its form (docs/sandbox.md); the page says so either way.
+      return sendPage(reply, view.state === 'expired' ? 410 : 200, (nonce) => challengePage(view, nonce, `/sandbox/3ds/${id}`), view.returnUrl);
     });
 
     scope.post('/sandbox/3ds/:id', { schema: { params: ChallengeParams, body: ChallengeForm, hide: true } }, async (request, reply) => {

@@ -84,6 +84,10 @@ describe('sandbox 3DS challenge page', () => {
     expect((await post(path, 'maybe')).statusCode).toBe(400);
     await t.db.query(`UPDATE sandbox_operations SET created_at = now() - interval '31 minutes' WHERE reference = $1`, [request.reference]);
     expect((await post(path, 'authenticate')).statusCode).toBe(410);
+    // The page itself is 410 too (docs/sandbox.md), saying so.
+    const page = await t.app.inject({ url: path });
+    expect(page.statusCode).toBe(410);
+    expect(page.body).toContain('expired');
     expect(await t.context.connector.lookup(request.reference)).toMatchObject({ kind: 'challenge' });
   });
 });
