@@ -9,5 +9,5 @@ import path from 'node:path';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bundle = path.join(root, 'dist', 'main.js');
 if (!existsSync(bundle)) execFileSync(process.execPath, [path.join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'inherit' });
-const { runCli } = await import(bundle);
-process.exit(await runCli(process.argv.slice(2)));
+const { main } = await import(bundle);
+await main(process.argv.slice(2));

@@ -123,5 +123,22 @@ function commandUsage(command: Command): string {
   return lines.join('\n');
 }
 
+/**
+ * The CLI as a process: `dist/main.js` run directly, or through `bin/trustfare.mjs` (`npx
+ * trustfare`, `npm run cli`). Signals are taken over first (runCli), and the process exits only
+ * once what it printed has been handed on: exiting at once cut a result written to a pipe at
+ * 64 KiB (`trustfare statement ... | gzip`) while the exit status still said 0.
+ */
+export async function main(argv: string[]): Promise<never> {
+  const code = await runCli(argv, { signals: takeOverShutdownSignals() });
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+  process.exit(code);
+}
+
+/** Resolves once everything written to `stream` before it has been handed to the system. */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => stream.write('', () => resolve()));
+}
+
 const isEntry = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
-if (isEntry) runCli(process.argv.slice(2), { signals: takeOverShutdownSignals() }).then((code) => process.exit(code));
+if (isEntry) void main(process.argv.slice(2));

@@ -127,7 +127,6 @@ describe('suppliers import', () => {
 
 describe('the installed binary', () => {
   it('runs `node bin/trustfare.mjs` against DATABASE_URL and prints JSON', async () => {
-    await run(process.execPath, ['scripts/build.mjs']);
     const env = { ...process.env, ...testEnv, DATABASE_URL: url };
     const { stdout } = await run(process.execPath, ['bin/trustfare.mjs', 'site', 'create', '--path', 'spawned', '--name', 'Spawned Site'], { env });
     expect(JSON.parse(stdout)).toMatchObject({ path: 'spawned', name: 'Spawned Site' });

@@ -1,8 +1,7 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../support/context.js';
 import { startSmtpServer, type TestSmtpServer } from '../emails/support/smtp.js';
@@ -10,14 +9,12 @@ import { freePort } from '../../src/net.js';
 
 // The running server runs the background jobs (server.ts starts the runner): a payment made
 // through it gets its receipt without anyone calling a job, and SIGTERM still stops it cleanly.
-const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trustfare-server-jobs-'));
 let smtp: TestSmtpServer;
 let child: ChildProcess | undefined;
 
 beforeAll(async () => {
-  await run(process.execPath, ['scripts/build.mjs'], { cwd: root });
   smtp = await startSmtpServer();
 }, 120_000);
 

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase, testEnv } from '../support/context.js';
 import { freePort } from '../../src/net.js';
 import { limits } from '../../src/limits.js';
@@ -68,10 +68,6 @@ async function expectCleanExit(server: Started): Promise<void> {
   const { code, stderr } = await server.exited;
   expect(code, `exit code ${code}\n--- stderr\n${stderr}\n--- stdout\n${server.output()}`).toBe(0);
 }
-
-beforeAll(async () => {
-  await run(process.execPath, ['scripts/build.mjs'], { cwd: root });
-}, 120_000);
 
 afterAll(() => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +13,10 @@ import { migrate } from '../../src/storage/migrate.js';
  * milliseconds instead of re-running migrations.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // The bundles the process tests run (dist/server.js, dist/main.js, bin/trustfare.mjs), built
+  // once here: built by each of those files, one build rewrote them while another file's
+  // process was loading them.
+  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: path.resolve(import.meta.dirname, '../..'), stdio: 'inherit' });
   let embedded: EmbeddedDatabase | null = null;
   let tempDir: string | null = null;
   let adminUrl = process.env.DATABASE_URL;
