@@ -19,6 +19,14 @@ export function positiveInteger(name: string, text: string, what = 'a positive i
   return Number(text);
 }
 
+/** An optional `--name` of 1 to `max` written in digits alone (`1e0`, `0x2` and ` 1` are refused), or `fallback`. */
+export function boundedInteger(name: string, text: string | undefined, options: { max: number; fallback: number }): number {
+  if (text === undefined) return options.fallback;
+  const value = positiveInteger(name, text, `an integer from 1 to ${options.max}`);
+  if (value > options.max) throw new Error(`--${name} must be an integer from 1 to ${options.max}`);
+  return value;
+}
+
 /** A required string option, or a clear error naming it. */
 export function required(options: Record<string, string | boolean | undefined>, name: string): string {
   const value = options[name];

@@ -125,6 +125,19 @@ describe('suppliers import', () => {
   });
 });
 
+describe('numbers in options', () => {
+  it('are digits alone: 1e0, 0x1, 1.0 and " 1" are refused with the option named, not read as 1', async () => {
+    for (const value of ['1e0', '0x1', '1.0', ' 1']) {
+      const statement = await cli(url, ['statement', '--site', site.path, '--channel', value, '--from', '2026-01-01', '--to', '2026-01-02']);
+      expect([statement.code, statement.stderr], value).toEqual([1, 'trustfare statement: --channel must be a channel id']);
+      const deliver = await cli(url, ['mail', 'deliver', '--batch-size', value]);
+      expect([deliver.code, deliver.stderr], value).toEqual([1, 'trustfare mail deliver: --batch-size must be an integer from 1 to 200']);
+      const rotate = await cli(url, ['keys', 'rotate', '--batch-size', value]);
+      expect([rotate.code, rotate.stderr], value).toEqual([1, 'trustfare keys rotate: --batch-size must be an integer from 1 to 10000']);
+    }
+  });
+});
+
 describe('the installed binary', () => {
   it('runs `node bin/trustfare.mjs` against DATABASE_URL and prints JSON', async () => {
     const env = { ...process.env, ...testEnv, DATABASE_URL: url };

@@ -132,6 +132,8 @@ describe('trustfare mail', () => {
     expect(listed.json.requests.map((request: { transaction_id: number; last_error: string }) => [request.transaction_id, request.last_error])).toEqual([
       [first, 'rendering failed: broken row'], [second, 'rendering failed: broken row'],
     ]);
+    // Times as the other commands print them: GMT `YYYY-MM-DD HH:MM:SS`.
+    expect(listed.json.requests[0].created_at).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
     const [firstRequest, secondRequest] = listed.json.requests.map((request: { id: number }) => request.id);
     for (const [args, message] of [[[], /either --request ID or --all/], [['--request', 'x'], /--request must be a mail request id/], [['--request', '999999'], /mail request 999999 is not set aside/]] as [string[], RegExp][]) {
       const answer = await cli(url, ['mail', 'retry', ...args]);

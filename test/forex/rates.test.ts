@@ -80,6 +80,9 @@ describe('rates set', () => {
     await expect(load('bad2.csv', 'USD,XXX,1.2\n')).rejects.toThrow(/line 1: currency must be a supported ISO 4217 code/);
     await expect(load('bad3.json', '[{"base":"USD","currency":"EUR","rate":"0.9","expires":"2020-01-01 00:00:00"}]')).rejects.toThrow(/not in the future/);
     await expect(load('dup.csv', 'USD,EUR,1\nUSD,EUR,2\n')).rejects.toThrow(/appears twice/);
+    // An ECB file giving a currency twice, or a rate for EUR (its anchor, 1), is refused likewise.
+    await expect(load('dup.xml', ecb.replace(`<Cube currency='GBP' rate='0.8563'/>`, `<Cube currency='GBP' rate='0.8563'/><Cube currency='USD' rate='2.5'/>`))).rejects.toThrow(/the rate of USD appears twice in one day/);
+    await expect(load('eur.xml', ecb.replace(`<Cube currency='GBP' rate='0.8563'/>`, `<Cube currency='GBP' rate='0.8563'/><Cube currency='EUR' rate='2'/>`))).rejects.toThrow(/a rate for EUR/);
     // A date that does not exist is refused, not rolled over to another one (Feb 30 → Mar 2).
     await expect(load('feb30.csv', 'USD,EUR,0.9,2026-11-30 24:00:00\n')).rejects.toThrow(/line 1: expires 2026-11-30 24:00:00 is not a valid date and time/);
     await expect(load('feb30.json', '[{"base":"USD","currency":"EUR","rate":"0.9","expires":"2027-02-30T10:00:00+01:00"}]')).rejects.toThrow(/is not a valid date and time/);

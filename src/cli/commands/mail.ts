@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from '../command.js';
-import { positiveInteger, required } from '../command.js';
+import { boundedInteger, positiveInteger, required } from '../command.js';
 import { isLanguageCode, languageCodes, localeOf } from '../../i18n/catalogue.js';
 import { isMailKind, mailKinds } from '../../domain/emails/kinds.js';
 import { mailDataFor, type MailData } from '../../domain/emails/content.js';
@@ -12,6 +12,7 @@ import { buildRawMessage } from '../../domain/emails/transport.js';
 import { deliverPendingMails } from '../../jobs/mail-delivery.js';
 import { retrySetAsideRequests, setAsideRequests } from '../../domain/emails/outbox.js';
 import { limits } from '../../limits.js';
+import { gmtDateTime } from '../../domain/gmt.js';
 
 /**
  * `trustfare mail render --kind K --language L [--transaction ID] --out FILE`: writes one email
@@ -32,8 +33,7 @@ const render: Command = {
     if (options.transaction === undefined) {
       data = sampleMailData(kind, language);
     } else {
-      const id = Number(options.transaction);
-      if (!Number.isSafeInteger(id) || id < 1) throw new Error('--transaction must be a transaction id');
+      const id = positiveInteger('transaction', String(options.transaction), 'a transaction id');
       const facts = await loadTransactionFacts(context.db, id);
       if (!facts) throw new Error(`transaction ${id} does not exist`);
       data = mailDataFor(kind, facts, language);
@@ -67,8 +67,7 @@ const deliver: Command = {
   summary: 'send due emails from the outbox once and print the counts',
   options: { 'batch-size': { type: 'string' } },
   async run(context, options) {
-    const batchSize = options['batch-size'] === undefined ? limits.mailBatchSizeDefault : Number(options['batch-size']);
-    if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > limits.mailBatchSizeMax) throw new Error(`--batch-size must be an integer from 1 to ${limits.mailBatchSizeMax}`);
+    const batchSize = boundedInteger('batch-size', options['batch-size'] as string | undefined, { max: limits.mailBatchSizeMax, fallback: limits.mailBatchSizeDefault });
     return deliverPendingMails(context, { batchSizeMax: batchSize });
   },
 };
@@ -78,7 +77,9 @@ const setAside: Command = {
   name: 'mail set-aside',
   summary: `list mail requests set aside because their rendering failed (oldest ${limits.mailSetAsideListMax})`,
   async run(context) {
-    return { requests: await setAsideRequests(context.db, limits.mailSetAsideListMax) };
+    // Times as every other command prints them (GMT `YYYY-MM-DD HH:MM:SS`), not as JSON writes a Date.
+    const requests = await setAsideRequests(context.db, limits.mailSetAsideListMax);
+    return { requests: requests.map((request) => ({ ...request, created_at: gmtDateTime(request.created_at) })) };
   },
 };
 

@@ -1,6 +1,6 @@
 import type { Command } from '../command.js';
 import { findSite } from '../../domain/users/accounts.js';
-import { required } from '../command.js';
+import { positiveInteger, required } from '../command.js';
 import { buildStatement, statementCsv } from '../../domain/statements/index.js';
 
 /** main.ts prints a result carrying this key as plain text instead of JSON. */
@@ -12,8 +12,7 @@ const statement: Command = {
   options: { site: { type: 'string' }, channel: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, format: { type: 'string' } },
   async run(context, options) {
     const path = required(options, 'site');
-    const channelId = Number(required(options, 'channel'));
-    if (!Number.isSafeInteger(channelId) || channelId <= 0) throw new Error('--channel must be a channel id');
+    const channelId = positiveInteger('channel', required(options, 'channel'), 'a channel id');
     const format = options.format ?? 'json';
     if (format !== 'json' && format !== 'csv') throw new Error('--format must be json or csv');
     const site = await findSite(context.db, path);

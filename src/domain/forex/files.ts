@@ -100,6 +100,11 @@ function parseEcb(text: string, options: ParseOptions): ParsedRatesFile {
       skipped.push(attributes.currency);
       continue;
     }
+    // EUR is the anchor (1), and each currency appears once a day: a second value would replace
+    // the first without a word (EUR's, every cross rate with it), where the CSV and JSON forms
+    // refuse a rate given twice.
+    if (attributes.currency === 'EUR') throw new RatesFileError('a <Cube> gives a rate for EUR, the currency the rates are per unit of');
+    if (perEuro.has(attributes.currency)) throw new RatesFileError(`the rate of ${attributes.currency} appears twice in one day`);
     perEuro.set(attributes.currency, decimalOf(attributes.rate, `currency ${attributes.currency}`));
   }
   if (perEuro.size < 2) throw new RatesFileError('no <Cube currency=... rate=...> elements found');
