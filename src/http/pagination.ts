@@ -55,7 +55,7 @@ export const pageParam = Type.Integer({ minimum: 1, maximum: limits.pageMax, def
 export const perPageParam = Type.Integer({ minimum: 1, maximum: limits.perPageMax, default: limits.perPageDefault });
 export const orderParam = StringEnum(['asc', 'desc'] as const, { default: 'asc' });
 
-const isoDateTimeRegExpSource = '[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?';
+export const isoDateTimeRegExpSource = '[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?';
 
 /** ISO 8601 date or date-time (`2026-01-31`, `2026-01-31T10:00:00`, with optional `Z`/offset). */
 export const isoDateTimeParam = Type.String({

@@ -119,10 +119,16 @@ describe('processor check', () => {
     }
     const report = await check(clean);
     expect(report.code).toBe(0);
-    expect(report.json).toEqual({ ok: true, checked: 3, unanswered: [], problems: [], more: false });
-    // The window and the bound: nothing before --since; --limit says when it left rows out.
+    expect(report.json).toEqual({ ok: true, checked: 3, unanswered: [], problems: [], more: false, next_since: null });
+    // The window and the bound: nothing before --since; --limit says when it left rows out, and
+    // where to go on from, within the same day (--since takes the instant it gives).
     expect((await check(clean, ['--since', '2999-01-01', '--until', '2999-01-02'])).json).toMatchObject({ ok: true, checked: 0 });
-    expect((await check(clean, ['--limit', '2'])).json).toMatchObject({ ok: true, checked: 2, more: true });
+    const first = (await check(clean, ['--limit', '2'])).json;
+    expect(first).toMatchObject({ ok: true, checked: 2, more: true, next_since: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
+    const rest = (await check(clean, ['--limit', '2', '--since', first.next_since])).json;
+    // The rest: the third row, and the second again if it was created in the same millisecond.
+    expect(rest).toMatchObject({ ok: true, more: false, next_since: null });
+    expect(rest.checked).toBeGreaterThanOrEqual(1);
   });
 
   it('names a charge the processor approved that the books show failed, and money booked that the processor never approved', async () => {
@@ -158,7 +164,8 @@ describe('processor check', () => {
 
   it('refuses bad options', async () => {
     for (const [extra, message] of [
-      [['--since', '2026-02-30'], '--since must be a date as YYYY-MM-DD'],
+      [['--since', '2026-02-30'], '--since must be a date as YYYY-MM-DD or an ISO 8601 date-time'],
+      [['--since', 'yesterday'], '--since must be a date as YYYY-MM-DD or an ISO 8601 date-time'],
       [['--since', '2026-02-02', '--until', '2026-02-01'], '--since must be before --until'],
       [['--limit', '0'], '--limit must be a positive integer'],
       [['--limit', '10001'], '--limit must be at most 10000'],

@@ -3,11 +3,11 @@ import { positiveInteger, required } from '../command.js';
 import { findSite } from '../../domain/users/accounts.js';
 import { OperatorSettleError, settleByOperator, type OperatorOutcome } from '../../domain/transactions/operator-settle.js';
 import { checkAgainstProcessor } from '../../domain/transactions/processor-check.js';
-import { isoInstant } from '../../http/pagination.js';
+import { isoDateTimeRegExpSource, isoInstant } from '../../http/pagination.js';
 import { limits } from '../../limits.js';
 
 /**
- * `trustfare processor check [--site P] [--since YYYY-MM-DD] [--until YYYY-MM-DD] [--limit N]`:
+ * `trustfare processor check [--site P] [--since YYYY-MM-DD|ISO date-time] [--until ...] [--limit N]`:
  * compares the settled transactions with the processor's own records and names every
  * disagreement; exits non-zero when there is one (docs/payments.md "Checking against the
  * processor").
@@ -50,8 +50,8 @@ export const commands: Command[] = [
     async run(context, options) {
       const site = typeof options.site === 'string' ? await findSite(context.db, options.site) : undefined;
       const now = context.now();
-      const until = dayOption(options, 'until') ?? now;
-      const since = dayOption(options, 'since') ?? new Date(until.getTime() - limits.processorCheckDefaultDays * 86_400_000);
+      const until = instantOption(options, 'until') ?? now;
+      const since = instantOption(options, 'since') ?? new Date(until.getTime() - limits.processorCheckDefaultDays * 86_400_000);
       if (since.getTime() >= until.getTime()) throw new Error('--since must be before --until');
       const limit = typeof options.limit === 'string' ? positiveInteger('limit', options.limit) : limits.processorCheckRowsDefault;
       if (limit > limits.processorCheckRowsMax) throw new Error(`--limit must be at most ${limits.processorCheckRowsMax}`);
@@ -62,15 +62,16 @@ export const commands: Command[] = [
   },
 ];
 
-/** A `YYYY-MM-DD` option as 00:00:00 GMT of that day. */
-function dayOption(options: Record<string, string | boolean | undefined>, name: string): Date | undefined {
+/** A `YYYY-MM-DD` option as 00:00:00 GMT of that day, or an ISO 8601 date-time (a report's `next_since`). */
+function instantOption(options: Record<string, string | boolean | undefined>, name: string): Date | undefined {
   const value = options[name];
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) throw new Error(`--${name} must be a date as YYYY-MM-DD`);
+  const refusal = `--${name} must be a date as YYYY-MM-DD or an ISO 8601 date-time`;
+  if (typeof value !== 'string' || !new RegExp(`^${isoDateTimeRegExpSource}$`).test(value)) throw new Error(refusal);
   try {
     return isoInstant(name, value);
   } catch {
-    throw new Error(`--${name} must be a date as YYYY-MM-DD`);
+    throw new Error(refusal);
   }
 }
 

@@ -50,8 +50,14 @@ export interface ProcessorCheckReport {
   /** Rows looked up whose look-up got no answer: check again later. */
   unanswered: number[];
   problems: ProcessorCheckProblem[];
-  /** Created before `until` but past `limit`: run again from the last checked row's time. */
+  /** Created before `until` but past `limit`: run again with `--since next_since`. */
   more: boolean;
+  /**
+   * With `more`: the last checked row's creation instant (ISO 8601, milliseconds), to pass as
+   * `--since` for the rest; the rows created in that millisecond are checked again, never skipped.
+   * A day-only `--since` could not go on within a day holding more than `--limit` rows.
+   */
+  next_since: string | null;
 }
 
 interface Row {
@@ -92,5 +98,6 @@ export async function checkAgainstProcessor(context: AppContext, options: Proces
   });
   problems.sort((a, b) => a.transaction_id - b.transaction_id);
   unanswered.sort((a, b) => a - b);
-  return { ok: problems.length === 0 && unanswered.length === 0, checked: checked.length, unanswered, problems, more: rows.length > options.limit };
+  const more = rows.length > options.limit;
+  return { ok: problems.length === 0 && unanswered.length === 0, checked: checked.length, unanswered, problems, more, next_since: more ? checked.at(-1)!.created_at.toISOString() : null };
 }
