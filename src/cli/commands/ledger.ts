@@ -14,7 +14,8 @@ export const commands: Command[] = [
     async run(context, options) {
       const site = typeof options.site === 'string' ? await findSite(context.db, options.site) : undefined;
       const report = await verifyLedger(context.db, site ? { siteId: site.id } : {});
-      if (!report.ok) throw new Error(`the ledger has ${report.problems.length} problem(s):\n${JSON.stringify(report, null, 2)}`);
+      const count = report.more_problems ? `${report.problems.length} or more problems (the first listed)` : `${report.problems.length} problem(s)`;
+      if (!report.ok) throw new Error(`the ledger has ${count}:\n${JSON.stringify(report, null, 2)}`);
       return report;
     },
   },

@@ -16,11 +16,13 @@ export interface LedgerReport {
   ok: boolean;
   entries: number;
   transactions: number;
+  /** At most problemsReportedMax; `more_problems` says when others were left out. */
   problems: LedgerProblem[];
+  more_problems: boolean;
 }
 
 // Enough to act on; a ledger with more problems than this has one systematic cause.
-const problemsReportedMax = 100;
+export const problemsReportedMax = 100;
 
 /** Runs every check, for one site or all; `ok` is false when any problem was found. */
 export async function verifyLedger(db: Queryable, options: { siteId?: number } = {}): Promise<LedgerReport> {
@@ -123,5 +125,6 @@ export async function verifyLedger(db: Queryable, options: { siteId?: number } =
     `SELECT count(*)::bigint AS entries, count(DISTINCT transaction_id)::bigint AS transactions FROM ledger_entries WHERE ($1::bigint IS NULL OR site_id = $1)`,
     [site],
   );
-  return { ok: problems.length === 0, entries: Number(counts.entries), transactions: Number(counts.transactions), problems };
+  // Each check lists at most the cap, so a full list may have left some out.
+  return { ok: problems.length === 0, entries: Number(counts.entries), transactions: Number(counts.transactions), problems, more_problems: problems.length >= problemsReportedMax };
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBalanced, transfer, UnbalancedPostingsError } from '../../../src/domain/ledger/postings.js';
-import { verifyLedger } from '../../../src/domain/ledger/verify.js';
+import { problemsReportedMax, verifyLedger } from '../../../src/domain/ledger/verify.js';
 import { runCli } from '../../../src/cli/main.js';
 import type { TestContext } from '../../support/context.js';
 import { testEnv } from '../../support/context.js';
@@ -147,5 +147,16 @@ describe('trustfare ledger verify', () => {
     });
     const report = await verifyLedger(t.db, { siteId: shop.site.siteId });
     expect(report.problems).toContainEqual({ check: 'entries_in_channel_currency', detail: `channel ${euroChannel} is EUR but holds 2 entries in USD` });
+  });
+});
+
+describe('ledger verify on a ledger with more problems than it lists', () => {
+  it('lists the first problemsReportedMax and says more were left out', async () => {
+    // Every check finds 150 rows (a stand-in database): far past the cap.
+    const rows = Array.from({ length: 150 }, (_, index) => ({ transaction_id: index, channel_id: 1, currency: 'USD', difference: 1, id: index, status: 'failed', type: 'purchase' }));
+    const db = { query: async () => rows, one: async () => ({ entries: 0, transactions: 0 }) } as unknown as Parameters<typeof verifyLedger>[0];
+    const report = await verifyLedger(db);
+    expect(report).toMatchObject({ ok: false, more_problems: true });
+    expect(report.problems).toHaveLength(problemsReportedMax);
   });
 });
