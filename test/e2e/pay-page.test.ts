@@ -25,6 +25,41 @@ async function bookingWithLink(total: number, language = 'frFR'): Promise<{ id: 
   return { id: booking.id, link: booking._links.self[0]!.payment_request! };
 }
 
+describe('payment request page before its script runs', () => {
+  it.each([
+    ['with JavaScript off', { javaScriptEnabled: false }, false],
+    ['while its bundle has not loaded', {}, true],
+  ] as const)('%s: card details typed and Enter pressed go nowhere (not into the URL)', async (_when, options, blockBundle) => {
+    const { link } = await bookingWithLink(12_300, 'enGB');
+    const context = await e2e.browser.newContext(options);
+    try {
+      const early = await context.newPage();
+      if (blockBundle) await early.route('**/hosted/assets/**', (route) => route.abort());
+      await early.goto(link);
+      expect(await early.isDisabled('#submit')).toBe(true);
+      await early.fill('#card_number', '4111 1111 1111 1111');
+      await early.fill('#expiry', '12/30');
+      await early.fill('#cvv', '123');
+      await early.press('#cvv', 'Enter');
+      await early.waitForTimeout(300);
+      expect(early.url()).toBe(link);
+      expect(early.url()).not.toContain('4111');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('starts the cardholder name empty when the traveller\'s names together are longer than the field takes', async () => {
+    const response = await e2e.t.app.inject({
+      method: 'POST', url: `/${merchant.site.path}/site-json/vendor/v2/bookings`, headers: merchant.site.headers,
+      payload: { firstname: 'A'.repeat(150), surname: 'B'.repeat(150), email: 'long@example.com', date: '2031-05-20', total: 1000, currencies: 'USD', countries: 'GB', channels: merchant.channelId, payment_request_url: true },
+    });
+    const link = new URL(response.json()._links.self[0].payment_request as string);
+    const form = (await e2e.t.app.inject({ url: `${link.pathname}${link.search}` })).body;
+    expect(form).toMatch(/<input id="name" name="name"[^>]* value=""/);
+  });
+});
+
 describe('payment request page in Chromium', () => {
   it('shows the booking and amount due, pays it with 3DS and shows a receipt', async () => {
     const { id, link } = await bookingWithLink(45_000);

@@ -258,6 +258,8 @@ export class CardForm {
         options.settled(result);
       });
     });
+    // Rendered disabled (cardFormView): the form works from now on, its data never sent as a form.
+    byId<HTMLButtonElement>('submit').disabled = false;
   }
 
   /** Locks the form while a payment is in flight. */

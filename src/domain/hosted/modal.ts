@@ -5,6 +5,7 @@ import { verifyAuthString, type AuthStringCheck, type SignedValue } from './auth
 import { createHostedSession, type HostedSession } from './sessions.js';
 import { claimModalAuthSession } from './modal-auth-uses.js';
 import { siteActorCondition } from '../users/accounts.js';
+import { cardholderNameOf } from './vault-app.js';
 
 /**
  * Opening the payment modal: the integrator's auth string is checked against the channel
@@ -154,7 +155,7 @@ export async function openModalBooking(db: Queryable, request: ModalBookingReque
     hostOrigin: request.hostOrigin,
     language,
     modalAuthId,
-    options: { verify: request.verified, cardholder: { name: `${booking.firstname} ${booking.surname}`.trim(), email: booking.email } },
+    options: { verify: request.verified, cardholder: { name: cardholderNameOf(booking), email: booking.email } },
   }, request.now);
   return { ok: true, event, booking, token, session };
 }

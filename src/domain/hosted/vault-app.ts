@@ -43,6 +43,16 @@ export const holderFieldLengthMax = {
   zip: limits.cardHolderZipLengthMax,
 } as const;
 
+/**
+ * A booking's traveller as the cardholder name a card form starts with, or '' when it is longer
+ * than the field takes (a first name and a surname each within their own bound can add up past
+ * it): prefilled, it was refused by POST /cards in the schema's English, and the payer was stuck.
+ */
+export function cardholderNameOf(booking: { firstname: string; surname: string }): string {
+  const name = `${booking.firstname} ${booking.surname}`.trim();
+  return name.length <= holderFieldLengthMax.name ? name : '';
+}
+
 /** A single text value of the query (repeated parameters are refused, not guessed at). */
 function text(query: RawQuery, name: string, problems: Record<string, string>): string | undefined {
   const value = query[name];

@@ -15,6 +15,7 @@ import { sendAsset, sharedAssets } from './assets.js';
 import { html, sendPage, type SafeHtml } from './html.js';
 import { sitePathOf } from './vault-app.js';
 import { cardFormView, errorPage, hostedPage, noticeView, pageMessages, secureNoteView, translatorFor, type Translator } from './views.js';
+import { cardholderNameOf } from '../../domain/hosted/vault-app.js';
 
 /**
  * The payment request page behind a booking's `payment_request` link (`/pay/<token>`): booking
@@ -141,7 +142,7 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
 ${currencyChoiceView(t, options)}
 </div>
 ${secureNoteView(t, isTestMode(channel.accountMode))}
-${cardFormView({ t, language, holderFields: ['name', 'email'], prefill: { name: `${booking.firstname} ${booking.surname}`, email: booking.email }, submitLabel: t('payAmount', { amount: formatMoney(due, channel.currency, locale) }) })}`,
+${cardFormView({ t, language, holderFields: ['name', 'email'], prefill: { name: cardholderNameOf(booking), email: booking.email }, submitLabel: t('payAmount', { amount: formatMoney(due, channel.currency, locale) }) })}`,
       data: {
         kind: 'pay',
         session: sessionToken,

@@ -65,7 +65,11 @@ export function cardFormView(options: CardFormOptions): SafeHtml {
       : html`<input id="${name}" name="${name}" type="${name === 'email' ? 'email' : 'text'}" autocomplete="${autocomplete[name]}" value="${options.prefill[name] ?? ''}" maxlength="${holderFieldLengthMax[name]}"${name === 'name' ? html` required aria-required="true"` : ''} aria-describedby="${name}-error">`;
     return field({ id: name, label: t(holderLabel[name]), input });
   });
-  return html`<form id="card-form" class="card-form" novalidate>
+  // POST, with the button disabled until the page script has taken the form over (payOnSubmit):
+  // a GET form sent before its script ran (JavaScript off, the bundle not loaded yet, Enter
+  // pressed early on a slow connection) put the card number and CVV in the address bar, the
+  // history and every access log on the way (session 29).
+  return html`<form id="card-form" class="card-form" method="post" novalidate>
 <div id="error-summary" class="error-summary" role="alert" tabindex="-1" hidden></div>
 <fieldset>
 <legend>${t('cardDetails')}</legend>
@@ -80,7 +84,7 @@ ${field({ id: 'cvv', label: t('cvv'), hint: t('cvvHint'), input: html`<input id=
 </div>
 </fieldset>
 ${options.holderFields.length > 0 ? html`<fieldset><legend>${t('cardholderDetails')}</legend>${holder}</fieldset>` : ''}
-<button type="submit" id="submit" class="primary">${options.submitLabel}</button>
+<button type="submit" id="submit" class="primary" disabled>${options.submitLabel}</button>
 <p id="status" class="status" role="status" aria-live="polite"></p>
 </form>
 <section id="challenge" class="challenge" hidden aria-labelledby="challenge-title">
