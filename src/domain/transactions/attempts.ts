@@ -82,7 +82,12 @@ async function attemptAlone(context: AppContext, request: AttemptRequest): Promi
  * attempts of those that passed. Throws only for what concerns the whole batch.
  */
 async function attemptTogether(context: AppContext, requests: AttemptRequest[]): Promise<PromiseSettledResult<Attempt>[]> {
-  return context.db.transaction(async (tx) => {
+  // Remembered principals the look-up found current are confirmed once the batch has committed:
+  // a batch rolled back is retried member by member (retriedAlone), and a member confirmed in it
+  // was no longer pending at its retry, so a credential revoked in between went unchecked and the
+  // payment was made (session 29). Still pending, the retry's look-up finds the change.
+  const confirmations: (() => void)[] = [];
+  const results = await context.db.transaction(async (tx) => {
     const found = await lookUp(tx, requests);
     const results: PromiseSettledResult<Attempt>[] = new Array(requests.length);
     const accepted: { index: number; actor: Actor; plan: PaymentPlan }[] = [];
@@ -92,7 +97,7 @@ async function attemptTogether(context: AppContext, requests: AttemptRequest[]):
           results[index] = { status: 'rejected', reason: new StalePrincipalError() };
           continue;
         }
-        actor.principalEpoch.confirmed();
+        confirmations.push(actor.principalEpoch.confirmed);
       }
       try {
         accepted.push({ index, actor, plan: await preparePayment(context, tx, actor, input, found[index]!) });
@@ -109,4 +114,6 @@ async function attemptTogether(context: AppContext, requests: AttemptRequest[]):
     }
     return results;
   }, { genericPlans: true });
+  for (const confirmed of confirmations) confirmed();
+  return results;
 }
