@@ -85,4 +85,21 @@ describe('which booking a modal session may open', () => {
     const created = await open({ auth, verify: ['booking_id'], booking: newBooking });
     expect(created.json()).toMatchObject({ booking_event: 'booking_logged', booking: { status: 'draft', total } });
   });
+
+  it('refuses verify names that are no booking field: a signed value moved under another name frees the field it was signed for', async () => {
+    // The integrator signed the email and reference of a new booking.
+    const auth = authFor({ email: 'eve@example.com', reference: 'ORDER-1' });
+    const signed = await open({ auth, verify: ['email', 'reference'], booking: { ...newBooking, reference: 'ORDER-1' } });
+    expect(signed.json()).toMatchObject({ booking_event: 'booking_logged' });
+    // The same values under names that sort alike, the booking's own email and reference changed.
+    const rekeyed = await open({ auth, verify: ['d', 'q'], signed: { d: 'eve@example.com', q: 'ORDER-1' }, booking: { ...newBooking, email: 'mallory@example.com', reference: 'ORDER-666' } });
+    expect(rekeyed.statusCode).toBe(403);
+    expect(rekeyed.json()).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
+    // A string signed for an existing booking, its ID moved to `a`, cannot create a new one.
+    const existing = await createBooking(t, shop, { total: 5000 });
+    const forExisting = authFor({ booking_id: existing });
+    const moved = await open({ auth: forExisting, verify: ['a'], signed: { a: existing }, booking: newBooking });
+    expect(moved.statusCode).toBe(403);
+    expect((await t.db.query(`SELECT 1 FROM bookings WHERE email = 'mallory@example.com'`)).length).toBe(0);
+  });
 });

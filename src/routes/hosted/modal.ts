@@ -122,10 +122,23 @@ function parseSessionBody(body: Record<string, unknown>): SessionRequest {
   };
 }
 
+/**
+ * The names `verify` may list: the booking's own fields (`booking_id` among them) and the modal's
+ * `language`. The auth string hashes the signed values in the order of their names, not the names
+ * themselves (decisions.md), so a name of the browser's choosing let it carry a signed value under
+ * another key: `verify: ['d', 'q']` with the signed email and reference as `d` and `q` matched the
+ * string and left the booking's real email and reference free, and a signed `booking_id` moved to
+ * `a` opened a new booking with any data (session 29's audit). Known names only: a value can move
+ * to another known field only where that keeps the order and passes the field's checks. Closing it
+ * fully needs a string that hashes the names too: a format change for integrators (owner).
+ */
+const verifiableNames: ReadonlySet<string> = new Set([...Object.keys(BookingCreateBody.properties), 'booking_id', 'language']);
+
 /** The signed optional fields: each named in `verify` and present in the booking data (or given beside it, `signed`). */
 function verifiedValues(request: SessionRequest): Record<string, SignedValue> {
   const values: Record<string, SignedValue> = {};
   for (const name of request.verify) {
+    if (!verifiableNames.has(name)) throw sessionExpired();
     // Own fields only: a `verify` name such as `constructor` must not find Object.prototype's.
     const value = (Object.hasOwn(request.booking, name) ? request.booking[name] : undefined) ?? (Object.hasOwn(request.signed, name) ? request.signed[name] : undefined);
     if (!(typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || Array.isArray(value))) throw sessionExpired();
