@@ -54,8 +54,9 @@ const secretQueryName = new RegExp(`^(?:${secretQueryNames})(?:\\[\\d*\\])?$`, '
 const secretPathSegments = /^(\/pay\/)[^/?#]+/;
 
 // A card number anywhere else in a URL, as someone pasting one into a page's query string would
-// put it: 12 to 19 digits, maybe split by spaces (`+`, `%20`) or dashes, that pass the Luhn check.
-const digitRuns = /[0-9](?:(?:[ +-]|%20)?[0-9]){11,18}/g;
+// put it: 12 to 19 digits, maybe split by spaces (`+`, `%20`), dashes, dots, underscores or an
+// encoded plus (`%2B`), that pass the Luhn check.
+const digitRuns = /[0-9](?:(?:[ +._-]|%20|%2[BbDdEe])?[0-9]){11,18}/g;
 
 // A credential of this service under any name (an integrator's own `?t=`): API tokens, page
 // sessions, capture tokens and JWTs have shapes no ordinary value has.
@@ -67,7 +68,8 @@ export function redactUrl(url: string): string {
   // are the names decoded, so the common URL costs one `indexOf`.
   const query = redacted.indexOf('?');
   const names = query >= 0 && redacted.includes('%', query) ? redactEncodedNames(redacted, query) : redacted;
-  return names.replace(digitRuns, (run) => (luhnValid(run.replace(/%20|[^0-9]/g, '')) ? '[redacted]' : run));
+  // The escapes go first: `%2B` holds a digit that is no part of the number.
+  return names.replace(digitRuns, (run) => (luhnValid(run.replace(/%[0-9A-Fa-f]{2}/g, '').replace(/[^0-9]/g, '')) ? '[redacted]' : run));
 }
 
 /** Redacts the value of each parameter whose percent-encoded name decodes, as fast-querystring decodes it, to a secret one. */

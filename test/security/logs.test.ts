@@ -38,6 +38,9 @@ describe('URLs in the logs', () => {
     expect(redactUrl('/vault/1.8.0/?zip=4111+1111+1111+1111')).toBe('/vault/1.8.0/?zip=[redacted]');
     expect(redactUrl('/vault/1.8.0/?city=5555%205555%205555%204444&env=test')).toBe('/vault/1.8.0/?city=[redacted]&env=test');
     expect(redactUrl('/x?address=3782-822463-10005')).toBe('/x?address=[redacted]');
+    expect(redactUrl('/x?ref=4111.1111.1111.1111')).toBe('/x?ref=[redacted]');
+    expect(redactUrl('/x?ref=4111_1111_1111_1111&a=1')).toBe('/x?ref=[redacted]&a=1');
+    expect(redactUrl('/x?ref=4111%2B1111%2B1111%2B1111')).toBe('/x?ref=[redacted]');
     // Long numbers that are not card numbers stay: ids, timestamps.
     expect(redactUrl('/demo/site-json/vendor/v2/transactions?include=1234567890123&_=1700000000000')).toBe('/demo/site-json/vendor/v2/transactions?include=1234567890123&_=1700000000000');
   });
