@@ -58,8 +58,21 @@ export async function signJwt(secret: Uint8Array, claims: JwtClaims, now: Date =
   return jwt.sign(secret);
 }
 
+/**
+ * Whether each of the token's three parts is base64url exactly as it re-encodes. The decoder
+ * ignores the spare bits of a part's last character and a trailing `=`, so one token had several
+ * spellings that all verified, each a credential of its own to everything keyed by the token's
+ * text (the rate limit gave each spelling its own allowance: session 29). Only the one we issue
+ * verifies.
+ */
+function isCanonicalJwt(token: string): boolean {
+  const parts = token.split('.');
+  return parts.length === 3 && parts.every((part) => /^[A-Za-z0-9_-]*$/.test(part) && Buffer.from(part, 'base64url').toString('base64url') === part);
+}
+
 /** Returns the claims of a valid token of the expected kind, or null for anything else. */
 export async function verifyJwt(secret: Uint8Array, token: string, expected: JwtKind, now: Date = new Date()): Promise<JwtClaims | null> {
+  if (!isCanonicalJwt(token)) return null;
   try {
     const { payload } = await jwtVerify(token, secret, {
       algorithms: [algorithm],
