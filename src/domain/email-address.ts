@@ -13,8 +13,13 @@
  * hosted pages' card form, which imports this module (no dependencies, so it bundles small) to
  * refuse at the field what the server would refuse after the card was typed.
  */
-const emailDomainLabel = '[\\p{L}\\p{Nd}](?:-*[\\p{L}\\p{M}\\p{Nd}])*';
-export const emailPattern = `[A-Za-z0-9.!#$%&'*+/=?^_\`{|}~-]+@${emailDomainLabel}(?:\\.${emailDomainLabel})+`;
+// A label is at most 63 characters (DNS): the lookahead stops at what ends one, a list's commas and
+// spaces included, so an address inside a list is measured alone.
+const emailDomainLabel = '(?![^.@,;\\s]{64})[\\p{L}\\p{Nd}](?:-*[\\p{L}\\p{M}\\p{Nd}])*';
+// The local part is a dot-atom of at most 64 characters (RFC 5321): no leading, trailing or
+// doubled dot (`.a..b.@x` was taken, and no server accepts it).
+const emailAtom = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
+export const emailPattern = `(?![^@,;\\s]{65})${emailAtom}(?:\\.${emailAtom})*@${emailDomainLabel}(?:\\.${emailDomainLabel})+`;
 
 const emailAddressRegExp = new RegExp(`^${emailPattern}$`, 'u');
 

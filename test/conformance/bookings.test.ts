@@ -113,6 +113,10 @@ describe('booking resource', () => {
     ['countries', 'XX'],
     ['countries', 'gb'],
     ['email', 'not-an-email'],
+    // What no mail server takes (session 29): dots out of place, a local part over 64, a label over 63.
+    ['email', '.a..b.@example.com'],
+    ['email', `${'a'.repeat(65)}@example.com`],
+    ['email', `a@${'b'.repeat(64)}.com`],
     ['date', '2030-13-01'],
     ['date', '30/06/2030'],
     ['date_start', '2030-02-30'],
