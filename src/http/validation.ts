@@ -5,7 +5,11 @@ import { ApiError } from './errors.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-const common: Options = { allErrors: true, useDefaults: true, removeAdditional: false, strict: false };
+// `unicode: false`: maxLength counts UTF-16 code units, as `.length` does in textProblem, the
+// pages' maxlength and limits.ts say. Ajv's default counts code points, so a schema took twice
+// the bound in emoji where the same rule elsewhere refused it (a name the vaulting app refused was
+// taken by POST /cards: session 29).
+const common: Options = { allErrors: true, useDefaults: true, removeAdditional: false, strict: false, unicode: false };
 
 /**
  * Bodies are validated strictly: `"100"` is not the integer 100, money included. Query strings

@@ -126,6 +126,15 @@ describe('text no one can see, or that corrupts where it goes', () => {
     }
   });
 
+  it('measures lengths in UTF-16 code units everywhere, as limits.ts says: 200 emoji are 400 units', async () => {
+    const emoji = '\u{1F600}';
+    expect((await api('POST', 'bookings', booking({ firstname: emoji.repeat(100) }))).statusCode).toBe(201);
+    const refused = await api('POST', 'bookings', booking({ firstname: emoji.repeat(101) }));
+    expect(refused.statusCode).toBe(400);
+    expect(Object.keys(refused.json().data.params)).toEqual(['firstname']);
+    expect(textProblem(emoji.repeat(101), { maxLength: 200, kind: 'name' })).not.toBeNull();
+  });
+
   it('accepts real names in any script, with the marks right-to-left text needs', async () => {
     for (const [firstname, surname] of [['José', 'Ñúñez'], ['李', '小龙'], ['مريم', '\u200fالعلي'], ["O'Brien", 'Smith-Jones'], ['Zoë', 'e\u0301']]) {
       const reply = await api('POST', 'bookings', booking({ firstname, surname, reference: '' }));
