@@ -165,5 +165,13 @@ export function createDb(connectionString: string, poolSize: number = limits.dbP
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  // The session settings the code reads dates and days in, whatever the server, database or role
+  // sets: DATE columns are kept as ISO text (the parser above), and GMT days are the spec's. A
+  // database set to `DateStyle = 'SQL, DMY'` answered the bookings list and payments with 500s.
+  // Sent as the connection's first statement (queued before any other on it), not as startup
+  // options, which a connection pooler such as PgBouncer refuses unless configured to pass them.
+  pool.on('connect', (client) => {
+    client.query("SET DateStyle = 'ISO, YMD'; SET TimeZone = 'UTC'").catch(() => undefined);
+  });
   return new Db(pool);
 }
