@@ -49,6 +49,17 @@ describe('payment request page before its script runs', () => {
     }
   });
 
+  it('says there is nothing to pay on a zero-total booking, neutrally: the API calls it unpaid, not paid', async () => {
+    const { id, link } = await bookingWithLink(0, 'enGB');
+    const api = await e2e.t.app.inject({ url: `/${merchant.site.path}/site-json/vendor/v2/bookings/${id}`, headers: merchant.site.headers });
+    expect(api.json()).toMatchObject({ status: 'unpaid', total_unpaid: 0 });
+    const url = new URL(link);
+    const body = (await e2e.t.app.inject({ url: `${url.pathname}${url.search}` })).body;
+    expect(body).toContain('class="outcome info"');
+    expect(body).toContain('There is nothing to pay on this booking.');
+    expect(body).not.toContain('fully paid');
+  });
+
   it('starts the cardholder name empty when the traveller\'s names together are longer than the field takes', async () => {
     const response = await e2e.t.app.inject({
       method: 'POST', url: `/${merchant.site.path}/site-json/vendor/v2/bookings`, headers: merchant.site.headers,

@@ -70,6 +70,7 @@ export const messages = {
   rateChanged: 'The exchange rate has changed: the amount is now {amount}. Please check it and pay again.',
   fullyPaid: 'This booking is fully paid. Nothing is due.',
   nothingDue: 'Nothing is due on this booking: its total is already paid or held on a card.',
+  nothingToPay: 'There is nothing to pay on this booking.',
   paymentInProgress: 'A payment of this booking is still being processed. Please reload this page in a few minutes to see what is still due.',
   notPayableOnline: 'This booking cannot be paid online. Please contact {company}.',
   receipt: 'Receipt',

@@ -69,6 +69,7 @@ export const messages = {
   rateChanged: 'El tipo de cambio ha cambiado: el importe es ahora {amount}. Compruébelo y vuelva a pagar.',
   fullyPaid: 'Esta reserva está totalmente pagada. No hay nada pendiente.',
   nothingDue: 'No hay nada pendiente en esta reserva: su importe total ya está pagado o retenido en una tarjeta.',
+  nothingToPay: 'No hay nada que pagar en esta reserva.',
   paymentInProgress: 'Un pago de esta reserva todavía se está procesando. Vuelva a cargar esta página dentro de unos minutos para ver lo que queda pendiente.',
   notPayableOnline: 'Esta reserva no se puede pagar en línea. Póngase en contacto con {company}.',
   receipt: 'Recibo',

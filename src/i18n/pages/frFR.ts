@@ -69,6 +69,7 @@ export const messages = {
   rateChanged: 'Le taux de change a changé : le montant est maintenant de {amount}. Vérifiez-le et payez à nouveau.',
   fullyPaid: 'Cette réservation est entièrement payée. Rien n’est dû.',
   nothingDue: 'Rien n’est dû pour cette réservation : son montant total est déjà payé ou réservé sur une carte.',
+  nothingToPay: 'Il n’y a rien à payer pour cette réservation.',
   paymentInProgress: 'Un paiement de cette réservation est encore en cours de traitement. Veuillez recharger cette page dans quelques minutes pour voir ce qui reste dû.',
   notPayableOnline: 'Cette réservation ne peut pas être payée en ligne. Veuillez contacter {company}.',
   receipt: 'Reçu',

@@ -69,6 +69,7 @@ export const messages = {
   rateChanged: 'Il tasso di cambio è cambiato: l\'importo ora è {amount}. Controllalo e paga di nuovo.',
   fullyPaid: 'Questa prenotazione è interamente pagata. Non è dovuto nulla.',
   nothingDue: 'Non è dovuto nulla per questa prenotazione: l’importo totale è già pagato o bloccato su una carta.',
+  nothingToPay: 'Non c’è nulla da pagare per questa prenotazione.',
   paymentInProgress: 'Un pagamento di questa prenotazione è ancora in elaborazione. Ricarica questa pagina tra qualche minuto per vedere cosa resta da pagare.',
   notPayableOnline: 'Questa prenotazione non può essere pagata online. Contatta {company}.',
   receipt: 'Ricevuta',

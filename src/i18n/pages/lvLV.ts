@@ -69,6 +69,7 @@ export const messages = {
   rateChanged: 'Valūtas kurss ir mainījies: summa tagad ir {amount}. Lūdzu, pārbaudiet to un maksājiet vēlreiz.',
   fullyPaid: 'Šī rezervācija ir pilnībā apmaksāta. Nekas nav jāmaksā.',
   nothingDue: 'Par šo rezervāciju nekas nav jāmaksā: kopsumma jau ir samaksāta vai rezervēta kartē.',
+  nothingToPay: 'Par šo rezervāciju nav nekā jāmaksā.',
   paymentInProgress: 'Šīs rezervācijas maksājums vēl tiek apstrādāts. Lūdzu, pēc dažām minūtēm pārlādējiet šo lapu, lai redzētu, kas vēl jāmaksā.',
   notPayableOnline: 'Šo rezervāciju nevar apmaksāt tiešsaistē. Lūdzu, sazinieties ar {company}.',
   receipt: 'Kvīts',

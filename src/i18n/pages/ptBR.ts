@@ -69,6 +69,7 @@ export const messages = {
   rateChanged: 'A taxa de câmbio mudou: o valor agora é {amount}. Confira e pague novamente.',
   fullyPaid: 'Esta reserva está totalmente paga. Nada é devido.',
   nothingDue: 'Não há nada a pagar nesta reserva: o valor total já está pago ou reservado em um cartão.',
+  nothingToPay: 'Não há nada a pagar nesta reserva.',
   paymentInProgress: 'Um pagamento desta reserva ainda está sendo processado. Recarregue esta página em alguns minutos para ver o que ainda falta pagar.',
   notPayableOnline: 'Esta reserva não pode ser paga on-line. Entre em contato com {company}.',
   receipt: 'Recibo',

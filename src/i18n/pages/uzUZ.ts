@@ -69,6 +69,7 @@ export const messages = {
   rateChanged: 'Valyuta kursi o‘zgardi: summa endi {amount}. Iltimos, tekshirib, qaytadan to‘lang.',
   fullyPaid: 'Bu bron toʻliq toʻlangan. Hech narsa toʻlash shart emas.',
   nothingDue: 'Bu bron boʻyicha hech narsa toʻlash shart emas: umumiy summa allaqachon toʻlangan yoki kartada band qilingan.',
+  nothingToPay: 'Bu bron boʻyicha toʻlanadigan hech narsa yoʻq.',
   paymentInProgress: 'Bu bron boʻyicha toʻlov hali qayta ishlanmoqda. Qancha toʻlash qolganini koʻrish uchun bir necha daqiqadan soʻng bu sahifani qayta yuklang.',
   notPayableOnline: 'Bu bronni onlayn toʻlab boʻlmaydi. Iltimos, {company} bilan bogʻlaning.',
   receipt: 'Kvitansiya',

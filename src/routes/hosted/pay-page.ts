@@ -122,14 +122,17 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
     // A page whose cards would be refused shows no form: its booking's pages used up their failed
     // attempts or their card captures (payRequestCapturesPerBookingMax).
     const notOnline = channel.accountMode === 'closed' || (await payRequestAttemptsExhausted(context, booking.id)) || (await payRequestCapturesExhausted(context.db, booking.id, now));
-    const nothingToPay = unpaid <= 0 ? t('fullyPaid') : notOnline ? t('notPayableOnline', { company }) : due > 0 ? null : nothingDueMessage(t, funding, company);
+    // A zero total is `unpaid` in the API (booking-status.ts), so its page says nothing is due, in
+    // the neutral style, not "fully paid" in the success one (session 29).
+    const fullyPaid = booking.total > 0 && unpaid <= 0;
+    const nothingToPay = fullyPaid ? t('fullyPaid') : unpaid <= 0 ? t('nothingToPay') : notOnline ? t('notPayableOnline', { company }) : due > 0 ? null : nothingDueMessage(t, funding, company);
     if (nothingToPay !== null) {
-      const outcome = unpaid <= 0 ? 'success' : 'info';
+      const outcome = fullyPaid ? 'success' : 'info';
       return sendPage(reply, 200, hostedPage({ ...header, content: html`${summaryView(t, booking, locale)}${noticeView({ kind: outcome, message: nothingToPay })}` }), payCsp);
     }
     const { token: sessionToken, session } = await createHostedSession(context.db, {
       kind: 'pay', siteId: booking.siteId, channelId: channel.id, userId: booking.authorId, bookingId: booking.id, amount: due, currency: channel.currency, language,
-      options: { cardholder: { name: `${booking.firstname} ${booking.surname}`, email: booking.email } },
+      options: { cardholder: { name: cardholderNameOf(booking), email: booking.email } },
     }, now);
     const options = await paymentCurrencyOptions(context, { channel, amount: due, locale });
     const body = hostedPage({
