@@ -105,7 +105,11 @@ export async function registerOpenApi(app: App, config: Config): Promise<void> {
     transform: ({ schema, url, route }) => {
       const routeSchema = (schema ?? {}) as Record<string, unknown>;
       const takesBody = [route.method].flat().some((method) => bodyMethods.has(method));
-      const documented = takesBody ? { ...routeSchema, response: { ...(routeSchema.response as object | undefined), ...bodyParserErrors } } : routeSchema;
+      // Every route can answer 400: a NUL anywhere in the URL is refused before the route (app.ts),
+      // with the error shape. Routes documenting their own 400 keep it.
+      const responses = routeSchema.response as Record<string, unknown> | undefined;
+      const requestErrors = responses && !('400' in responses) ? { 400: errorResponseSchema } : {};
+      const documented = { ...routeSchema, ...(responses ? { response: { ...responses, ...requestErrors, ...(takesBody ? bodyParserErrors : {}) } } : {}) };
       return { schema: (publicPaths.has(url) ? { ...documented, security: [] } : documented) as never, url };
     },
   });

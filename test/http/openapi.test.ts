@@ -226,6 +226,14 @@ describe('error statuses', () => {
     }
   });
 
+  it('documents 400 on every route, and answers it there: a NUL in the URL is refused before any route', async () => {
+    for (const { method, path, operation } of operations) expect([keyOf(method, path), Object.keys(operation.responses)]).toEqual([keyOf(method, path), expect.arrayContaining(['400'])]);
+    for (const url of ['/healthz?zz=%00', '/pay/%00']) {
+      const answer = await t.app.inject({ url });
+      expect([url, answer.statusCode, answer.json().code]).toEqual([url, 400, 'rest_invalid_param']);
+    }
+  });
+
   it('documents 429 wherever the rate limit applies (every route but the probes)', async () => {
     const limited = await createTestContext({ env: { RATE_LIMIT_PER_MINUTE: '1', LOGIN_RATE_LIMIT_PER_MINUTE: '1' } });
     const undocumentedAnswers: string[] = [];
