@@ -1,3 +1,4 @@
+import { limits } from '../../../src/limits.js';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../../support/context.js';
@@ -76,6 +77,16 @@ describe('sandbox 3DS challenge page', () => {
     const { request, path } = await challenge({ amount: 1_053 });
     await post(path, 'authenticate');
     expect(await t.context.connector.lookup(request.reference)).toMatchObject({ kind: 'declined', code: '800.100.153' });
+  });
+
+  it('holds its answer to the form\'s small body limit whatever the media type (JSON too), and the challenge stays open', async () => {
+    const { request, path } = await challenge();
+    const padded = { result: 'authenticate', padding: 'x'.repeat(limits.sandboxFormBytesMax) };
+    const json = await t.app.inject({ method: 'POST', url: path, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(padded) });
+    expect(json.statusCode).toBe(413);
+    const form = await t.app.inject({ method: 'POST', url: path, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(padded).toString() });
+    expect(form.statusCode).toBe(413);
+    expect(await t.context.connector.lookup(request.reference)).toMatchObject({ kind: 'challenge' });
   });
 
   it('refuses unknown ids and bad answers, and expires after the lifetime', async () => {
