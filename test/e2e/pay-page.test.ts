@@ -81,6 +81,9 @@ describe('payment request page in Chromium', () => {
     expect(await page.getAttribute('html', 'lang')).toBe('fr-FR');
     expect(await page.textContent('main')).toContain('LAKE-7');
     expect(await page.textContent('#amount-due')).toContain('450,00');
+    // The travel dates and the no-script note in the page language too.
+    expect(await page.textContent('main')).toContain('10 mai 2031 – 20 mai 2031');
+    expect(await page.content()).toContain(frenchPages.noScript);
     await screenshots(page, 'pay-form');
     await fillCard(page, { number: testCards.visaChallenge });
     await page.click('#submit');

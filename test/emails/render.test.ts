@@ -35,6 +35,8 @@ describe('every kind in every language', () => {
     expect(renderMail(sampleMailData('receipt', 'enGB')).text).toContain('€1,250.00');
     expect(renderMail(sampleMailData('receipt', 'jaJA')).text).toContain('2026年3月14日');
     expect(renderMail(sampleMailData('receipt', 'enGB')).text).toContain('14 March 2026');
+    // A 24-hour clock in every language: Korean's default wrote a Latin "PM 09:30".
+    for (const language of languageCodes) expect(renderMail(sampleMailData('receipt', language)).text, language).not.toMatch(/\b[AP]M\b/);
   });
 });
 

@@ -137,7 +137,8 @@ function rateText(data: MailData): string {
 }
 
 const rateOptions: Intl.NumberFormatOptions = { maximumFractionDigits: 8 };
-const dateOptions: Intl.DateTimeFormatOptions = { year: 'numeric', month: 'long', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZone: 'UTC', timeZoneName: 'short' };
+// 24-hour in every language: koKR's own default is a Latin "PM 09:30" (session 29).
+const dateOptions: Intl.DateTimeFormatOptions = { year: 'numeric', month: 'long', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'UTC', timeZoneName: 'short' };
 
 function dateText(data: MailData): string {
   return dateTimeFormat(localeOf(data.language), dateOptions).format(data.date);

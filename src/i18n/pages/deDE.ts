@@ -70,6 +70,7 @@ export const messages = {
   fullyPaid: 'Diese Buchung ist vollständig bezahlt. Es ist nichts fällig.',
   nothingDue: 'Für diese Buchung ist nichts fällig: Der Gesamtbetrag ist bereits bezahlt oder auf einer Karte reserviert.',
   nothingToPay: 'Für diese Buchung ist nichts zu bezahlen.',
+  noScript: 'Für die sichere Eingabe der Kartendaten wird JavaScript benötigt.',
   paymentInProgress: 'Eine Zahlung für diese Buchung wird noch bearbeitet. Bitte laden Sie diese Seite in einigen Minuten neu, um zu sehen, was noch fällig ist.',
   notPayableOnline: 'Diese Buchung kann nicht online bezahlt werden. Bitte wenden Sie sich an {company}.',
   receipt: 'Beleg',

@@ -71,6 +71,7 @@ export const messages = {
   fullyPaid: 'This booking is fully paid. Nothing is due.',
   nothingDue: 'Nothing is due on this booking: its total is already paid or held on a card.',
   nothingToPay: 'There is nothing to pay on this booking.',
+  noScript: 'JavaScript is required to enter card details securely.',
   paymentInProgress: 'A payment of this booking is still being processed. Please reload this page in a few minutes to see what is still due.',
   notPayableOnline: 'This booking cannot be paid online. Please contact {company}.',
   receipt: 'Receipt',

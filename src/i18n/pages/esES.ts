@@ -70,6 +70,7 @@ export const messages = {
   fullyPaid: 'Esta reserva está totalmente pagada. No hay nada pendiente.',
   nothingDue: 'No hay nada pendiente en esta reserva: su importe total ya está pagado o retenido en una tarjeta.',
   nothingToPay: 'No hay nada que pagar en esta reserva.',
+  noScript: 'Se necesita JavaScript para introducir los datos de la tarjeta de forma segura.',
   paymentInProgress: 'Un pago de esta reserva todavía se está procesando. Vuelva a cargar esta página dentro de unos minutos para ver lo que queda pendiente.',
   notPayableOnline: 'Esta reserva no se puede pagar en línea. Póngase en contacto con {company}.',
   receipt: 'Recibo',

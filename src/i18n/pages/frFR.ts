@@ -70,6 +70,7 @@ export const messages = {
   fullyPaid: 'Cette réservation est entièrement payée. Rien n’est dû.',
   nothingDue: 'Rien n’est dû pour cette réservation : son montant total est déjà payé ou réservé sur une carte.',
   nothingToPay: 'Il n’y a rien à payer pour cette réservation.',
+  noScript: 'JavaScript est nécessaire pour saisir les données de carte en toute sécurité.',
   paymentInProgress: 'Un paiement de cette réservation est encore en cours de traitement. Veuillez recharger cette page dans quelques minutes pour voir ce qui reste dû.',
   notPayableOnline: 'Cette réservation ne peut pas être payée en ligne. Veuillez contacter {company}.',
   receipt: 'Reçu',

@@ -70,6 +70,7 @@ export const messages = {
   fullyPaid: 'Questa prenotazione è interamente pagata. Non è dovuto nulla.',
   nothingDue: 'Non è dovuto nulla per questa prenotazione: l’importo totale è già pagato o bloccato su una carta.',
   nothingToPay: 'Non c’è nulla da pagare per questa prenotazione.',
+  noScript: 'JavaScript è necessario per inserire i dati della carta in modo sicuro.',
   paymentInProgress: 'Un pagamento di questa prenotazione è ancora in elaborazione. Ricarica questa pagina tra qualche minuto per vedere cosa resta da pagare.',
   notPayableOnline: 'Questa prenotazione non può essere pagata online. Contatta {company}.',
   receipt: 'Ricevuta',

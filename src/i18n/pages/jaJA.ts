@@ -70,6 +70,7 @@ export const messages = {
   fullyPaid: 'この予約はお支払い済みです。お支払いの必要はありません。',
   nothingDue: 'この予約にお支払いいただく金額はありません。合計金額はお支払い済み、またはカードで確保済みです。',
   nothingToPay: 'この予約にお支払いいただくものはありません。',
+  noScript: 'カード情報を安全に入力するには JavaScript が必要です。',
   paymentInProgress: 'この予約のお支払いはまだ処理中です。数分後にこのページを再読み込みして、お支払いが必要な金額をご確認ください。',
   notPayableOnline: 'この予約はオンラインでお支払いいただけません。{company}までお問い合わせください。',
   receipt: '領収書',

@@ -70,6 +70,7 @@ export const messages = {
   fullyPaid: '이 예약은 전액 결제되었습니다. 결제할 금액이 없습니다.',
   nothingDue: '이 예약에 결제할 금액이 없습니다. 총액이 이미 결제되었거나 카드에 승인 보류되어 있습니다.',
   nothingToPay: '이 예약에는 결제할 금액이 없습니다.',
+  noScript: '카드 정보를 안전하게 입력하려면 JavaScript가 필요합니다.',
   paymentInProgress: '이 예약의 결제가 아직 처리 중입니다. 몇 분 후에 이 페이지를 새로 고쳐 남은 결제 금액을 확인해 주세요.',
   notPayableOnline: '이 예약은 온라인으로 결제할 수 없습니다. {company}에 문의해 주세요.',
   receipt: '영수증',

@@ -70,6 +70,7 @@ export const messages = {
   fullyPaid: 'Šī rezervācija ir pilnībā apmaksāta. Nekas nav jāmaksā.',
   nothingDue: 'Par šo rezervāciju nekas nav jāmaksā: kopsumma jau ir samaksāta vai rezervēta kartē.',
   nothingToPay: 'Par šo rezervāciju nav nekā jāmaksā.',
+  noScript: 'Lai droši ievadītu kartes datus, nepieciešams JavaScript.',
   paymentInProgress: 'Šīs rezervācijas maksājums vēl tiek apstrādāts. Lūdzu, pēc dažām minūtēm pārlādējiet šo lapu, lai redzētu, kas vēl jāmaksā.',
   notPayableOnline: 'Šo rezervāciju nevar apmaksāt tiešsaistē. Lūdzu, sazinieties ar {company}.',
   receipt: 'Kvīts',

@@ -70,6 +70,7 @@ export const messages = {
   fullyPaid: 'Esta reserva está totalmente paga. Nada é devido.',
   nothingDue: 'Não há nada a pagar nesta reserva: o valor total já está pago ou reservado em um cartão.',
   nothingToPay: 'Não há nada a pagar nesta reserva.',
+  noScript: 'É necessário JavaScript para informar os dados do cartão com segurança.',
   paymentInProgress: 'Um pagamento desta reserva ainda está sendo processado. Recarregue esta página em alguns minutos para ver o que ainda falta pagar.',
   notPayableOnline: 'Esta reserva não pode ser paga on-line. Entre em contato com {company}.',
   receipt: 'Recibo',

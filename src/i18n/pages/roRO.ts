@@ -70,6 +70,7 @@ export const messages = {
   fullyPaid: 'Această rezervare este plătită integral. Nu este nimic de plată.',
   nothingDue: 'Nu este nimic de plată pentru această rezervare: suma totală este deja plătită sau blocată pe un card.',
   nothingToPay: 'Nu este nimic de plătit pentru această rezervare.',
+  noScript: 'Este necesar JavaScript pentru a introduce în siguranță datele cardului.',
   paymentInProgress: 'O plată pentru această rezervare este încă în curs de procesare. Vă rugăm să reîncărcați această pagină peste câteva minute pentru a vedea ce mai este de plată.',
   notPayableOnline: 'Această rezervare nu poate fi plătită online. Vă rugăm să contactați {company}.',
   receipt: 'Chitanță',

@@ -70,6 +70,7 @@ export const messages = {
   fullyPaid: 'Bu bron toʻliq toʻlangan. Hech narsa toʻlash shart emas.',
   nothingDue: 'Bu bron boʻyicha hech narsa toʻlash shart emas: umumiy summa allaqachon toʻlangan yoki kartada band qilingan.',
   nothingToPay: 'Bu bron boʻyicha toʻlanadigan hech narsa yoʻq.',
+  noScript: 'Karta maʼlumotlarini xavfsiz kiritish uchun JavaScript kerak.',
   paymentInProgress: 'Bu bron boʻyicha toʻlov hali qayta ishlanmoqda. Qancha toʻlash qolganini koʻrish uchun bir necha daqiqadan soʻng bu sahifani qayta yuklang.',
   notPayableOnline: 'Bu bronni onlayn toʻlab boʻlmaydi. Iltimos, {company} bilan bogʻlaning.',
   receipt: 'Kvitansiya',

@@ -70,6 +70,7 @@ export const messages = {
   fullyPaid: '此预订已全额付清，无需再付款。',
   nothingDue: '此预订无需付款：总金额已付清或已在银行卡上预授权。',
   nothingToPay: '此预订无需付款。',
+  noScript: '需要启用 JavaScript 才能安全地输入银行卡信息。',
   paymentInProgress: '此预订的一笔付款仍在处理中。请几分钟后重新加载此页面，查看仍需支付的金额。',
   notPayableOnline: '此预订无法在线支付，请联系{company}。',
   receipt: '收据',

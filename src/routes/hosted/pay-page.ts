@@ -6,6 +6,7 @@ import { paymentCurrencyOptions, type PaymentCurrencyOption } from '../../domain
 import { createHostedSession, attemptsLeft, payRequestCapturesExhausted } from '../../domain/hosted/sessions.js';
 import { payRequestAttemptsExhausted } from '../../domain/hosted/payments.js';
 import { formatMoney } from '../../domain/money.js';
+import { dateTimeFormat } from '../../i18n/formatters.js';
 import { authenticPaymentRequestToken, verifyPaymentRequestToken } from '../../domain/payment-request-link.js';
 import { isTestMode } from '../../domain/vault/index.js';
 import { localeOf, parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
@@ -24,8 +25,14 @@ import { cardholderNameOf } from '../../domain/hosted/vault-app.js';
  */
 const payCsp = { frameAncestors: "'none'", frameSrc: "'self'" } as const;
 
+/** A booking's `YYYY-MM-DD` day in the page's language (the calendar day as written: no time zone shifts it). */
+function dayText(day: string, locale: string): string {
+  return dateTimeFormat(locale, { year: 'numeric', month: 'long', day: 'numeric', timeZone: 'UTC' }).format(new Date(`${day}T00:00:00Z`));
+}
+
 function summaryView(t: Translator, booking: BookingRecord, locale: string): SafeHtml {
-  const dates = booking.dateStart ? `${booking.dateStart} – ${booking.dateEnd}` : booking.dateEnd;
+  const end = dayText(booking.dateEnd, locale);
+  const dates = booking.dateStart ? `${dayText(booking.dateStart, locale)} – ${end}` : end;
   return html`<h2>${t('bookingSummary')}</h2>
 <dl class="summary">
 <dt>${t('bookingId')}</dt><dd>${booking.id}</dd>

@@ -93,7 +93,7 @@ ${options.holderFields.length > 0 ? html`<fieldset><legend>${t('cardholderDetail
 <iframe id="challenge-frame" title="${t('challengeTitle')}"></iframe>
 </section>
 <section id="outcome" class="outcome" hidden tabindex="-1" aria-live="assertive"></section>
-<noscript><p class="notice">JavaScript is required to enter card details securely.</p></noscript>`;
+<noscript><p class="notice">${t('noScript')}</p></noscript>`;
 }
 
 /**
