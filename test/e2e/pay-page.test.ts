@@ -91,6 +91,8 @@ describe('payment request page in Chromium', () => {
     await challenge.getByRole('button', { name: 'Authenticate' }).click();
     await page.waitForSelector('#outcome.success');
     expect(await page.textContent('#outcome')).toContain('Paiement effectué');
+    // Its date in French, on a 24-hour clock, as the receipt mail writes it (was the API's raw text).
+    expect(await page.textContent('#outcome')).toMatch(/\d{1,2} [a-zéû]+ \d{4}(,| à) \d{2}:\d{2} UTC/);
     await screenshots(page, 'pay-receipt');
     const booking = await e2e.t.app.inject({ url: `/${merchant.site.path}/site-json/vendor/v2/bookings/${id}`, headers: merchant.site.headers });
     expect(booking.json()).toMatchObject({ status: 'paid', total_unpaid: 0 });

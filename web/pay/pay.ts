@@ -71,7 +71,7 @@ function receipt(answer: PaymentAnswer, paid: CurrencyOption): void {
   if (paid.rate) lines.push(t('converted', { amount: base.formatted, rate: rateText(paid) }));
   if (transaction.auth_code) lines.push([t('authCode'), transaction.auth_code]);
   if (transaction.last_four_digits) lines.push([t('card'), t('cardEnding', { brand: brandName(transaction.card_types), lastFour: transaction.last_four_digits })]);
-  if (transaction.created) lines.push([t('date'), `${transaction.created} GMT`]);
+  if (transaction.created) lines.push([t('date'), receiptTime(transaction.created)]);
   showOutcome('success', lines);
 }
 
@@ -110,3 +110,13 @@ form.payOnSubmit({
     form.clearCard();
   },
 });
+
+/**
+ * The API's `YYYY-MM-DD HH:MM:SS` (GMT) as the receipt mail writes it: in the page's language, on
+ * a 24-hour clock, marked UTC. Shown as it came, it was the only unlocalised line on the page.
+ */
+function receiptTime(created: string): string {
+  const instant = new Date(`${created.replace(' ', 'T')}Z`);
+  if (Number.isNaN(instant.getTime())) return `${created} GMT`;
+  return new Intl.DateTimeFormat(data.locale, { year: 'numeric', month: 'long', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'UTC', timeZoneName: 'short' }).format(instant);
+}
