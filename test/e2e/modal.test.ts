@@ -143,6 +143,9 @@ describe('payment modal in Chromium', () => {
     expect(error).toMatchObject({ code: 'rest_invalid_param', data: { status: 400, params: { channels: expect.stringContaining('currency') } } });
     expect(error.message).toContain('channels');
     await frame().locator('#fatal').waitFor();
+    // The payer sees the field named, not the service's English explanation (that is the callback's).
+    expect(await frame().locator('#fatal').textContent()).toContain('channels');
+    expect(await frame().locator('#fatal').textContent()).not.toContain('currency');
     await screenshots(page, 'modal-booking-error');
     events = [];
     await openModal(modalOptions(5_000, { booking: { ...bookingData, email: 'not-an-email', firstname: undefined } }));

@@ -92,7 +92,10 @@ async function start(options: ModalInit): Promise<void> {
       return fatal(t('serviceRefused'));
     }
     emit('booking_error', error);
-    return fatal(t('bookingInvalid', { message: Object.entries(error.data.params ?? {}).map(([name, text]) => `${name}: ${text}`).join('; ') || error.message }));
+    // The payer is shown which fields, in the frame's language; the service's English explanation
+    // of each goes to the integrator's booking_error callback above (it was shown here too).
+    const fields = Object.keys(error.data.params ?? {});
+    return fatal(fields.length > 0 ? t('bookingInvalid', { message: fields.join(', ') }) : t('unexpectedError'));
   }
   const session = opened.body as SessionAnswer;
   emit(session.booking_event, session.booking);
