@@ -66,7 +66,8 @@ export function startupBanner(options: { baseUrl: string; env: string; outcome: 
   } else if (outcome) {
     // The CLI talks to the database its own environment names: given the server's, or it opens
     // (and seeds nothing in) another one and answers "no site".
-    const cli = `${options.cliEnv ? `${options.cliEnv} ` : ''}npm run cli -- `;
+    // `-s`: npm's own lines would precede the command's JSON on stdout.
+    const cli = `${options.cliEnv ? `${options.cliEnv} ` : ''}npm run -s cli -- `;
     const site = outcome.demoSiteExists ? demo.sitePath : '<site>';
     const user = outcome.demoSiteExists ? demo.username : '<username>';
     lines.push(

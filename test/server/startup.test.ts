@@ -109,7 +109,7 @@ describe('development start on the embedded database', () => {
     await waitUntilReady(server);
     const banner = server.output();
     expect(banner).toContain('Using the existing data');
-    expect(banner).toContain(`DATA_DIR=${dataDir} PORT=${new URL(server.baseUrl).port} npm run cli -- token create`);
+    expect(banner).toContain(`DATA_DIR=${dataDir} PORT=${new URL(server.baseUrl).port} npm run -s cli -- token create`);
     expect(banner).toContain('/demo/site-json/jwt-auth/v1/token');
     expect(banner).not.toMatch(/tfat_/);
     const response = await fetch(`${server.baseUrl}/demo/site-json/vendor/v2/channels`, { headers: { authorization: `Bearer ${apiToken}` } });

@@ -8,7 +8,7 @@ const existing = { seeded: false as const, demoSiteExists: true };
 
 function hints(cliEnv: string): string[] {
   return startupBanner({ baseUrl: 'http://127.0.0.1:3777', env: 'development', outcome: existing, dataLocation: 'x', cliEnv })
-    .split('\n').filter((line) => line.includes('npm run cli'));
+    .split('\n').filter((line) => line.includes('npm run -s cli'));
 }
 
 describe('the banner of a server on existing data', () => {
@@ -16,8 +16,8 @@ describe('the banner of a server on existing data', () => {
     const external = cliEnvOf({ databaseUrl: 'postgres://app:s3cret@db:5432/pay', dataDir: '/tmp/other', port: 3777, baseUrl: 'http://127.0.0.1:3777' }, defaults);
     expect(external).toBe("DATABASE_URL='postgres://app:<password>@db:5432/pay' DATA_DIR=/tmp/other PORT=3777");
     expect(hints(external)).toEqual([
-      `  or create an API token:  ${external} npm run cli -- token create --site demo --username demo --name laptop`,
-      `  Forgot the password?     ${external} npm run cli -- user password --username demo --password-stdin`,
+      `  or create an API token:  ${external} npm run -s cli -- token create --site demo --username demo --name laptop`,
+      `  Forgot the password?     ${external} npm run -s cli -- user password --username demo --password-stdin`,
     ]);
     // Without a password (trust or peer authentication) the line is ready to paste.
     expect(cliEnvOf({ databaseUrl: 'postgres://postgres@127.0.0.1:5432/test', dataDir: defaults.dataDir, port: 3000, baseUrl: defaults.baseUrl }, defaults)).toBe("DATABASE_URL='postgres://postgres@127.0.0.1:5432/test'");
@@ -27,6 +27,6 @@ describe('the banner of a server on existing data', () => {
 
   it('adds nothing for a server on the defaults', () => {
     expect(cliEnvOf({ dataDir: defaults.dataDir, port: 3000, baseUrl: defaults.baseUrl }, defaults)).toBe('');
-    expect(hints('')[0]).toContain('  or create an API token:  npm run cli -- token create');
+    expect(hints('')[0]).toContain('  or create an API token:  npm run -s cli -- token create');
   });
 });
