@@ -8,6 +8,7 @@ import { completeRow, expireRow, failRow } from '../domain/transactions/settle.j
 import type { TransactionRecord } from '../domain/transactions/types.js';
 import { forEachConcurrently } from '../concurrently.js';
 import { batchSizeWithin } from '../bounded.js';
+import { serviceFailures } from '../domain/transactions/failures.js';
 
 /**
  * The payments jobs (docs/payments.md "Jobs"). Each handles one bounded batch: candidates are
@@ -169,12 +170,12 @@ export async function reconcileIncompleteTransactions(context: AppContext, optio
       if (settled) return settled;
       switch (result.kind) {
         case 'challenge':
-          await failRow(tx, row, { code: null, message: 'The 3-D Secure challenge was never presented to the cardholder.', processorReference: result.processorReference }, at);
+          await failRow(tx, row, { code: null, message: serviceFailures.challengeNotPresented, processorReference: result.processorReference }, at);
           return 'failed';
         default: {
           const giveUpAt = row.createdAt.getTime() + limits.reconcileGiveUpMinutes * 60_000;
           if (result.kind === 'unknown' && result.noRecord && at.getTime() >= giveUpAt) {
-            await failRow(tx, row, { code: null, message: 'No answer from the payment processor; no money was taken.' }, at);
+            await failRow(tx, row, { code: null, message: serviceFailures.noProcessorAnswer }, at);
             return 'failed';
           }
           await countLookupInVain(tx, row.id);

@@ -2,7 +2,7 @@ import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDirForFile, tempDirForTest } from '../support/temp-dir.js';
-import { languageCodes, localeOf } from '../../src/i18n/catalogue.js';
+import { languageCodes, localeOf, translate } from '../../src/i18n/catalogue.js';
 import { mailKinds } from '../../src/domain/emails/kinds.js';
 import { sampleMailData } from '../../src/domain/emails/sample.js';
 import { renderMail } from '../../src/domain/emails/templates.js';
@@ -11,6 +11,7 @@ import { createTestContext, testEnv, type TestContext } from '../support/context
 import { cli } from '../cli/helpers.js';
 import { parseMail } from './support/mime.js';
 import { createSite, insertBooking, insertChannel, insertTransaction, paidWithMailsRequested } from './support/fixtures.js';
+import { serviceFailures } from '../../src/domain/transactions/failures.js';
 
 describe('every kind in every language', () => {
   for (const kind of mailKinds) {
@@ -29,6 +30,15 @@ describe('every kind in every language', () => {
       }
     });
   }
+
+  it('gives a failure the service stated itself (no processor code) in the mail language, not its stored English', () => {
+    for (const failure of ['noProcessorAnswer', 'challengeNotPresented'] as const) {
+      const data = { ...sampleMailData('failure', 'deDE'), reason: { code: null, message: serviceFailures[failure] } };
+      const mail = renderMail(data);
+      expect(mail.text).toContain(translate('deDE', `declines.${failure}`));
+      expect(mail.text).not.toContain(serviceFailures[failure]);
+    }
+  });
 
   it('formats amounts and dates the way each locale writes them', () => {
     expect(renderMail(sampleMailData('receipt', 'deDE')).text).toMatch(/1\.250,00\s€/);

@@ -3,6 +3,7 @@ import { formatMoney } from '../money.js';
 import type { MailData } from './content.js';
 import type { MailKind } from './kinds.js';
 import { dateTimeFormat, numberFormat } from '../../i18n/formatters.js';
+import { serviceFailureOf } from '../transactions/failures.js';
 
 /** A mail before formatting: the same document becomes the HTML part and the plain-text part. */
 export interface MailDocument {
@@ -118,7 +119,10 @@ function paymentDetails(data: MailData, say: Say): MailDocument['details'] {
  */
 function reasonText(data: MailData): string {
   const { code, message } = data.reason!;
-  return code ? `${code} ${declineReason(data.language, code)}` : message;
+  if (code) return `${code} ${declineReason(data.language, code)}`;
+  // A failure the service stated itself, in the mail's language; any other message as it came.
+  const failure = serviceFailureOf(message);
+  return failure ? translate(data.language, `declines.${failure}`) : message;
 }
 
 /** Subject and notices name the first booking, or the transaction when there is none (a vault). */

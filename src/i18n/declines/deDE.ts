@@ -20,4 +20,6 @@ export const messages = {
   '700.400.300': 'abgelehnt (Stornierung nicht möglich: bereits eingezogen oder storniert, oder nicht der volle autorisierte Betrag)',
   '700.400.700': 'abgelehnt (Währung weicht von der ursprünglichen Zahlung ab)',
   unknown: 'vom Zahlungsdienstleister abgelehnt',
+  noProcessorAnswer: 'Keine Antwort vom Zahlungsdienstleister; es wurde kein Geld abgebucht.',
+  challengeNotPresented: 'Die 3-D-Secure-Prüfung wurde dem Karteninhaber nie angezeigt.',
 } as const;

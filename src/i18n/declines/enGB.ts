@@ -1,3 +1,5 @@
+import { serviceFailures } from '../../domain/transactions/failures.js';
+
 // Decline reasons by gateway code, English (the reference language: every other file has exactly these keys).
 // The texts are the sandbox's own messages (src/processor/sandbox/declines.ts), so English mails read as the gateway
 // answered; `unknown` is the generic text for a code the catalogue does not know (docs/emails.md).
@@ -22,4 +24,7 @@ export const messages = {
   '700.400.300': 'declined (cannot void: already captured or voided, or not the full authorised amount)',
   '700.400.700': 'declined (currency differs from the original payment)',
   unknown: 'declined by the payment processor',
+  // Failures the service states itself (no processor code): the stored message is this text.
+  noProcessorAnswer: serviceFailures.noProcessorAnswer,
+  challengeNotPresented: serviceFailures.challengeNotPresented,
 } as const;

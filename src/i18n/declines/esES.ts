@@ -20,4 +20,6 @@ export const messages = {
   '700.400.300': 'rechazada (no se puede anular: ya capturada o anulada, o no es el importe autorizado completo)',
   '700.400.700': 'rechazada (la divisa difiere de la del pago original)',
   unknown: 'rechazada por el procesador de pagos',
+  noProcessorAnswer: 'Sin respuesta del procesador de pagos; no se cobró ningún importe.',
+  challengeNotPresented: 'La verificación 3-D Secure nunca se mostró al titular de la tarjeta.',
 } as const;

@@ -20,4 +20,6 @@ export const messages = {
   '700.400.300': 'refusée (annulation impossible : déjà capturée ou annulée, ou pas le montant autorisé complet)',
   '700.400.700': 'refusée (la devise diffère de celle du paiement d’origine)',
   unknown: 'refusée par le prestataire de paiement',
+  noProcessorAnswer: 'Aucune réponse du processeur de paiement ; aucun montant n’a été prélevé.',
+  challengeNotPresented: 'La vérification 3-D Secure n’a jamais été présentée au titulaire de la carte.',
 } as const;

@@ -20,4 +20,6 @@ export const messages = {
   '700.400.300': 'rifiutata (impossibile annullare: già contabilizzata o annullata, o non è l’intero importo autorizzato)',
   '700.400.700': 'rifiutata (la valuta è diversa da quella del pagamento originale)',
   unknown: 'rifiutata dal gestore dei pagamenti',
+  noProcessorAnswer: 'Nessuna risposta dal processore di pagamento; non è stato addebitato alcun importo.',
+  challengeNotPresented: 'La verifica 3-D Secure non è mai stata mostrata al titolare della carta.',
 } as const;

@@ -20,4 +20,6 @@ export const messages = {
   '700.400.300': '거절됨 (취소 불가: 이미 매입 또는 취소됨, 또는 승인 금액 전액이 아님)',
   '700.400.700': '거절됨 (통화가 원래 결제와 다름)',
   unknown: '결제 처리업체에서 거절됨',
+  noProcessorAnswer: '결제 처리업체로부터 응답이 없었습니다. 결제된 금액은 없습니다.',
+  challengeNotPresented: '3-D Secure 인증이 카드 소유자에게 표시되지 않았습니다.',
 } as const;

@@ -20,4 +20,6 @@ export const messages = {
   '700.400.300': 'noraidīts (nevar anulēt: jau iekasēts vai anulēts, vai nav visa autorizētā summa)',
   '700.400.700': 'noraidīts (valūta atšķiras no sākotnējā maksājuma valūtas)',
   unknown: 'noraidīja maksājumu apstrādātājs',
+  noProcessorAnswer: 'Maksājumu apstrādātājs neatbildēja; nauda netika iekasēta.',
+  challengeNotPresented: '3-D Secure pārbaude kartes īpašniekam netika parādīta.',
 } as const;

@@ -20,4 +20,6 @@ export const messages = {
   '700.400.300': 'recusada (não é possível cancelar: já capturada ou cancelada, ou não é o valor autorizado integral)',
   '700.400.700': 'recusada (a moeda difere da do pagamento original)',
   unknown: 'recusada pelo processador de pagamentos',
+  noProcessorAnswer: 'Sem resposta do processador de pagamentos; nenhum valor foi cobrado.',
+  challengeNotPresented: 'A verificação 3-D Secure nunca foi apresentada ao titular do cartão.',
 } as const;

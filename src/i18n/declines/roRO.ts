@@ -20,4 +20,6 @@ export const messages = {
   '700.400.300': 'refuzată (anularea nu este posibilă: deja capturată sau anulată, ori nu este suma autorizată integrală)',
   '700.400.700': 'refuzată (moneda diferă de cea a plății inițiale)',
   unknown: 'refuzată de procesatorul de plăți',
+  noProcessorAnswer: 'Niciun răspuns de la procesatorul de plăți; nu s-a încasat nicio sumă.',
+  challengeNotPresented: 'Verificarea 3-D Secure nu a fost niciodată afișată titularului cardului.',
 } as const;

@@ -20,4 +20,6 @@ export const messages = {
   '700.400.300': 'rad etildi (bekor qilib boʻlmaydi: allaqachon yechilgan yoki bekor qilingan, yoki avtorizatsiya qilingan summaning toʻliq miqdori emas)',
   '700.400.700': 'rad etildi (valyuta asl toʻlov valyutasidan farq qiladi)',
   unknown: 'toʻlov protsessori tomonidan rad etildi',
+  noProcessorAnswer: 'Toʻlov protsessoridan javob kelmadi; pul yechilmadi.',
+  challengeNotPresented: '3-D Secure tekshiruvi karta egasiga koʻrsatilmadi.',
 } as const;

@@ -20,4 +20,6 @@ export const messages = {
   '700.400.300': '已拒绝（无法撤销：已请款或已撤销，或并非全部授权金额）',
   '700.400.700': '已拒绝（币种与原始付款不同）',
   unknown: '被支付处理方拒绝',
+  noProcessorAnswer: '支付处理方未响应；未扣取任何款项。',
+  challengeNotPresented: '从未向持卡人展示 3-D Secure 验证。',
 } as const;
