@@ -137,9 +137,11 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
       const outcome = fullyPaid ? 'success' : 'info';
       return sendPage(reply, 200, hostedPage({ ...header, content: html`${summaryView(t, booking, locale)}${noticeView({ kind: outcome, message: nothingToPay })}` }), payCsp);
     }
+    // The card form's prefill and the session's cardholder: one value, so the two never differ.
+    const cardholder = { name: cardholderNameOf(booking), email: booking.email };
     const { token: sessionToken, session } = await createHostedSession(context.db, {
       kind: 'pay', siteId: booking.siteId, channelId: channel.id, userId: booking.authorId, bookingId: booking.id, amount: due, currency: channel.currency, language,
-      options: { cardholder: { name: cardholderNameOf(booking), email: booking.email } },
+      options: { cardholder },
     }, now);
     const options = await paymentCurrencyOptions(context, { channel, amount: due, locale });
     const body = hostedPage({
@@ -152,7 +154,7 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
 ${currencyChoiceView(t, options)}
 </div>
 ${secureNoteView(t, isTestMode(channel.accountMode))}
-${cardFormView({ t, language, holderFields: ['name', 'email'], prefill: { name: cardholderNameOf(booking), email: booking.email }, submitLabel: t('payAmount', { amount: formatMoney(due, channel.currency, locale) }) })}`,
+${cardFormView({ t, language, holderFields: ['name', 'email'], prefill: cardholder, submitLabel: t('payAmount', { amount: formatMoney(due, channel.currency, locale) }) })}`,
       data: {
         kind: 'pay',
         session: sessionToken,
