@@ -12,6 +12,7 @@ import { cli } from '../cli/helpers.js';
 import { parseMail } from './support/mime.js';
 import { createSite, insertBooking, insertChannel, insertTransaction, paidWithMailsRequested } from './support/fixtures.js';
 import { serviceFailures } from '../../src/domain/transactions/failures.js';
+import { formatMoney } from '../../src/domain/money.js';
 
 describe('every kind in every language', () => {
   for (const kind of mailKinds) {
@@ -38,6 +39,23 @@ describe('every kind in every language', () => {
       expect(mail.text).toContain(translate('deDE', `declines.${failure}`));
       expect(mail.text).not.toContain(serviceFailures[failure]);
     }
+  });
+
+  it('lines the plain-text values up in one column in every language, CJK labels counted at two columns a character', () => {
+    // The width a fixed-width font gives a label (UAX #11): Han, kana, Hangul and fullwidth forms take two columns.
+    const columns = (text: string) => [...text].reduce((sum, character) => sum + (/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3000-\u303f\uff01-\uff60]/u.test(character) ? 2 : 1), 0);
+    for (const language of languageCodes) {
+      const data = sampleMailData('failure', language);
+      const lines = renderMail(data).text.split('\n');
+      const amountLine = lines.find((line) => line.endsWith(formatMoney(data.bookingAmount!.total, 'EUR', localeOf(language))))!;
+      const valueColumns = lines.filter((line) => /^[^:]+: +\S/.test(line) && line.includes('12-98765') || line === amountLine)
+        .map((line) => columns(line.slice(0, line.search(/(?<=: +)\S/))));
+      expect(valueColumns, language).toHaveLength(2);
+      expect(new Set(valueColumns).size, language).toBe(1);
+    }
+    const japanese = renderMail(sampleMailData('failure', 'jaJA')).text;
+    expect(japanese).toContain(`予約通貨での金額: €1,250.00\n`);
+    expect(japanese).toContain(`金額:${' '.repeat(13)}$1,350.00\n`);
   });
 
   it('formats amounts and dates the way each locale writes them', () => {

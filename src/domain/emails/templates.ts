@@ -161,19 +161,35 @@ function cardName(type: string | null, say: Say): string {
 // Layout: one plain-text and one HTML rendering of a document. Every value is escaped here.
 
 function toText(document: MailDocument): string {
-  const width = Math.max(...document.details.map((row) => row.label.length));
+  const width = Math.max(...document.details.map((row) => displayWidth(row.label)));
   return [
     document.heading,
     '',
     document.greeting,
     '',
     ...document.paragraphs.flatMap((paragraph) => [paragraph, '']),
-    ...document.details.map((row) => `${`${row.label}:`.padEnd(width + 2)}${row.value}`),
+    ...document.details.map((row) => `${row.label}:${' '.repeat(width - displayWidth(row.label) + 1)}${row.value}`),
     '',
     '--',
     document.footer,
     '',
   ].join('\n');
+}
+
+// East Asian wide and fullwidth characters (UAX #11: Hangul, CJK, kana, fullwidth forms), which a
+// fixed-width font draws two columns wide; combining marks and format characters draw none.
+const wideCharacter = /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\ufe10-\ufe19\ufe30-\ufe6f\uff00-\uff60\uffe0-\uffe6\u{20000}-\u{3fffd}]/u;
+const zeroWidthCharacter = /[\p{Mn}\p{Me}\p{Cf}]/u;
+
+/**
+ * Columns a label takes in a fixed-width font, which is how plain-text mail is read: counted in
+ * UTF-16 units, a Japanese, Chinese or Korean label took half its width and its value started
+ * left of the others'.
+ */
+function displayWidth(text: string): number {
+  let width = 0;
+  for (const character of text) width += wideCharacter.test(character) ? 2 : zeroWidthCharacter.test(character) ? 0 : 1;
+  return width;
 }
 
 export function escapeHtml(text: string): string {
