@@ -211,7 +211,9 @@ async function deliverOne(context: AppContext, row: ClaimedMail): Promise<Outcom
     const exhausted = row.attempts >= limits.mailAttemptsMax;
     const message = (error as Error).message.slice(0, limits.mailErrorLengthMax);
     if (permanent || exhausted) return { row, status: 'failed', deliveryId: null, error: message, retryRecipients: null, nextAttemptAt: null };
-    return { row, status: 'pending', deliveryId: null, error: message, retryRecipients: null, nextAttemptAt: new Date(context.now().getTime() + retryDelayMs(row.attempts)) };
+    // Refused all, some for good: the next attempt is for the deferred ones alone.
+    const retryRecipients = error instanceof MailDeliveryError && error.deferred ? error.deferred : null;
+    return { row, status: 'pending', deliveryId: null, error: message, retryRecipients, nextAttemptAt: new Date(context.now().getTime() + retryDelayMs(row.attempts)) };
   }
 }
 

@@ -155,6 +155,36 @@ describe('mails from real payments', () => {
     expect(later[0]!.raw).toMatch(/^To: grey@example\.com\r?$/im);
   });
 
+  it('a payer the relay defers while it refuses the Bcc address for good (no recipient taken) is retried alone, and gets the receipt', async () => {
+    const channelId = await channel({ primary_mail: 'gone@mixed.example', mail_bcc_transactional_mails: true });
+    const bookingId = await booking(channelId, { email: 'later@example.com' });
+    await purchase(channelId, bookingId, 80_000);
+    smtp.deferRecipient('later@example.com', 1);
+    smtp.refuseRecipient('gone@mixed.example', 10, 550);
+    expect(await deliver()).toEqual([]);
+    const row = () => t.db.one<{ status: string; retry_recipients: string[] | null; last_error: string }>(
+      'SELECT o.status, o.retry_recipients, o.last_error FROM email_outbox o JOIN transaction_bookings tb ON tb.transaction_id = o.transaction_id WHERE tb.booking_id = $1', [bookingId]);
+    const first = await row();
+    expect(first).toMatchObject({ status: 'pending', retry_recipients: ['later@example.com'] });
+    expect(first.last_error).toMatch(/gone@mixed\.example/);
+    await t.db.query('UPDATE email_outbox SET next_attempt_at = now() - interval \'1 second\' WHERE status = \'pending\'');
+    const later = await deliver();
+    expect(later.map((mail) => mail.envelopeTo)).toEqual([['later@example.com']]);
+    expect((await row()).status).toBe('sent');
+  });
+
+  it('a mail whose every recipient the relay refuses for good fails at once', async () => {
+    const channelId = await channel({ primary_mail: 'gone@dead.example', mail_bcc_transactional_mails: true });
+    const bookingId = await booking(channelId, { email: 'nobody@dead.example' });
+    await purchase(channelId, bookingId, 80_000);
+    smtp.refuseRecipient('nobody@dead.example', 10, 550);
+    smtp.refuseRecipient('gone@dead.example', 10, 551);
+    expect(await deliver()).toEqual([]);
+    const row = await t.db.one<{ status: string; attempts: number }>(
+      'SELECT o.status, o.attempts FROM email_outbox o JOIN transaction_bookings tb ON tb.transaction_id = o.transaction_id WHERE tb.booking_id = $1', [bookingId]);
+    expect(row).toEqual({ status: 'failed', attempts: 1 });
+  });
+
   it("a capture's receipt and its refund's mail go to the payer named on the authorisation, not the lead traveller", async () => {
     const channelId = await channel({});
     const bookingId = await booking(channelId, { email: 'lead@example.com' });

@@ -29,7 +29,11 @@ export interface Mailer {
 
 /** `permanent` failures (SMTP 5xx, no recipient accepted) are not retried. */
 export class MailDeliveryError extends Error {
-  constructor(message: string, readonly permanent: boolean) {
+  /**
+   * @param deferred when the relay refused every recipient, some for now (4xx) and others for
+   * good (5xx): the ones worth another attempt, alone.
+   */
+  constructor(message: string, readonly permanent: boolean, readonly deferred?: string[]) {
     super(message);
   }
 }
@@ -68,9 +72,7 @@ export function smtpMailer(url: string): Mailer {
       const message = composed(mail, { bccHeader: false });
       try {
         const info = await transport.sendMail({ envelope: { from: mail.from.address, to: mail.envelopeTo ?? envelopeRecipients(mail) }, raw: message });
-        const refusals = (info as { rejectedErrors?: { recipient?: string; responseCode?: number }[] }).rejectedErrors ?? [];
-        const deferred = refusals.filter((refusal) => refusal.recipient !== undefined && (refusal.responseCode ?? 0) >= 400 && (refusal.responseCode ?? 0) < 500);
-        return { deliveryId: String(info.response ?? info.messageId), rejected: info.rejected.map(String), deferred: deferred.map((refusal) => refusal.recipient!) };
+        return { deliveryId: String(info.response ?? info.messageId), rejected: info.rejected.map(String), deferred: deferredRecipients(info) };
       } catch (error) {
         throw classifySmtpError(error);
       }
@@ -79,13 +81,31 @@ export function smtpMailer(url: string): Mailer {
   };
 }
 
-/** 4xx and network trouble are worth retrying; 5xx and a refused envelope are not. */
+type RecipientRefusals = { rejectedErrors?: { recipient?: string; responseCode?: number; response?: string }[] };
+
+/** The recipients the relay refused for now (4xx at RCPT TO), from nodemailer's answer or error. */
+function deferredRecipients(answer: RecipientRefusals): string[] {
+  return (answer.rejectedErrors ?? [])
+    .filter((refusal) => refusal.recipient !== undefined && (refusal.responseCode ?? 0) >= 400 && (refusal.responseCode ?? 0) < 500)
+    .map((refusal) => refusal.recipient!);
+}
+
+/**
+ * 4xx and network trouble are worth retrying; 5xx and a refused envelope are not. When the relay
+ * refused every recipient, some for now and some for good, nodemailer reports the 4xx: the mail is
+ * retried for those alone, and the 5xx ones are named in the message (they were retried with them
+ * until the mail failed or went, and their refusal was never recorded).
+ */
 function classifySmtpError(error: unknown): MailDeliveryError {
-  const details = error as { message?: string; responseCode?: number; code?: string; response?: string };
+  const details = error as { message?: string; responseCode?: number; code?: string; response?: string } & RecipientRefusals;
   const responseCode = details.responseCode ?? 0;
   const permanent = (responseCode >= 500 && responseCode < 600) || (details.code === 'EENVELOPE' && responseCode >= 500);
   const message = [details.code, details.response ?? details.message].filter(Boolean).join(': ') || String(error);
-  return new MailDeliveryError(message, permanent);
+  const deferred = details.code === 'EENVELOPE' ? deferredRecipients(details) : [];
+  const refusedForGood = (details.rejectedErrors ?? []).filter((refusal) => refusal.recipient !== undefined && !deferred.includes(refusal.recipient));
+  if (permanent || deferred.length === 0 || refusedForGood.length === 0) return new MailDeliveryError(message, permanent);
+  const refusals = refusedForGood.map((refusal) => `${refusal.recipient} (${refusal.response ?? refusal.responseCode})`).join(', ');
+  return new MailDeliveryError(`${message}; refused recipients: ${refusals}`, false, deferred);
 }
 
 /**

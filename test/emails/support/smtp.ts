@@ -16,6 +16,8 @@ export interface TestSmtpServer {
   refuseNext(count: number, responseCode: number): void;
   /** RCPT TO `address` is deferred (450, as greylisting does) the next `count` times it is given. */
   deferRecipient(address: string, count: number): void;
+  /** RCPT TO `address` is refused with this reply code (e.g. 550, no such mailbox) the next `count` times it is given. */
+  refuseRecipient(address: string, count: number, responseCode: number): void;
   /** Each message is answered this long after its data arrived (a slow relay); 0 by default. */
   answerDelayMs: number;
   /** The most messages the server was answering at one time (reset it to measure). */
@@ -34,7 +36,7 @@ export async function startSmtpServer(options: { idleTimeoutMs?: number } = {}):
   let refusals = 0;
   let refusalCode = 451;
   let answering = 0;
-  const deferrals = new Map<string, number>();
+  const recipientRefusals = new Map<string, { count: number; responseCode: number }>();
   const state: TestSmtpServer = {
     url: '',
     received,
@@ -46,7 +48,10 @@ export async function startSmtpServer(options: { idleTimeoutMs?: number } = {}):
       refusalCode = responseCode;
     },
     deferRecipient(address, count) {
-      deferrals.set(address, count);
+      recipientRefusals.set(address, { count, responseCode: 450 });
+    },
+    refuseRecipient(address, count, responseCode) {
+      recipientRefusals.set(address, { count, responseCode });
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
@@ -56,11 +61,11 @@ export async function startSmtpServer(options: { idleTimeoutMs?: number } = {}):
     logger: false,
     ...(options.idleTimeoutMs ? { socketTimeout: options.idleTimeoutMs } : {}),
     onRcptTo(address, _session, callback) {
-      const left = deferrals.get(address.address) ?? 0;
-      if (left <= 0) return callback();
-      deferrals.set(address.address, left - 1);
-      const error = new Error('Greylisted, try again later') as Error & { responseCode: number };
-      error.responseCode = 450;
+      const refusal = recipientRefusals.get(address.address);
+      if (!refusal || refusal.count <= 0) return callback();
+      refusal.count -= 1;
+      const error = new Error(refusal.responseCode >= 500 ? 'No such mailbox' : 'Greylisted, try again later') as Error & { responseCode: number };
+      error.responseCode = refusal.responseCode;
       callback(error);
     },
     onConnect(_session, callback) {
