@@ -9,7 +9,7 @@ import { smtpMailer, type OutgoingMail } from '../../src/domain/emails/transport
 import { formatMoney } from '../../src/domain/money.js';
 import { limits } from '../../src/limits.js';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from './support/smtp.js';
-import { createSite, insertBooking, insertChannel, insertTransaction, type ChannelOptions } from './support/fixtures.js';
+import { createSite, insertBooking, insertChannel, insertTransaction, paidWithMailsRequested, type ChannelOptions } from './support/fixtures.js';
 import type { SiteFixture } from '../support/fixtures.js';
 
 let smtp: TestSmtpServer;
@@ -479,6 +479,38 @@ describe('retention', () => {
     const waiting = await bodies(pending.transactionId);
     expect(waiting).toMatchObject({ status: 'pending', bodies_pruned_at: null });
     expect(waiting.text_body).toContain('KEEP-PENDING');
+  });
+});
+
+describe('a relay that refuses the service, not the mail', () => {
+  it('keeps the mail pending while the relay refuses the login or the sender, and sends it once the relay takes them', async () => {
+    const relay = await startSmtpServer({ password: 'rotated' });
+    const url = new URL(relay.url);
+    url.username = 'trustfare';
+    url.password = 'before-rotation';
+    const local = await createTestContext({ mailer: smtpMailer(url.href), now: () => new Date(Date.now() + offsetMs) });
+    try {
+      const site = await createSite(local.db);
+      const channelId = await insertChannel(local.db, site, {});
+      const transactionId = await paidWithMailsRequested(local.db, site, { channelId, total: 4200, payeeEmail: 'payer@example.com' });
+      const row = () => local.db.one<{ status: string; last_error: string | null }>('SELECT status, last_error FROM email_outbox WHERE transaction_id = $1', [transactionId]);
+      expect(await deliverPendingMails(local.context)).toMatchObject({ sent: 0, failed: 0, retrying: 1 });
+      expect(await row()).toMatchObject({ status: 'pending', last_error: expect.stringContaining('535') });
+      // The operator sets the relay's new password (here: the relay takes the old one again).
+      relay.password = 'before-rotation';
+      // The relay refuses the sender address for a while (its policy, the same for every mail).
+      relay.refuseSenderNext(1, 553);
+      offsetMs += retryDelayMs(1) + 1000;
+      expect(await deliverPendingMails(local.context)).toMatchObject({ sent: 0, failed: 0, retrying: 1 });
+      expect(await row()).toMatchObject({ status: 'pending', last_error: expect.stringContaining('553') });
+      offsetMs += retryDelayMs(2) + 1000;
+      expect(await deliverPendingMails(local.context)).toMatchObject({ sent: 1 });
+      expect(relay.received.map((mail) => mail.envelopeTo)).toEqual([['payer@example.com']]);
+    } finally {
+      local.context.mailer.close();
+      await local.close();
+      await relay.close();
+    }
   });
 });
 

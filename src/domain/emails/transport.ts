@@ -95,11 +95,18 @@ function deferredRecipients(answer: RecipientRefusals): string[] {
  * refused every recipient, some for now and some for good, nodemailer reports the 4xx: the mail is
  * retried for those alone, and the 5xx ones are named in the message (they were retried with them
  * until the mail failed or went, and their refusal was never recorded).
+ *
+ * A refused login (AUTH) or sender (MAIL FROM) is retried whatever its code: it answers the
+ * service's own settings (SMTP_URL's credentials, MAIL_FROM) or the relay's policy for them, the
+ * same for every mail, and an operator puts it right. As a permanent failure, every mail of the
+ * while (a password rotated on the relay before SMTP_URL) failed for good, and no command sends a
+ * failed mail again.
  */
 function classifySmtpError(error: unknown): MailDeliveryError {
-  const details = error as { message?: string; responseCode?: number; code?: string; response?: string } & RecipientRefusals;
+  const details = error as { message?: string; responseCode?: number; code?: string; command?: string; response?: string } & RecipientRefusals;
   const responseCode = details.responseCode ?? 0;
-  const permanent = (responseCode >= 500 && responseCode < 600) || (details.code === 'EENVELOPE' && responseCode >= 500);
+  const refusesService = details.code === 'EAUTH' || details.command === 'MAIL FROM';
+  const permanent = !refusesService && responseCode >= 500 && responseCode < 600;
   const message = [details.code, details.response ?? details.message].filter(Boolean).join(': ') || String(error);
   const deferred = details.code === 'EENVELOPE' ? deferredRecipients(details) : [];
   const refusedForGood = (details.rejectedErrors ?? []).filter((refusal) => refusal.recipient !== undefined && !deferred.includes(refusal.recipient));

@@ -16,6 +16,8 @@ export interface TestSmtpServer {
   refuseNext(count: number, responseCode: number): void;
   /** RCPT TO `address` is deferred (450, as greylisting does) the next `count` times it is given. */
   deferRecipient(address: string, count: number): void;
+  /** MAIL FROM is refused with this reply code (e.g. 553, sender not allowed) the next `count` times. */
+  refuseSenderNext(count: number, responseCode: number): void;
   /** RCPT TO `address` is refused with this reply code (e.g. 550, no such mailbox) the next `count` times it is given. */
   refuseRecipient(address: string, count: number, responseCode: number): void;
   /** Each message is answered this long after its data arrived (a slow relay); 0 by default. */
@@ -24,25 +26,31 @@ export interface TestSmtpServer {
   mostAtOnce: number;
   /** Connections clients opened so far. */
   connections: number;
+  /** With `password` given at start: the password AUTH takes now (any user name). */
+  password: string;
   close(): Promise<void>;
 }
 
 /**
  * A real SMTP server on a free local port; nodemailer talks to it as to any relay.
- * `idleTimeoutMs` closes a connection that says nothing for that long, as relays do.
+ * `idleTimeoutMs` closes a connection that says nothing for that long, as relays do. With
+ * `password`, clients must log in (AUTH PLAIN or LOGIN, over plain TCP) with it; a wrong one is
+ * answered 535.
  */
-export async function startSmtpServer(options: { idleTimeoutMs?: number } = {}): Promise<TestSmtpServer> {
+export async function startSmtpServer(options: { idleTimeoutMs?: number; password?: string } = {}): Promise<TestSmtpServer> {
   const received: ReceivedMail[] = [];
   let refusals = 0;
   let refusalCode = 451;
   let answering = 0;
   const recipientRefusals = new Map<string, { count: number; responseCode: number }>();
+  const senderRefusals = { count: 0, responseCode: 553 };
   const state: TestSmtpServer = {
     url: '',
     received,
     answerDelayMs: 0,
     mostAtOnce: 0,
     connections: 0,
+    password: options.password ?? '',
     refuseNext(count, responseCode) {
       refusals = count;
       refusalCode = responseCode;
@@ -50,16 +58,31 @@ export async function startSmtpServer(options: { idleTimeoutMs?: number } = {}):
     deferRecipient(address, count) {
       recipientRefusals.set(address, { count, responseCode: 450 });
     },
+    refuseSenderNext(count, responseCode) {
+      Object.assign(senderRefusals, { count, responseCode });
+    },
     refuseRecipient(address, count, responseCode) {
       recipientRefusals.set(address, { count, responseCode });
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
   const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
+    ...(options.password === undefined
+      ? { authOptional: true, disabledCommands: ['STARTTLS', 'AUTH'] }
+      : { authOptional: false, allowInsecureAuth: true, authMethods: ['PLAIN', 'LOGIN'], disabledCommands: ['STARTTLS'] }),
+    onAuth(auth, _session, callback) {
+      if (auth.password === state.password) return callback(null, { user: auth.username });
+      callback(new Error('Authentication credentials invalid'));
+    },
     logger: false,
     ...(options.idleTimeoutMs ? { socketTimeout: options.idleTimeoutMs } : {}),
+    onMailFrom(_address, _session, callback) {
+      if (senderRefusals.count <= 0) return callback();
+      senderRefusals.count -= 1;
+      const error = new Error('Sender address rejected: not owned by user') as Error & { responseCode: number };
+      error.responseCode = senderRefusals.responseCode;
+      callback(error);
+    },
     onRcptTo(address, _session, callback) {
       const refusal = recipientRefusals.get(address.address);
       if (!refusal || refusal.count <= 0) return callback();
