@@ -57,32 +57,8 @@ import * as pagesUkUK from './pages/ukUK.js';
 import * as pagesUzUZ from './pages/uzUZ.js';
 import * as pagesZhZH from './pages/zhZH.js';
 
-/** The spec's receipt language codes with the BCP 47 locale Intl uses for each. */
-export const localeByLanguage = {
-  zhZH: 'zh-CN',
-  enGB: 'en-GB',
-  frFR: 'fr-FR',
-  deDE: 'de-DE',
-  itIT: 'it-IT',
-  jaJA: 'ja-JP',
-  kkKK: 'kk-KZ',
-  koKO: 'ko-KR',
-  lvLV: 'lv-LV',
-  ptBR: 'pt-BR',
-  roRO: 'ro-RO',
-  ruRU: 'ru-RU',
-  esES: 'es-ES',
-  ukUK: 'uk-UA',
-  uzUZ: 'uz-UZ',
-} as const;
-
-export type LanguageCode = keyof typeof localeByLanguage;
-export type Locale = (typeof localeByLanguage)[LanguageCode];
-
-/** In the spec's order; use it for TypeBox enums and language pickers. */
-export const languageCodes = Object.keys(localeByLanguage) as LanguageCode[];
-
-export const defaultLanguage: LanguageCode = 'enGB';
+export { defaultLanguage, isLanguageCode, languageCodes, localeByLanguage, parseLanguage, type LanguageCode, type Locale } from './languages.js';
+import { defaultLanguage, localeByLanguage, parseLanguage, type LanguageCode, type Locale } from './languages.js';
 
 /** Each language's own name for itself, for language pickers. */
 export const languageNames: Record<LanguageCode, string> = {
@@ -136,25 +112,6 @@ export function messagesOf(namespace: Namespace, language: LanguageCode): Readon
 /** Keys a language declares as rightly identical to English (checked by the completeness test). */
 export function identicalToEnglishOf(namespace: Namespace, language: LanguageCode): readonly string[] {
   return (namespaceFiles[namespace] as Record<LanguageCode, NamespaceFile>)[language].identicalToEnglish ?? [];
-}
-
-export function isLanguageCode(value: unknown): value is LanguageCode {
-  return typeof value === 'string' && Object.hasOwn(localeByLanguage, value);
-}
-
-/**
- * The language code for `code` or undefined: accepts the spec's codes in any case (`frfr`), BCP 47
- * locales (`fr-FR`, `fr_FR`, `ja-JP`) and bare language subtags (`fr`, `ja`).
- */
-export function parseLanguage(code: string | null | undefined): LanguageCode | undefined {
-  if (typeof code !== 'string') return undefined;
-  const compact = code.trim().replace(/[-_]/g, '').toLowerCase();
-  if (compact === '') return undefined;
-  for (const language of languageCodes) {
-    if (language.toLowerCase() === compact || localeByLanguage[language].replace('-', '').toLowerCase() === compact) return language;
-  }
-  const subtag = code.trim().toLowerCase().split(/[-_]/)[0];
-  return languageCodes.find((language) => language.slice(0, 2).toLowerCase() === subtag);
 }
 
 /** Like parseLanguage, but anything unknown or empty becomes the default language (enGB). */

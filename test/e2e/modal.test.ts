@@ -328,6 +328,20 @@ describe('payment modal in Chromium', () => {
     expect(await page.evaluate(() => document.querySelectorAll('[inert]').length)).toBe(1);
   });
 
+  it('names the dialog and × in the language the frame is shown in, for a BCP 47 code too (pt-BR, de-AT)', async () => {
+    for (const [language, lang, dialog, close] of [['pt-BR', 'pt-BR', 'Pagamento', 'Fechar'], ['de-AT', 'de-DE', 'Zahlung', 'Schließen']] as const) {
+      await openModal(modalOptions(9_900, { language }));
+      const shown = page.frameLocator('iframe');
+      await shown.locator('#submit').waitFor();
+      // The frame reads the code as the service does (Portuguese, German)...
+      expect(await shown.locator('html').getAttribute('lang')).toBe(lang);
+      // ...and so does the dialog around it: it was "Payment" and "Close" for any code but the spec's own.
+      expect(await page.getAttribute('[role="dialog"]', 'aria-label')).toBe(dialog);
+      expect(await page.getAttribute('iframe', 'title')).toBe(dialog);
+      expect(await page.getByRole('button', { name: close }).count()).toBe(1);
+    }
+  });
+
   it('runs a 3DS challenge inline in the modal: Authenticate reports transaction_logged', async () => {
     await openModal(modalOptions(6_000));
     await frame().locator('#submit').waitFor();

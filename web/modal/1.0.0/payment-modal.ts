@@ -8,6 +8,7 @@
  * never touches the host page. The frame reports progress with postMessage; this script checks
  * the origin and window of every message and calls the integrator's callbacks.
  */
+import { parseLanguage, type LanguageCode } from '../../../src/i18n/languages.js';
 import { callbackNames, frameSource, hostSource, type CallbackName, type FrameMessage, type ModalInit } from './protocol.js';
 
 type Callback = (argument: unknown) => void;
@@ -40,9 +41,11 @@ const frameOrigin = frameUrl.origin;
 /**
  * The × button's label and the dialog's (and frame's) accessible name, by modal language. Kept
  * here rather than read from the catalogue: this script runs on integrators' pages and must stay
- * tiny. The close labels are the catalogue's `close`.
+ * tiny. The close labels are the catalogue's `close`. Looked up by the language the frame is shown
+ * in (parseLanguage, as the frame's route reads `language`): `pt-BR` or `de-AT` named the frame
+ * in Portuguese or German but the dialog "Payment".
  */
-const modalLabels: Record<string, { close: string; dialog: string }> = {
+const modalLabels: Record<LanguageCode, { close: string; dialog: string }> = {
   zhZH: { close: '关闭', dialog: '支付' }, enGB: { close: 'Close', dialog: 'Payment' }, frFR: { close: 'Fermer', dialog: 'Paiement' },
   deDE: { close: 'Schließen', dialog: 'Zahlung' }, itIT: { close: 'Chiudi', dialog: 'Pagamento' }, jaJA: { close: '閉じる', dialog: 'お支払い' },
   kkKK: { close: 'Жабу', dialog: 'Төлем' }, koKO: { close: '닫기', dialog: '결제' }, lvLV: { close: 'Aizvērt', dialog: 'Apmaksa' },
@@ -125,7 +128,7 @@ export function open(options: ModalOptions): ModalHandle {
   const dialog = document.createElement('div');
   dialog.setAttribute('role', 'dialog');
   dialog.setAttribute('aria-modal', 'true');
-  const labels = modalLabels[options.language ?? 'enGB'] ?? modalLabels.enGB!;
+  const labels = modalLabels[parseLanguage(options.language) ?? 'enGB'];
   dialog.setAttribute('aria-label', labels.dialog);
   style(dialog, { position: 'relative', width: 'min(480px, 100%)', height: 'min(760px, 100%)', background: '#fff', borderRadius: '12px', overflow: 'hidden', boxShadow: '0 20px 50px rgba(0,0,0,.35)' });
   const url = new URL(frameUrl);
