@@ -90,6 +90,22 @@ describe('hosted page APIs', () => {
     expect(current.decline).toMatchObject({ code: '999.123.456', reason: 'refusée par le prestataire de paiement' });
   });
 
+  it('brings the payer back from the 3DS challenge to a return page in the page language', async () => {
+    const { token } = await bookingSession(2_100, { kind: 'pay', language: 'frFR' });
+    const challenged = (await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: `Bearer ${token}` }, payload: { card_token: 'tok_visa_3ds_challenge' } })).json();
+    expect(challenged.outcome).toBe('challenge');
+    // The bank's page → the payments core's return route → our return page, inside the page's frame.
+    const answered = await t.app.inject({ method: 'POST', url: new URL(challenged.challenge_url).pathname, payload: 'result=authenticate', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const settled = await t.app.inject({ url: new URL(answered.headers.location as string).pathname });
+    const back = new URL(settled.headers.location as string);
+    expect(back.pathname).toBe('/hosted/3ds-return');
+    const returnPage = await t.app.inject({ url: back.pathname + back.search });
+    expect(returnPage.body).toContain('<html lang="fr-FR">');
+    expect(returnPage.body).toContain('Traitement en cours, veuillez patienter…');
+    // Without a language (a link from before, a hand-typed URL): English, as every page's default.
+    expect((await t.app.inject({ url: '/hosted/3ds-return' })).body).toContain('<html lang="en-GB">');
+  });
+
   it("reads back only the page's own payments, never another payment of its booking (its payer, card and vault token)", async () => {
     const { token, bookingId } = await bookingSession(6_000, { kind: 'pay' });
     const headers = { authorization: `Bearer ${token}` };

@@ -83,7 +83,8 @@ function transactionInputOf(context: AppContext, session: HostedSession, input: 
     token: input.cardToken,
     language: session.language,
     attempt3ds: true,
-    redirectUrl: `${context.config.baseUrl}/hosted/3ds-return`,
+    // The return page is the last the payer sees of the challenge: in the page's language.
+    redirectUrl: `${context.config.baseUrl}/hosted/3ds-return?language=${session.language}`,
     paymentMethod: 'credit-card' as const,
     ...(input.ipAddress ? { ipAddress: input.ipAddress } : {}),
     ...(input.payee?.name ? { payeeName: input.payee.name } : {}),

@@ -13,6 +13,7 @@ import { ApiError, invalidParam, renamedParam } from '../../http/errors.js';
 import { errorResponses, hostedSessionSecurity, htmlResponse, noCredential } from '../../http/openapi.js';
 import { sharedAssets } from './assets.js';
 import { html, page, sendPage } from './html.js';
+import { translatorFor } from './views.js';
 import { currencyCodePattern } from '../../domain/patterns.js';
 import { HostedPaymentReply, PaymentCurrenciesReply, documentedOnly } from './schemas.js';
 
@@ -59,7 +60,7 @@ const currentSchema: FastifySchema = {
   response: { 200: HostedPaymentReply, ...sessionErrors },
 };
 const threeDsReturnSchema = {
-  summary: "Where the bank's 3-D Secure page returns inside the page's challenge frame; tells the page, which reads the outcome",
+  summary: "Where the bank's 3-D Secure page returns inside the page's challenge frame; tells the page, which reads the outcome (query: language)",
   tags,
   security: noCredential,
   response: { 200: htmlResponse('A page whose script notifies the hosted page'), ...errorResponses(429) },
@@ -110,15 +111,18 @@ export async function hostedPaymentRoutes(app: App, context: AppContext): Promis
   // Where the bank's 3DS page sends the cardholder back, inside the page's challenge iframe: a
   // script tells the page (same origin only), which reads the outcome from the server. In the
   // modal that iframe sits in our frame under the integrator's page, and frame-ancestors checks
-  // every ancestor, so any http(s) page may be an ancestor: the page shows nothing but "…", has
-  // no control to click (nothing to clickjack) and posts only to our own origin.
-  app.get('/hosted/3ds-return', { schema: threeDsReturnSchema }, async (_request, reply) => {
+  // every ancestor, so any http(s) page may be an ancestor: the page shows one line of text, has
+  // no control to click (nothing to clickjack) and posts only to our own origin. It says the
+  // payment is being processed in the page's language (`language`, set by transactionInputOf).
+  app.get('/hosted/3ds-return', { schema: threeDsReturnSchema }, async (request, reply) => {
+    const { language: asked } = request.query as { language?: unknown };
+    const language = parseLanguage(typeof asked === 'string' ? asked : undefined) ?? 'enGB';
     const body = page({
-      lang: 'en',
+      lang: localeOf(language),
       title: '3-D Secure',
       styles: [sharedAssets.style],
       scripts: [sharedAssets.threeDsReturnScript],
-      body: html`<main class="card"><p role="status">…</p></main>`,
+      body: html`<main class="card"><p role="status">${translatorFor(language)('processing')}</p></main>`,
     });
     return sendPage(reply, 200, body, { frameAncestors: 'http: https:' });
   });
