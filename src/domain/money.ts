@@ -110,13 +110,18 @@ export function divideDecimals(numerator: Decimal, denominator: Decimal, scale: 
  * result is `round(amount × rate × 10^digits(to) / 10^digits(from))` computed in bigint.
  */
 export function convert(options: { amount: number; from: string; to: string; rate: string | Decimal }): Cents {
+  const result = convertExact(options);
+  if (result > BigInt(Number.MAX_SAFE_INTEGER) || result < BigInt(Number.MIN_SAFE_INTEGER)) throw new RangeError('converted amount is out of range');
+  return cents(Number(result));
+}
+
+/** `convert` as a bigint, never out of range: for callers that bound the result themselves. */
+export function convertExact(options: { amount: number; from: string; to: string; rate: string | Decimal }): bigint {
   const rate = typeof options.rate === 'string' ? parseDecimal(options.rate) : options.rate;
   if (!Number.isSafeInteger(options.amount)) throw new RangeError(`amount must be an integer count of minor units, got ${options.amount}`);
   const numerator = BigInt(options.amount) * rate.units * 10n ** BigInt(minorUnitDigits(options.to));
   const denominator = 10n ** BigInt(rate.scale + minorUnitDigits(options.from));
-  const result = divideHalfUp(numerator, denominator);
-  if (result > BigInt(Number.MAX_SAFE_INTEGER) || result < BigInt(Number.MIN_SAFE_INTEGER)) throw new RangeError('converted amount is out of range');
-  return cents(Number(result));
+  return divideHalfUp(numerator, denominator);
 }
 
 /** One basis point is 1/100 of a percent; 10 000 basis points are the whole amount. */

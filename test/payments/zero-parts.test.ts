@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestContext } from '../support/context.js';
 import { verifyLedger } from '../../src/domain/ledger/verify.js';
+import { paymentCurrencyOptions } from '../../src/domain/hosted/currencies.js';
+import { limits } from '../../src/limits.js';
 import { addChannel, bookingRow, createBooking, createShop, get, paymentsContext, post, type Body, type Shop } from './support.js';
 
 // Every movement of money takes at least one minor unit on both sides (docs/forex.md "Parts of a
@@ -93,5 +95,27 @@ describe('an allocation that moves nothing on one side', () => {
     const accepted = await post(t, shop, purchase(50));
     expect(accepted.json().allocations).toEqual([expect.objectContaining({ total: 1, operator: 'percent', debit: { currencies: 'USD', total: 1 } })]);
     expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
+  });
+});
+
+// The other end: a payment in another currency whose converted total is above the largest amount
+// any total may be (limits.amountCentsMax) can never be sent, and beyond exact integers it made
+// the conversion throw, a 500.
+describe('a forex payment above the largest total', () => {
+  it('refuses bookings whose converted total no payment can carry with a 400 naming the limit, in the pay page currencies too', async () => {
+    const max = limits.amountCentsMax;
+    const bookings = [await createBooking(t, shop, { total: max }), await createBooking(t, shop, { total: max }), await createBooking(t, shop, { total: max })];
+    const body = (count: number): Body => ({
+      transaction_types: 'purchase', channels: shop.channelId, currencies: 'COP', total: max, token: 'tok_visa',
+      bookings: bookings.slice(0, count).map((id) => ({ id, currencies: 'USD', total: max })),
+    });
+    // 3 × 10^12 USD cents at 4000 COP per USD are 1.2 × 10^16 COP cents: beyond exact integers.
+    await expectRefusedUntouched(body(3), 'total', /more than the largest total one payment takes, 1000000000000 COP/);
+    // 4 × 10^15 COP cents: an integer, but no total above 10^12 is accepted.
+    await expectRefusedUntouched(body(1), 'total', /more than the largest total one payment takes/);
+    const options = await paymentCurrencyOptions(t.context, { channel: { currency: 'USD', accountMode: 'test' }, amount: max, locale: 'en-GB' });
+    expect(options.map((option) => option.currency)).not.toContain('COP');
+    expect(options.every((option) => option.amount <= max)).toBe(true);
+    expect(options.map((option) => option.currency)).toContain('EUR');
   });
 });

@@ -1,13 +1,14 @@
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../storage/db.js';
-import { convert, type Cents } from '../money.js';
+import { cents, convertExact, type Cents } from '../money.js';
+import { limits } from '../../limits.js';
 import { gmtDateTime } from '../gmt.js';
 import { isTestMode } from '../channels.js';
 import { currencySymbolOf } from './symbols.js';
 import { isOffered, offeredCurrencies } from './offered.js';
 import type { RateQuote } from './quotes.js';
 
-export type ForexRefusalReason = 'not_offered' | 'no_rate' | 'expired' | 'wrong_total';
+export type ForexRefusalReason = 'not_offered' | 'no_rate' | 'expired' | 'wrong_total' | 'above_maximum';
 
 /**
  * An expected refusal of a forex payment, always naming the currency; the route maps it to a
@@ -18,7 +19,7 @@ export class ForexRefusal extends Error {
     readonly reason: ForexRefusalReason,
     readonly currency: string,
     message: string,
-    readonly param: 'currencies' | 'total' = reason === 'wrong_total' ? 'total' : 'currencies',
+    readonly param: 'currencies' | 'total' = reason === 'wrong_total' || reason === 'above_maximum' ? 'total' : 'currencies',
   ) {
     super(message);
     this.name = 'ForexRefusal';
@@ -57,10 +58,22 @@ export async function currentQuote(context: Pick<AppContext, 'rates' | 'now'>, d
   return requireUsableQuote({ quote: quotes.get(currency), base: channel.currency, currency, now });
 }
 
-/** Converts a channel-currency amount into the paid currency at a quote, refusing an expired one. */
+/**
+ * Converts a channel-currency amount into the paid currency at a quote, refusing an expired one,
+ * and an amount whose conversion is above limits.amountCentsMax: no `total` above it is accepted,
+ * so such a payment could never be sent (and far enough above, the conversion left exact integers).
+ */
 export function convertAtQuote(options: { amount: number; quote: RateQuote; now: Date }): Cents {
   const quote = requireUsableQuote({ quote: options.quote, base: options.quote.base, currency: options.quote.currency, now: options.now });
-  return convert({ amount: options.amount, from: quote.base, to: quote.currency, rate: quote.rate });
+  const converted = convertExact({ amount: options.amount, from: quote.base, to: quote.currency, rate: quote.rate });
+  if (converted > BigInt(limits.amountCentsMax)) {
+    throw new ForexRefusal(
+      'above_maximum',
+      quote.currency,
+      `The bookings' ${options.amount} ${quote.base} are ${converted} ${quote.currency} at the rate ${quote.rate}, more than the largest total one payment takes, ${limits.amountCentsMax} ${quote.currency}: pay the bookings in several payments, or in ${quote.base}.`,
+    );
+  }
+  return cents(Number(converted));
 }
 
 /** One entry of `forex_feed.rates` (wire names). */

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../storage/db.js';
-import { convert, formatDecimal, parseDecimal } from '../money.js';
-import { currentQuote, ForexRefusal, type ForexChannel } from './forex.js';
+import { formatDecimal, parseDecimal } from '../money.js';
+import { convertAtQuote, currentQuote, ForexRefusal, type ForexChannel } from './forex.js';
 
 /**
  * Forex on transactions (docs/forex.md). The cardholder pays `total` in `currencies`; the
@@ -72,7 +72,7 @@ export async function forexTermsFor(
   const { channel, currency, total, channelAmount } = options;
   if (currency === channel.currency) return null;
   const quote = await currentQuote(context, db, { channel, currency });
-  const expected = convert({ amount: channelAmount, from: channel.currency, to: currency, rate: quote.rate });
+  const expected = convertAtQuote({ amount: channelAmount, quote, now: context.now() });
   if (expected !== total) throw wrongTotal({ currency, expected, channelAmount, channelCurrency: channel.currency, rate: quote.rate });
   return { quoteId: quote.quoteId, rate: quote.rate, channelCurrency: channel.currency, channelTotal: channelAmount, paidCurrency: currency, paidTotal: total };
 }
