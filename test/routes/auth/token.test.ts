@@ -188,3 +188,27 @@ describe('token/cardvaultuser', () => {
     expect(response.json().code).toBe('rest_not_logged_in');
   });
 });
+
+describe('a site path no site can have (over 63 characters)', () => {
+  const longPath = `a${'b'.repeat(63)}`;
+
+  it('POST token and token/cardvaultuser answer as for an unknown site, not 400', async () => {
+    for (const endpoint of ['token', 'token/cardvaultuser']) {
+      const unknown = await t.app.inject({ method: 'POST', url: authPath('no-such-site', endpoint), payload: { username: site.username, password: site.password } });
+      const long = await t.app.inject({ method: 'POST', url: authPath(longPath, endpoint), payload: { username: site.username, password: site.password } });
+      expect(unknown.statusCode).toBe(401);
+      expect([long.statusCode, long.json()]).toEqual([unknown.statusCode, unknown.json()]);
+    }
+  });
+
+  it('token/refresh (POST and DELETE) answer as for an unknown site, not 400', async () => {
+    const login = (await postToken(t, site.path, { username: site.username, password: site.password })).json();
+    for (const [method, bearer] of [['POST', login.refresh_token], ['DELETE', login.token]] as const) {
+      const headers = { authorization: `Bearer ${bearer}` };
+      const unknown = await t.app.inject({ method, url: authPath('no-such-site', 'token/refresh'), headers });
+      const long = await t.app.inject({ method, url: authPath(longPath, 'token/refresh'), headers });
+      expect(unknown.statusCode).toBe(404);
+      expect([long.statusCode, long.json()]).toEqual([unknown.statusCode, unknown.json()]);
+    }
+  });
+});
