@@ -7,7 +7,7 @@ import { channelFrom, channelFromRow, channelSelect, type ChannelRecord, type Ch
 import { credentialEpochSql } from '../credentials.js';
 import { followableUrl, followableUrlProblem } from '../redirect-url.js';
 import {
-  assertCardAllowedInMode, assertCardUsableOnChannel, cardById, cardByVaultToken, chargeableCardColumns, chargeableCardJoin, chargeableCardOf, isTestMode, resolvePaymentCard,
+  assertCardAllowedInMode, assertCardNotExpired, assertCardUsableOnChannel, cardById, cardByVaultToken, chargeableCardColumns, chargeableCardJoin, chargeableCardOf, isTestMode, resolvePaymentCard,
   type CaptureTokenRedemption, type CardRecord, type ChargeableCard, type ChargeableCardColumns, type SealedPan,
 } from '../vault/index.js';
 import { toRecord, transactionColumns } from './repository.js';
@@ -265,8 +265,10 @@ async function resolveCard(
     resolved = { card: found.card, ...(found.cvv !== undefined ? { cvv: found.cvv } : {}), ...(found.redemption ? { captureRedemption: found.redemption } : {}) };
   }
   // Keyed by what named the card: a retained charge may name it by linked_id alone.
-  assertCardAllowedInMode(resolved.card, channel.accountMode, input.token === undefined ? 'linked_id' : 'token');
+  const cardParam = input.token === undefined ? 'linked_id' : 'token';
+  assertCardAllowedInMode(resolved.card, channel.accountMode, cardParam);
   assertCardUsableOnChannel(resolved.card, channel, 'channels');
+  assertCardNotExpired(resolved.card, context.now(), cardParam);
   return resolved;
 }
 

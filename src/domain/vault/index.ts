@@ -20,7 +20,8 @@
  * - `cardById(db, siteId, id)`, `cardByVaultToken(db, siteId, token)` → `CardRecord | null`.
  * - `openCard(db, deps, card, cvv?)` → `ProcessorCard` (decrypts the PAN for one processor call).
  * - `assertCardUsableOnChannel(card, {currency, accountType})`, `assertCardAllowedInMode(card,
- *   accountMode)`: throw ApiError 400 `rest_invalid_param` (params `channels` / `token`).
+ *   accountMode)`, `assertCardNotExpired(card, now, param)`: throw ApiError 400
+ *   `rest_invalid_param` (params `channels` / `token` / `linked_id`).
  * - `cardTypeFromBin(bin)`, `luhnValid(pan)`, `issuerCountryFromBin(bin)`, `isTestMode(mode)`.
  * - `rotateCardKeys(db, keys)`: re-wrap data keys under the active CARD_KEYS key.
  */
@@ -30,7 +31,7 @@ import type { VaultDeps } from './cards.js';
 
 export type { CaptureTokenRedemption, CardRecord, CardHolder, CaptureCardInput, CapturedCard, ChargeableCard, ChargeableCardColumns, ResolvedCard, ResolveCardInput, VaultDeps } from './cards.js';
 export { captureCard, cardById, cardByVaultToken, chargeableCardColumns, chargeableCardJoin, chargeableCardOf, redeemCaptureTokens, resolvePaymentCard, openCard, randomAlphanumeric } from './cards.js';
-export { assertCardUsableOnChannel, assertCardAllowedInMode, normalisePan, type CardChannel } from './rules.js';
+export { assertCardUsableOnChannel, assertCardAllowedInMode, assertCardNotExpired, normalisePan, type CardChannel } from './rules.js';
 export { isTestMode } from '../channels.js';
 export { cardTypeFromBin, luhnValid, issuerCountryFromBin, cvvLength } from './card-types.js';
 export { CardDecryptionError, captureTokenPrefix, type SealedPan, type VaultKeys } from './crypto.js';

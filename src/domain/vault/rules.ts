@@ -44,6 +44,23 @@ export function normalisePan(input: string): string {
   return input.replace(/[\s-]/g, '');
 }
 
+/** Whether a card has expired at `now`: it is valid through the last day of its expiry month, UTC. */
+export function cardHasExpired(expiry: { expiryMonth: number; expiryYear: number }, now: Date): boolean {
+  const year = now.getUTCFullYear();
+  return expiry.expiryYear < year || (expiry.expiryYear === year && expiry.expiryMonth < now.getUTCMonth() + 1);
+}
+
+/**
+ * A stored card is charged only while it is valid, as it was captured: one that has expired since
+ * would go to the bank with an expiry it declines (and the attempt would stand as failed). Keyed
+ * by what named the card (`token` or `linked_id`).
+ */
+export function assertCardNotExpired(card: { expiryMonth: number; expiryYear: number }, now: Date, param: string): void {
+  if (!cardHasExpired(card, now)) return;
+  const expiry = `${String(card.expiryMonth).padStart(2, '0')}/${card.expiryYear}`;
+  throw invalidParam(param, `The card expired at the end of ${expiry}; vault it again with its new expiry date.`);
+}
+
 /**
  * Luhn, expiry (valid through the end of its month, UTC) and CVV length for the brand; every
  * problem reported at once.
@@ -51,13 +68,11 @@ export function normalisePan(input: string): string {
 export function assertCardDetailsValid(input: CardNumberInput, brand: CardBrand, now: Date): void {
   const problems: Record<string, string> = {};
   if (!luhnValid(input.pan)) problems.card_number = 'The card number is not valid.';
-  const year = now.getUTCFullYear();
-  const month = now.getUTCMonth() + 1;
   if (!Number.isInteger(input.expiryMonth) || input.expiryMonth < 1 || input.expiryMonth > 12) {
     problems.expiry_month = 'The expiry month must be 1 to 12.';
-  } else if (!Number.isInteger(input.expiryYear) || input.expiryYear > year + limits.cardExpiryYearsMax) {
+  } else if (!Number.isInteger(input.expiryYear) || input.expiryYear > now.getUTCFullYear() + limits.cardExpiryYearsMax) {
     problems.expiry_year = 'The expiry year is not valid.';
-  } else if (input.expiryYear < year || (input.expiryYear === year && input.expiryMonth < month)) {
+  } else if (cardHasExpired(input, now)) {
     problems.expiry_year = 'The card has expired.';
   }
   const length = cvvLength(brand);
