@@ -3,7 +3,7 @@ import { createTestContext, type TestContext } from '../support/context.js';
 import { createSite, type SiteFixture } from '../support/fixtures.js';
 import { backgroundJobs } from '../../src/jobs/index.js';
 import { recordChargeback } from '../../src/domain/transactions/chargebacks.js';
-import { convert } from '../../src/domain/money.js';
+import { convert, formatMoney } from '../../src/domain/money.js';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from './support/smtp.js';
 
 // Through the REST API with sandbox tokens on test channels: the payments code writes the
@@ -118,6 +118,25 @@ describe('mails from real payments', () => {
     expect(inGerman.text).not.toContain('invalid card');
     const inEnglish = mails.find((mail) => mail.envelopeTo.includes('ops@lake.example'))!;
     expect(inEnglish.text).toMatch(/Reason:\s+800\.100\.159 declined \(stolen card\)/);
+  });
+
+  it('declined refund: the notice says the refund failed and nothing went back to the card, not that a payment failed', async () => {
+    const channelId = await channel({ name: 'Refund Desk', language: 'deDE', primary_mail: 'ops@refunds.example', mail_failures: true });
+    const bookingId = await booking(channelId);
+    const payment = await purchase(channelId, bookingId, 80_000, { payee_email: 'payer@example.com' });
+    await deliver();
+    smtp.received.length = 0;
+    const refund = await api('POST', '/transactions', {
+      transaction_types: 'refund', channels: channelId, currencies: 'EUR', total: 10_051, linked_id: payment.id, bookings: [{ id: bookingId, currencies: 'EUR', total: 10_051 }],
+    });
+    expect(refund.status).toBe('failed');
+    const [notice, ...others] = await deliver();
+    expect(others).toEqual([]);
+    expect(notice!.envelopeTo).toEqual(['ops@refunds.example']);
+    expect(notice!.subject).toBe(`Erstattung fehlgeschlagen auf Refund Desk (${site.siteId}-${bookingId})`);
+    expect(notice!.text.split('\n')[0]).toBe('Erstattung fehlgeschlagen');
+    expect(notice!.text).toContain(`Eine Erstattung über ${formatMoney(10_051, 'EUR', 'de-DE')} auf dem Kanal Refund Desk war nicht erfolgreich.`);
+    expect(notice!.text).not.toMatch(/Zahlung|abgebucht/);
   });
 
   it('declined purchase on a channel without mail_failures sends nothing', async () => {

@@ -41,6 +41,17 @@ describe('every kind in every language', () => {
     }
   });
 
+  it('says in every language that a refund failed, not a payment, when the failure is a refund\'s', () => {
+    for (const language of languageCodes) {
+      const payment = renderMail(sampleMailData('failure', language));
+      const refund = renderMail({ ...sampleMailData('failure', language), transactionType: 'refund' });
+      expect(refund.subject, language).toBe(translate(language, 'emails.failureRefundSubject', { channel: 'Sunny Tours EUR', bookingId: '12-3456' }));
+      expect(refund.text.split('\n')[0], language).toBe(translate(language, 'emails.failureRefundHeading'));
+      expect(refund.text, language).not.toContain(translate(language, 'emails.failureHeading'));
+      expect(payment.subject, language).not.toBe(refund.subject);
+    }
+  });
+
   it('lines the plain-text values up in one column in every language, CJK labels counted at two columns a character', () => {
     // The width a fixed-width font gives a label (UAX #11): Han, kana, Hangul and fullwidth forms take two columns.
     const columns = (text: string) => [...text].reduce((sum, character) => sum + (/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3000-\u303f\uff01-\uff60]/u.test(character) ? 2 : 1), 0);

@@ -11,6 +11,8 @@ export interface Money {
 /** What one mail says, independent of language and format; templates turn it into text. */
 export interface MailData {
   kind: MailKind;
+  /** The type of the transaction the mail is about (a failure notice says what failed: a refund or a payment). */
+  transactionType: string;
   language: LanguageCode;
   /** Company name shown to the payer: the channel's receipt_label, else the site name. */
   company: string;
@@ -70,6 +72,7 @@ export function mailDataFor(kind: MailKind, facts: TransactionFacts, language: L
   const cardSource = transaction.last_four ? transaction : original;
   return {
     kind,
+    transactionType: transaction.type,
     language,
     company: nonEmpty(channel.receipt_label) ?? channel.site_name,
     channelName: channel.name,

@@ -9,6 +9,7 @@ import type { MailKind } from './kinds.js';
 export function sampleMailData(kind: MailKind, language: LanguageCode): MailData {
   return {
     kind,
+    transactionType: kind === 'refund' ? 'refund' : kind === 'chargeback' || kind === 'chargeback-notice' ? 'chargeback' : 'purchase',
     language,
     company: 'Sunny Tours',
     channelName: 'Sunny Tours EUR',

@@ -42,11 +42,14 @@ const templates: Record<MailKind, Template> = {
     heading: say('emails.chargebackHeading'),
     intro: say('emails.chargebackIntro', { company: data.company, amount: money(data, data.amount) }),
   }),
-  failure: (data, say) => merchantDocument(data, say, {
-    subject: say('emails.failureSubject', { channel: data.channelName, bookingId: mainId(data) }),
-    heading: say('emails.failureHeading'),
-    intro: say('emails.failureIntro', { channel: data.channelName, amount: money(data, data.amount) }),
-  }),
+  failure: (data, say) => {
+    const keys = failureKeys[data.transactionType === 'refund' ? 'refund' : 'payment'];
+    return merchantDocument(data, say, {
+      subject: say(keys.subject, { channel: data.channelName, bookingId: mainId(data) }),
+      heading: say(keys.heading),
+      intro: say(keys.intro, { channel: data.channelName, amount: money(data, data.amount) }),
+    });
+  },
   'chargeback-notice': (data, say) => merchantDocument(data, say, {
     subject: say('emails.chargebackNoticeSubject', { channel: data.channelName, bookingId: mainId(data) }),
     heading: say('emails.chargebackNoticeHeading'),
@@ -65,6 +68,15 @@ export function renderMail(data: MailData): RenderedMail {
 }
 
 type Words = { subject: string; heading: string; intro: string };
+
+/**
+ * A failed refund owes the payer money back: "payment failed, no money was taken" told the
+ * merchant the opposite of what happened. Every other type that fails takes or holds money.
+ */
+const failureKeys = {
+  payment: { subject: 'emails.failureSubject', heading: 'emails.failureHeading', intro: 'emails.failureIntro' },
+  refund: { subject: 'emails.failureRefundSubject', heading: 'emails.failureRefundHeading', intro: 'emails.failureRefundIntro' },
+} as const satisfies Record<string, Record<keyof Words, MessageKey>>;
 
 function payerDocument(data: MailData, say: Say, words: Words): MailDocument {
   return {
