@@ -11,7 +11,7 @@ import { createTestContext, testEnv, type TestContext } from '../support/context
 import { cli } from '../cli/helpers.js';
 import { parseMail } from './support/mime.js';
 import { createSite, insertBooking, insertChannel, insertTransaction, paidWithMailsRequested } from './support/fixtures.js';
-import { serviceFailures } from '../../src/domain/transactions/failures.js';
+import { operatorSettlementMessage, serviceFailures } from '../../src/domain/transactions/failures.js';
 import { formatMoney } from '../../src/domain/money.js';
 
 describe('every kind in every language', () => {
@@ -39,6 +39,16 @@ describe('every kind in every language', () => {
       expect(mail.text).toContain(translate('deDE', `declines.${failure}`));
       expect(mail.text).not.toContain(serviceFailures[failure]);
     }
+  });
+
+  it('gives an operator\'s settlement as declined in the mail language, with the operator\'s reason as written', () => {
+    const message = operatorSettlementMessage(' no such charge in the settlement file ');
+    for (const language of languageCodes) {
+      const mail = renderMail({ ...sampleMailData('failure', language), reason: { code: null, message } });
+      expect(mail.text, language).toContain(translate(language, 'declines.settledByOperator', { reason: 'no such charge in the settlement file' }));
+      if (language !== 'enGB') expect(mail.text, language).not.toContain('Settled by the operator');
+    }
+    expect(renderMail({ ...sampleMailData('failure', 'deDE'), reason: { code: null, message } }).text).toMatch(/Grund:\s+Vom Betreiber abgeschlossen: no such charge in the settlement file\n/);
   });
 
   it('says in every language that a refund failed, not a payment, when the failure is a refund\'s', () => {

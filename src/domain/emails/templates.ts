@@ -3,7 +3,7 @@ import { formatMoney } from '../money.js';
 import type { MailData } from './content.js';
 import type { MailKind } from './kinds.js';
 import { dateTimeFormat, numberFormat } from '../../i18n/formatters.js';
-import { serviceFailureOf } from '../transactions/failures.js';
+import { operatorSettlementReasonOf, serviceFailureOf } from '../transactions/failures.js';
 
 /** A mail before formatting: the same document becomes the HTML part and the plain-text part. */
 export interface MailDocument {
@@ -132,9 +132,12 @@ function paymentDetails(data: MailData, say: Say): MailDocument['details'] {
 function reasonText(data: MailData): string {
   const { code, message } = data.reason!;
   if (code) return `${code} ${declineReason(data.language, code)}`;
-  // A failure the service stated itself, in the mail's language; any other message as it came.
+  // A failure the service stated itself, or an operator's settlement, in the mail's language; any
+  // other message as it came.
   const failure = serviceFailureOf(message);
-  return failure ? translate(data.language, `declines.${failure}`) : message;
+  if (failure) return translate(data.language, `declines.${failure}`);
+  const operatorReason = operatorSettlementReasonOf(message);
+  return operatorReason === undefined ? message : translate(data.language, 'declines.settledByOperator', { reason: operatorReason });
 }
 
 /** Subject and notices name the first booking, or the transaction when there is none (a vault). */

@@ -15,3 +15,19 @@ export type ServiceFailure = keyof typeof serviceFailures;
 export function serviceFailureOf(message: string): ServiceFailure | undefined {
   return (Object.keys(serviceFailures) as ServiceFailure[]).find((key) => serviceFailures[key] === message);
 }
+
+/**
+ * An operator's settlement (operator-settle.ts) keeps the operator's reason in `content` after this
+ * English prefix (the API shows it); a failure notice gives the prefix in its language
+ * (declines.settledByOperator) and the reason as the operator wrote it.
+ */
+const operatorSettlementPrefix = 'Settled by the operator: ';
+
+export function operatorSettlementMessage(reason: string): string {
+  return `${operatorSettlementPrefix}${reason.trim()}`;
+}
+
+/** The operator's reason of a stored settlement message, or undefined (another message). */
+export function operatorSettlementReasonOf(message: string): string | undefined {
+  return message.startsWith(operatorSettlementPrefix) ? message.slice(operatorSettlementPrefix.length) : undefined;
+}

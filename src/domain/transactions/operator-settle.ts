@@ -1,6 +1,7 @@
 import type { AppContext } from '../../context.js';
 import { limits } from '../../limits.js';
 import { textProblem } from '../text.js';
+import { operatorSettlementMessage } from './failures.js';
 import { completeRow, failRow, lockRows } from './settle.js';
 import { loadTransactionViews, type TransactionJson } from './view.js';
 
@@ -40,7 +41,7 @@ export async function settleByOperator(
     if (ageMinutes < limits.operatorSettleAfterMinutes) {
       throw new OperatorSettleError(`transaction ${input.id} is ${Math.floor(ageMinutes)} minutes old: wait until it is ${limits.operatorSettleAfterMinutes} minutes old, the service may still hear from the processor`);
     }
-    const message = `Settled by the operator: ${input.reason.trim()}`;
+    const message = operatorSettlementMessage(input.reason);
     const outcome = input.outcome;
     if (outcome.kind === 'approved') await completeRow(tx, row, { processorReference: outcome.processorReference, authCode: outcome.authCode, message }, at);
     else await failRow(tx, row, { code: outcome.code, message, processorReference: outcome.processorReference }, at);

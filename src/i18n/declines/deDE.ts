@@ -22,4 +22,5 @@ export const messages = {
   unknown: 'vom Zahlungsdienstleister abgelehnt',
   noProcessorAnswer: 'Keine Antwort vom Zahlungsdienstleister; es wurde kein Geld abgebucht.',
   challengeNotPresented: 'Die 3-D-Secure-Prüfung wurde dem Karteninhaber nie angezeigt.',
+  settledByOperator: 'Vom Betreiber abgeschlossen: {reason}',
 } as const;

@@ -27,4 +27,6 @@ export const messages = {
   // Failures the service states itself (no processor code): the stored message is this text.
   noProcessorAnswer: serviceFailures.noProcessorAnswer,
   challengeNotPresented: serviceFailures.challengeNotPresented,
+  // An operator's settlement without a code: the stored message, its reason as the operator wrote it (failures.ts).
+  settledByOperator: 'Settled by the operator: {reason}',
 } as const;

@@ -22,4 +22,5 @@ export const messages = {
   unknown: 'rechazada por el procesador de pagos',
   noProcessorAnswer: 'Sin respuesta del procesador de pagos; no se cobró ningún importe.',
   challengeNotPresented: 'La verificación 3-D Secure nunca se mostró al titular de la tarjeta.',
+  settledByOperator: 'Resuelto por el operador: {reason}',
 } as const;

@@ -22,4 +22,5 @@ export const messages = {
   unknown: 'refusée par le prestataire de paiement',
   noProcessorAnswer: 'Aucune réponse du processeur de paiement ; aucun montant n’a été prélevé.',
   challengeNotPresented: 'La vérification 3-D Secure n’a jamais été présentée au titulaire de la carte.',
+  settledByOperator: 'Réglé par l’opérateur : {reason}',
 } as const;

@@ -22,4 +22,5 @@ export const messages = {
   unknown: 'rifiutata dal gestore dei pagamenti',
   noProcessorAnswer: 'Nessuna risposta dal processore di pagamento; non è stato addebitato alcun importo.',
   challengeNotPresented: 'La verifica 3-D Secure non è mai stata mostrata al titolare della carta.',
+  settledByOperator: 'Chiuso dall’operatore: {reason}',
 } as const;

@@ -22,4 +22,5 @@ export const messages = {
   unknown: '決済処理業者により拒否されました',
   noProcessorAnswer: '決済代行会社から応答がありませんでした。料金は請求されていません。',
   challengeNotPresented: '3-D セキュア認証がカード会員に表示されませんでした。',
+  settledByOperator: '運営者による確定：{reason}',
 } as const;

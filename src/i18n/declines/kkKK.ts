@@ -22,4 +22,5 @@ export const messages = {
   unknown: 'төлем процессоры қабылдамады',
   noProcessorAnswer: 'Төлем өңдеушісінен жауап болмады; ақша алынған жоқ.',
   challengeNotPresented: '3-D Secure тексеруі карта иесіне ешқашан көрсетілмеді.',
+  settledByOperator: 'Оператор аяқтады: {reason}',
 } as const;

@@ -22,4 +22,5 @@ export const messages = {
   unknown: '결제 처리업체에서 거절됨',
   noProcessorAnswer: '결제 처리업체로부터 응답이 없었습니다. 결제된 금액은 없습니다.',
   challengeNotPresented: '3-D Secure 인증이 카드 소유자에게 표시되지 않았습니다.',
+  settledByOperator: '운영자가 처리함: {reason}',
 } as const;

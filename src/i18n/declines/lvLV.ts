@@ -22,4 +22,5 @@ export const messages = {
   unknown: 'noraidīja maksājumu apstrādātājs',
   noProcessorAnswer: 'Maksājumu apstrādātājs neatbildēja; nauda netika iekasēta.',
   challengeNotPresented: '3-D Secure pārbaude kartes īpašniekam netika parādīta.',
+  settledByOperator: 'Operatora noslēgts: {reason}',
 } as const;

@@ -22,4 +22,5 @@ export const messages = {
   unknown: 'recusada pelo processador de pagamentos',
   noProcessorAnswer: 'Sem resposta do processador de pagamentos; nenhum valor foi cobrado.',
   challengeNotPresented: 'A verificação 3-D Secure nunca foi apresentada ao titular do cartão.',
+  settledByOperator: 'Concluído pelo operador: {reason}',
 } as const;

@@ -22,4 +22,5 @@ export const messages = {
   unknown: 'refuzată de procesatorul de plăți',
   noProcessorAnswer: 'Niciun răspuns de la procesatorul de plăți; nu s-a încasat nicio sumă.',
   challengeNotPresented: 'Verificarea 3-D Secure nu a fost niciodată afișată titularului cardului.',
+  settledByOperator: 'Finalizat de operator: {reason}',
 } as const;

@@ -22,4 +22,5 @@ export const messages = {
   unknown: 'отклонено платёжным процессором',
   noProcessorAnswer: 'Платёжный процессор не ответил; деньги не списаны.',
   challengeNotPresented: 'Проверка 3-D Secure так и не была показана держателю карты.',
+  settledByOperator: 'Завершено оператором: {reason}',
 } as const;

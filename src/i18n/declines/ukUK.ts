@@ -22,4 +22,5 @@ export const messages = {
   unknown: 'відхилено платіжним процесором',
   noProcessorAnswer: 'Платіжний процесор не відповів; кошти не списано.',
   challengeNotPresented: 'Перевірку 3-D Secure так і не було показано власнику картки.',
+  settledByOperator: 'Завершено оператором: {reason}',
 } as const;

@@ -22,4 +22,5 @@ export const messages = {
   unknown: 'toʻlov protsessori tomonidan rad etildi',
   noProcessorAnswer: 'Toʻlov protsessoridan javob kelmadi; pul yechilmadi.',
   challengeNotPresented: '3-D Secure tekshiruvi karta egasiga koʻrsatilmadi.',
+  settledByOperator: 'Operator tomonidan yakunlandi: {reason}',
 } as const;

@@ -22,4 +22,5 @@ export const messages = {
   unknown: '被支付处理方拒绝',
   noProcessorAnswer: '支付处理方未响应；未扣取任何款项。',
   challengeNotPresented: '从未向持卡人展示 3-D Secure 验证。',
+  settledByOperator: '由运营方结算：{reason}',
 } as const;
