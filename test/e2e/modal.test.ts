@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { signAuthString } from '../../src/domain/hosted/auth-string.js';
+import { formatMoney } from '../../src/domain/money.js';
 import { messages as germanPages } from '../../src/i18n/pages/deDE.js';
 import { createMerchant, fillCard, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
 
@@ -340,6 +341,26 @@ describe('payment modal in Chromium', () => {
       expect(await page.getAttribute('iframe', 'title')).toBe(dialog);
       expect(await page.getByRole('button', { name: close }).count()).toBe(1);
     }
+  });
+
+  it("shows the frame in the booking's language when the integrator gives none, as its amounts and decline reasons are", async () => {
+    await openModal(modalOptions(9_951, { booking: { ...bookingData, language: 'deDE' } }));
+    await expect.poll(names, slow).toEqual(['booking_logged']);
+    const shown = page.frameLocator('iframe');
+    await shown.locator('#submit').waitFor();
+    // The whole page, not only what the session's answer fills in: it was English around a German amount and decline.
+    await expect.poll(() => shown.locator('label[for="card_number"]').textContent(), slow).toBe(germanPages.cardNumber);
+    expect(await shown.locator('html').getAttribute('lang')).toBe('de-DE');
+    expect(await shown.locator('h1').textContent()).toBe(germanPages.titleModal);
+    expect(await shown.locator('#submit').textContent()).toBe(germanPages.payAmount.replace('{amount}', formatMoney(9_951, 'USD', 'de-DE')));
+    expect(await page.getAttribute('[role="dialog"]', 'aria-label')).toBe('Zahlung');
+    expect(await page.getByRole('button', { name: 'Schließen' }).count()).toBe(1);
+    // Total ending in 51: the sandbox declines it; the line and the attempts in German, as the form around them.
+    await pay(testCards.visa, shown);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_failed']);
+    await expect.poll(() => shown.locator('#outcome').textContent(), slow).toContain('Versuche');
+    expect(await shown.locator('#outcome').textContent()).toContain('800.100.151');
+    expect(await shown.locator('#status').textContent()).toBe('');
   });
 
   it('runs a 3DS challenge inline in the modal: Authenticate reports transaction_logged', async () => {

@@ -29,7 +29,7 @@ interface SessionAnswer {
 }
 
 const data = readPageData<FrameData>();
-const t = translator(data.messages);
+let t = translator(data.messages);
 const timeoutMessage = 'The request timed out.';
 let started = false;
 
@@ -99,7 +99,33 @@ async function start(options: ModalInit): Promise<void> {
   }
   const session = opened.body as SessionAnswer;
   emit(session.booking_event, session.booking);
+  if (session.language !== data.locale) await showIn(session.language);
   showForm(session);
+}
+
+/**
+ * The frame is rendered before the session names its language: without the integrator's
+ * `language` the session takes the booking's (docs/modal.md), in which the service formats the
+ * amount and gives decline reasons. The frame follows it: this same page in that language
+ * replaces this one's text, and the host names the dialog in it. Without that, the payer read a
+ * German amount and decline in an English form. If the page cannot be had, the frame stays as it is.
+ */
+async function showIn(language: string): Promise<void> {
+  const url = new URL(location.href);
+  url.searchParams.set('language', language);
+  const fresh = await fetch(url, { credentials: 'omit', cache: 'no-store', signal: AbortSignal.timeout(data.timeoutMs) })
+    .then(async (response) => (response.ok ? new DOMParser().parseFromString(await response.text(), 'text/html') : null))
+    .catch(() => null);
+  const main = fresh?.getElementById('main');
+  const freshData = fresh?.getElementById('page-data')?.textContent;
+  if (!fresh || !main || !freshData) return;
+  const { locale, messages } = JSON.parse(freshData) as FrameData;
+  Object.assign(data, { locale, messages });
+  t = translator(messages);
+  document.documentElement.lang = fresh.documentElement.lang;
+  document.title = fresh.title;
+  byId('main').replaceWith(document.adoptNode(main));
+  post({ type: 'language', value: locale });
 }
 
 function showForm(session: SessionAnswer): void {

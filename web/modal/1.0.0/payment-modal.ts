@@ -128,20 +128,23 @@ export function open(options: ModalOptions): ModalHandle {
   const dialog = document.createElement('div');
   dialog.setAttribute('role', 'dialog');
   dialog.setAttribute('aria-modal', 'true');
-  const labels = modalLabels[parseLanguage(options.language) ?? 'enGB'];
-  dialog.setAttribute('aria-label', labels.dialog);
   style(dialog, { position: 'relative', width: 'min(480px, 100%)', height: 'min(760px, 100%)', background: '#fff', borderRadius: '12px', overflow: 'hidden', boxShadow: '0 20px 50px rgba(0,0,0,.35)' });
   const url = new URL(frameUrl);
   url.searchParams.set('origin', location.origin);
   if (options.language) url.searchParams.set('language', options.language);
   const iframe = document.createElement('iframe');
   iframe.src = url.toString();
-  iframe.title = labels.dialog;
   style(iframe, { width: '100%', height: '100%', border: '0', display: 'block' });
   const close = document.createElement('button');
   close.type = 'button';
   close.textContent = '×';
-  close.setAttribute('aria-label', labels.close);
+  const nameIn = (language: string | undefined) => {
+    const labels = modalLabels[parseLanguage(language) ?? 'enGB'];
+    dialog.setAttribute('aria-label', labels.dialog);
+    iframe.title = labels.dialog;
+    close.setAttribute('aria-label', labels.close);
+  };
+  nameIn(options.language);
   style(close, { position: 'absolute', top: '8px', right: '8px', width: '40px', height: '40px', border: '0', borderRadius: '20px', background: '#eef1f6', color: '#1d2433', fontSize: '24px', lineHeight: '40px', cursor: 'pointer' });
   dialog.append(iframe, close);
   // Focus stays in the dialog (its frame and ×): Shift+Tab from the frame's first field comes
@@ -169,6 +172,8 @@ export function open(options: ModalOptions): ModalHandle {
       handle.close();
     } else if (message.type === 'processing') {
       processing = message.value;
+    } else if (message.type === 'language') {
+      nameIn(message.value);
     } else if (message.type === 'event' && (callbackNames as readonly string[]).includes(message.name)) {
       fire(message.name, message.argument);
     }

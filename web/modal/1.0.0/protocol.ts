@@ -35,5 +35,7 @@ export type FrameMessage =
   | { source: typeof frameSource; type: 'ready' }
   | { source: typeof frameSource; type: 'event'; name: CallbackName; argument: unknown }
   | { source: typeof frameSource; type: 'processing'; value: boolean }
+  // The frame is shown in another language than the host asked for (none: the booking's): name the dialog in it.
+  | { source: typeof frameSource; type: 'language'; value: string }
   // Escape pressed inside the frame (focus is there while the modal is open): the host closes.
   | { source: typeof frameSource; type: 'close' };
