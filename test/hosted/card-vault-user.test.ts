@@ -137,6 +137,24 @@ describe('vaulting app wording', () => {
     expect(french).not.toContain('Paiement à');
     expect(french).toMatch(/<p class="subheading">Enregistrement de votre carte pour [^<]+<\/p>/);
   });
+
+  it('names the refused inputs in the page language, without the English explanations on a page in another language', async () => {
+    const m = await merchant();
+    const token = await earlierToken(m);
+    const open = (query: Record<string, string>) => t.app.inject({ url: `/vault/1.8.0/?${new URLSearchParams({ auth: token, channels: String(m.channel.id), env: m.channel.account_mode, ...query })}` });
+    const french = await open({ language: 'frFR', session_id: 'a b', country: 'XX' });
+    expect(french.statusCode).toBe(400);
+    expect(french.body).toContain('<html lang="fr-FR">');
+    expect(french.body).toContain('La page a été ouverte avec des données non valides (session_id, country).');
+    expect(french.body).not.toContain('must be');
+    const forged = await open({ language: 'frFR', auth: 'not.a.token' });
+    expect(forged.statusCode).toBe(403);
+    expect(forged.body).toContain('L’autorisation de cette page est absente, non valide ou expirée.');
+    expect(forged.body).not.toContain('is not a valid');
+    // An English page (the default) keeps them: there they are in the page's language.
+    const english = await open({ session_id: 'a b' });
+    expect(english.body).toContain('<code>session_id</code> must be alphanumeric');
+  });
 });
 
 describe('cardholder fields: one bound and one country list from the vaulting app to the capture', () => {

@@ -1,6 +1,6 @@
 import { countryCodes } from '../../domain/reference-data.js';
 import { holderFieldLengthMax } from '../../domain/hosted/vault-app.js';
-import { localeOf, messagesOf, translate, type LanguageCode, type MessageVars } from '../../i18n/catalogue.js';
+import { defaultLanguage, localeOf, messagesOf, translate, type LanguageCode, type MessageVars } from '../../i18n/catalogue.js';
 import type { messages as englishPages } from '../../i18n/pages/enGB.js';
 import { html, jsonData, page, type SafeHtml } from './html.js';
 
@@ -142,10 +142,15 @@ ${options.data !== undefined ? jsonData('page-data', options.data) : ''}`,
   });
 }
 
-/** A page that explains why no form is shown; nothing on it can take card data. */
+/**
+ * A page that explains why no form is shown; nothing on it can take card data. `details` are the
+ * service's English explanations of each refused input, for the integrator who built the URL:
+ * listed only on a page in English. On a page in the payer's language they were English lines
+ * under a translated message that already names the inputs (docs/hosted-pages.md).
+ */
 export function errorPage(options: { language: LanguageCode; message: string; details?: Record<string, string>; style: string }): string {
   const t = translatorFor(options.language);
-  const details = Object.entries(options.details ?? {});
+  const details = options.language === defaultLanguage ? Object.entries(options.details ?? {}) : [];
   return hostedPage({
     language: options.language,
     title: t('titleError'),
