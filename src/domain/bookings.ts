@@ -3,6 +3,7 @@ import { loadChannel } from './channels.js';
 import { deriveBookingStatus, type BookingStatus } from './booking-status.js';
 import { countryCodeProblem, isCountryCode } from './reference-data.js';
 import { gmtDateTime, gmtDateTimeOfJson, isCalendarDate } from './gmt.js';
+import { canonicalText } from './text.js';
 
 /**
  * Bookings: what a traveller buys and transactions pay for. Plain functions over the database;
@@ -274,7 +275,7 @@ async function insertBooking(db: Queryable, options: { siteId: number; authorId:
  * finds nothing wrong, the channel changed in between and the insert is tried once more.
  */
 export async function createBooking(db: Queryable, options: { siteId: number; authorId: number; input: BookingInput; draft?: boolean }): Promise<BookingRecord | BookingRefusal> {
-  const input = { ...options.input, suppliers: [...new Set(options.input.suppliers ?? [])] };
+  const input = { ...inCanonicalText(options.input), suppliers: [...new Set(options.input.suppliers ?? [])] };
   const attemptsMax = 2;
   for (let attempt = 1; attempt <= attemptsMax; attempt++) {
     if (!Number.isSafeInteger(input.channelId) || Object.keys(refuseShape(input)).length > 0) break;
@@ -284,6 +285,19 @@ export async function createBooking(db: Queryable, options: { siteId: number; au
     if (refusal) return refusal;
   }
   return (await refuseInvalid(db, options.siteId, input)) ?? { params: { channels: 'The channel changed during the request; try again.' } };
+}
+
+/** The text fields the bookings list filters on exactly (and the first name beside the surname), kept in NFC. */
+const canonicalFields = ['firstname', 'surname', 'email', 'reference'] as const;
+
+/** A copy of `input` with its canonicalFields in NFC (text.ts canonicalText). */
+function inCanonicalText<T extends BookingPatch>(input: T): T {
+  const result = { ...input };
+  for (const field of canonicalFields) {
+    const value = result[field];
+    if (value !== undefined) result[field] = canonicalText(value) as T[typeof field];
+  }
+  return result;
 }
 
 const patchColumns: { [K in keyof BookingPatch]-?: string } = {
@@ -390,7 +404,7 @@ function totalBelowHeldMessage(funding: BookingFunding): string {
 export async function updateBooking(tx: Queryable, options: { siteId: number; id: number; patch: BookingPatch; today: string }): Promise<BookingRecord | BookingRefusal | undefined> {
   const current = await loadBooking(tx, { siteId: options.siteId, id: options.id, lock: 'update' });
   if (!current) return undefined;
-  const patch: BookingPatch = { ...options.patch };
+  const patch: BookingPatch = inCanonicalText(options.patch);
   if (patch.suppliers) patch.suppliers = [...new Set(patch.suppliers)];
   const next: BookingInput = {
     firstname: patch.firstname ?? current.firstname,

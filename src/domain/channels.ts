@@ -5,6 +5,7 @@ import { currencySymbolOf } from './forex/symbols.js';
 import type { ForexFeedRate } from './forex/forex.js';
 import { defaultLanguage, isLanguageCode, normaliseEmailList } from './reference-data.js';
 import type { Queryable } from '../storage/db.js';
+import { canonicalText } from './text.js';
 
 /**
  * Channels: the accounts money is processed through. Plain functions over the database; the
@@ -214,8 +215,9 @@ const slugAttemptsMax = 20;
  * Creates a channel of the site with defaults (trust, test, trust-vendor-travel, month, enGB),
  * a fresh channel_secret and a slug unique within the site (`name`, `name-2`, ...).
  */
-export async function createChannel(db: Queryable, input: { siteId: number } & ChannelInput): Promise<ChannelRecord> {
-  assertChannelInput(input);
+export async function createChannel(db: Queryable, given: { siteId: number } & ChannelInput): Promise<ChannelRecord> {
+  assertChannelInput(given);
+  const input = inCanonicalText(given);
   const base = slugify(input.name);
   const lost = new Set<string>();
   for (let attempt = 1; attempt <= slugAttemptsMax; attempt++) {
@@ -269,6 +271,15 @@ const patchColumns: { [K in keyof ChannelPatch]-?: string } = {
   vaultproviderApiKey: 'vaultprovider_api_key',
 };
 
+/** A copy of `input` with the text the channels list filters on (`name`, `external_id`) in NFC (text.ts canonicalText). */
+function inCanonicalText<T extends ChannelPatch>(input: T): T {
+  return {
+    ...input,
+    ...(input.name !== undefined ? { name: canonicalText(input.name) } : {}),
+    ...(input.externalId !== undefined ? { externalId: canonicalText(input.externalId) } : {}),
+  };
+}
+
 /** Why a patch cannot apply to this channel, keyed by the wire name, or null when it can. */
 export interface ChannelPatchRefusal {
   param: 'currencies' | 'account_mode';
@@ -282,7 +293,7 @@ export interface ChannelPatchRefusal {
 export async function updateChannel(tx: Queryable, options: { siteId: number; id: number; patch: ChannelPatch }): Promise<ChannelRecord | ChannelPatchRefusal | undefined> {
   const current = await loadChannel(tx, { siteId: options.siteId, id: options.id, lock: 'update' });
   if (!current) return undefined;
-  const patch = { ...options.patch };
+  const patch = inCanonicalText(options.patch);
   assertChannelPatch(patch);
   if (patch.accountMode !== undefined && patch.accountMode !== current.accountMode && !(selfServiceAccountModes as readonly string[]).includes(current.accountMode)) {
     return { param: 'account_mode', message: `a ${current.accountMode} channel's mode is changed by the platform operator only` };

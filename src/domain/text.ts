@@ -64,3 +64,15 @@ export function textProblem(value: string, options: { maxLength: number; kind: T
   if (!textRegExps[options.kind].test(value)) return `must be ${patternPhrase(textPatterns[options.kind])}`;
   return null;
 }
+
+/**
+ * Text as it is kept and searched: Unicode NFC. One name has two spellings in Unicode: a composed
+ * `ü` (U+00FC, what most keyboards send) and `u` + U+0308 (decomposed, NFD, what macOS file names
+ * and some clients send). Stored as sent, a surname typed one way was not found by an exact filter
+ * typed the other way. So the fields lists filter on (booking names, email and reference, payee
+ * names and email, channel name and external_id) are kept in NFC, and every query string value is
+ * read in NFC (src/http/querystring.ts): docs/resources.md "Lists".
+ */
+export function canonicalText(value: string): string {
+  return value.normalize('NFC');
+}

@@ -4,7 +4,7 @@ import { limits } from '../../limits.js';
 import { parsedUrl } from '../../net.js';
 import type { Queryable } from '../../storage/db.js';
 import { isCountryCode, supplierCategoryCodes } from '../../domain/reference-data.js';
-import { textProblem } from '../../domain/text.js';
+import { canonicalText, textProblem } from '../../domain/text.js';
 
 /** One supplier as imported (the spec's Supplier fields). */
 export interface SupplierInput {
@@ -100,8 +100,9 @@ export function validateSupplier(raw: unknown): SupplierInput | string {
   }
   const supplier: SupplierInput = {
     id: (row.id as string).trim(),
-    name: (row.name as string).trim(),
-    url: ((row.url as string | undefined) ?? '').trim(),
+    // In NFC, as the list's wildcard filters read theirs (canonicalText).
+    name: canonicalText((row.name as string).trim()),
+    url: canonicalText(((row.url as string | undefined) ?? '').trim()),
     country: (row.country as string).trim().toUpperCase(),
     category: (row.category as string).trim().toUpperCase(),
   };

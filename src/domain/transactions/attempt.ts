@@ -8,6 +8,7 @@ import { assertForexPart, recordForexAndAllocations } from './forex-allocations.
 import { unknownCardToken, type PaymentPlan } from './prepare.js';
 import { adjustRemaining, adjustShares, bookingShares, findTransaction, insertTransactions, type BookingShare, type NewTransaction, type NewTransactionRow } from './repository.js';
 import { statementDate, type StatementPeriod } from '../statements/dates.js';
+import { canonicalText } from '../text.js';
 import { IdempotencyKeyTakenError, isRetainedType, type Actor, type TransactionRecord } from './types.js';
 
 /**
@@ -62,6 +63,11 @@ async function redeemCaptureTokensOf(tx: Transaction, members: readonly { plan: 
   if ((await redeemCaptureTokens(tx, redemptions)) < redemptions.length) throw unknownCardToken();
 }
 
+/** Payee text kept in NFC, as the list's payee_surname and payee_email filters read theirs (text.ts canonicalText). */
+function canonicalOrNull(text: string | undefined): string | null {
+  return text === undefined ? null : canonicalText(text);
+}
+
 function newRow(actor: Actor, plan: PaymentPlan, options: { reserved: number; at: Date }): NewTransactionRow {
   const { input, card } = plan;
   return {
@@ -81,9 +87,9 @@ function newRow(actor: Actor, plan: PaymentPlan, options: { reserved: number; at
     content: '',
     psp: input.psp ?? null,
     paymentMethod: input.paymentMethod ?? (card ? 'credit-card' : null),
-    payeeName: input.payeeName ?? null,
-    payeeSurname: input.payeeSurname ?? null,
-    payeeEmail: input.payeeEmail ?? null,
+    payeeName: canonicalOrNull(input.payeeName),
+    payeeSurname: canonicalOrNull(input.payeeSurname),
+    payeeEmail: canonicalOrNull(input.payeeEmail),
     country: input.country ?? null,
     ipAddress: input.ipAddress ?? null,
     language: plan.language,

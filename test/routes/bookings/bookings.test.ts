@@ -287,6 +287,24 @@ describe('bookings: list filters', () => {
     expect(page.headers.link).toBe(`<${base64}?per_page=1&page=1>; rel="prev", <${base64}?per_page=1&page=3>; rel="next"`);
   });
 
+  it('finds a name and a reference however their accents were encoded (kept and searched in NFC)', async () => {
+    const owner = await createSite(t.db);
+    const eur = await makeChannel(t, owner, { name: 'EUR', currencies: 'EUR' });
+    // A Mac keyboard sends a decomposed ü (u + U+0308): the same name as a composed one (NFC).
+    const decomposed = { firstname: 'Zoe\u0308', surname: 'Mu\u0308ller', reference: 'Cafe\u0301-7', email: 'x@mu\u0308ller.de' };
+    const made = await call(t, owner, 'POST', 'bookings', { total: 100, countries: 'FR', currencies: 'EUR', channels: eur.id, date: '2027-01-10', ...decomposed });
+    expect(made.statusCode).toBe(201);
+    const booking = made.json();
+    expect(booking).toMatchObject({ firstname: 'Zoë', surname: 'Müller', reference: 'Café-7', email: 'x@müller.de' });
+    const ids = async (query: string) => ((await call(t, owner, 'GET', `bookings?${query}`)).json() as { id: number }[]).map((item) => item.id);
+    for (const query of ['surname=Müller', `surname=${encodeURIComponent('Mu\u0308ller')}`, 'reference=Café-7', `reference=${encodeURIComponent('Cafe\u0301-7')}`, 'email=X@müller.de']) {
+      expect(await ids(query), query).toEqual([booking.id]);
+    }
+    const updated = await call(t, owner, 'PUT', `bookings/${booking.id}`, { surname: 'Bjo\u0308rk', reference: 'Ne\u0301e' });
+    expect(updated.json()).toMatchObject({ surname: 'Björk', reference: 'Née' });
+    expect(await ids('surname=Björk&reference=Née')).toEqual([booking.id]);
+  });
+
   it('refuses malformed filters with 400 rest_invalid_param', async () => {
     for (const query of ['status=nope', 'before=yesterday', 'after=2026-02-30', 'date_before=2026-13-01', 'channels=a', 'countries=gb', 'per_page=500', 'orderby=password', 'include=-1', 'after=2026-01-01T25:00:00']) {
       const response = await call(t, site, 'GET', `bookings?${query}`);

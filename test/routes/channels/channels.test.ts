@@ -123,6 +123,12 @@ describe('channels: happy paths', () => {
     expect((await list('currencies=US')).ids).toEqual([usd.id]);
     expect((await list('external_id=X-1')).ids).toEqual([usd.id]);
     expect((await list('external_id=X')).ids).toEqual([]);
+    // Kept and searched in NFC: a decomposed é (e + U+0301) is the composed one.
+    const cafe = await makeChannel(t, site, { name: 'Cafe\u0301 CHF', currencies: 'CHF', external_id: 'Cafe\u0301-1' });
+    expect(cafe).toMatchObject({ name: 'Café CHF', external_id: 'Café-1' });
+    expect((await list('external_id=Café-1')).ids).toEqual([cafe.id]);
+    expect((await list(`name=${encodeURIComponent('cafe\u0301')}`)).ids).toEqual([cafe.id]);
+    await call(t, site, 'DELETE', `channels/${cafe.id}`);
     expect((await list('name=beach')).ids).toEqual([usd.id, gbp.id]);
     expect((await list('name=*GBP')).ids).toEqual([gbp.id]);
     expect((await list('name=%25')).ids).toEqual([]);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../../support/context.js';
 import { addUser, createSite, type SiteFixture } from '../../support/fixtures.js';
 import { api, call, snapshot } from '../channels/support.js';
+import { upsertSuppliers, validateSupplier, type SupplierInput } from '../../../src/cli/commands/suppliers.js';
 
 let t: TestContext;
 let site: SiteFixture;
@@ -33,6 +34,15 @@ const ids = async (query: string) => {
 };
 
 describe('suppliers: happy paths', () => {
+  it('finds an imported name however its accents were encoded (kept and searched in NFC)', async () => {
+    // A decomposed é (e + U+0301), as some exports write it, is the composed one.
+    const imported = validateSupplier({ id: 'FR-9-ACC', name: 'Hôtel Cafe\u0301', url: 'https://cafe\u0301.example', country: 'FR', category: 'ACC' }) as SupplierInput;
+    await upsertSuppliers(t.db, [imported]);
+    expect((await call(t, site, 'GET', 'suppliers/FR-9-ACC')).json()).toMatchObject({ name: 'Hôtel Café', url: 'https://café.example' });
+    for (const query of ['name=café', `name=${encodeURIComponent('cafe\u0301')}`, 'url=café']) expect(await ids(query), query).toEqual(['FR-9-ACC']);
+    await t.db.query("DELETE FROM suppliers WHERE id = 'FR-9-ACC'");
+  });
+
   it('reads one supplier with every field', async () => {
     const response = await call(t, readOnly, 'GET', 'suppliers/GB-1042-ACC');
     expect(response.statusCode).toBe(200);

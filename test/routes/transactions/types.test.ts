@@ -269,6 +269,12 @@ describe('reading transactions', () => {
     }
     expect((await get(t, shop, `/transactions?reference=LIST-REF&currencies=EUR`)).json()).toEqual([]);
     expect((await get(t, shop, `/transactions?reference=LIST-REF&payee_surname=Nobody`)).json()).toEqual([]);
+    // Payee names are kept and searched in NFC: a decomposed ö (o + U+0308) is the composed one.
+    const payee = (await post(t, shop, purchaseBody(shop, booking, 1400, { payee_name: 'Zoe\u0308', payee_surname: 'Bjo\u0308rk', payee_email: 'zoe@bjo\u0308rk.se' }))).json();
+    expect(payee).toMatchObject({ payee_name: 'Zoë', payee_surname: 'Björk', payee_email: 'zoe@björk.se' });
+    for (const filter of ['payee_surname=Björk', `payee_surname=${encodeURIComponent('Bjo\u0308rk')}`, 'payee_email=zoe@björk.se']) {
+      expect((await get(t, shop, `/transactions?${filter}`)).json().map((item: { id: number }) => item.id), filter).toEqual([payee.id]);
+    }
     expect((await get(t, shop, `/transactions?per_page=101`)).statusCode).toBe(400);
     const other = await createShop(t);
     expect((await get(t, other, `/transactions/${made[0].id}`)).statusCode).toBe(404);
