@@ -62,8 +62,9 @@ export const limits = {
   /**
    * Connections of the API's pool, per server process. With the sandbox pool below and the
    * cluster primary's one connection, WORKERS × (dbPoolSize + sandboxDbPoolSize) + 1 must stay
-   * under PostgreSQL's max_connections less its reserved slots (100 − 3 by default, the embedded
-   * server's setting): up to 7 workers (docs/performance.md "Connections").
+   * under PostgreSQL's max_connections less its reserved slots (src/storage/connections.ts: the
+   * embedded server is started with enough, an external one is checked at start; docs/performance.md
+   * "Connections").
    */
   dbPoolSize: 10,
   /**
@@ -104,6 +105,13 @@ export const limits = {
   embeddedLockWaitMs: 120_000,
   /** How long the last process leaving waits for a cluster it did not start to shut down. */
   embeddedStopWaitMs: 60_000,
+  /**
+   * The embedded PostgreSQL's max_connections is the configured WORKERS' need, plus PostgreSQL's
+   * reserved slots and this many for CLI commands (2 + 3 connections each) and psql beside the
+   * server; never below PostgreSQL's default of embeddedConnectionsMin.
+   */
+  embeddedSpareConnections: 10,
+  embeddedConnectionsMin: 100,
   /** Replacements of crashed cluster workers per minute before the primary gives up and exits. */
   workerRestartsPerMinuteMax: 10,
   // Hosted pages and the payment modal (issue 5).

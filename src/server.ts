@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, shutdownGraceMsOf } from './config.js';
 import { limits } from './limits.js';
 import { createAppContext } from './context.js';
 import { openDatabase } from './storage/database.js';
+import { connectionBudgetProblemOf } from './storage/connections.js';
 import { isClusterWorker, runClusterPrimary, runsAsClusterPrimary } from './cluster.js';
 import { takeOverShutdownSignals } from './signals.js';
 import { cliEnvOf, seedDevelopmentData, startupBanner, type SeedOutcome } from './storage/seed.js';
@@ -50,6 +51,10 @@ async function main(): Promise<void> {
     await listen(app, config);
     // The server still starts (test channels work); the operator learns why live payments are refused.
     if (!takesLiveMode(config, context.connector)) app.log.warn(noLiveProcessorWarning);
+    // A database that cannot take every connection the pools may open fails requests under load
+    // only: said at start, which still goes on (a pooler in front has its own budget; scaling.md §4).
+    const connectionProblem = isClusterWorker() ? null : await connectionBudgetProblemOf(database.db, config.workers);
+    if (connectionProblem) app.log.warn(connectionProblem);
     // Development only, on an empty database: demo site, user, API token and test channel. Seeded
     // once the port is ours: a start that cannot listen creates nothing, so the credentials, shown
     // only once, are shown by the start that serves.

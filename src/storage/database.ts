@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import { limits } from '../limits.js';
+import { embeddedMaxConnections } from './connections.js';
 import { createDb, type Db } from './db.js';
 import { startEmbeddedPostgres } from './embedded.js';
 import { migrate } from './migrate.js';
@@ -15,7 +16,8 @@ export interface OpenDatabase {
  * migrations. The same SQL runs on both.
  */
 export async function openDatabase(config: Config, options: { migrate?: boolean; poolSize?: number } = {}): Promise<OpenDatabase> {
-  const embedded = config.databaseUrl ? null : await startEmbeddedPostgres(config.dataDir);
+  // Sized for the configured WORKERS by whichever process starts it (the server, a CLI command).
+  const embedded = config.databaseUrl ? null : await startEmbeddedPostgres(config.dataDir, { maxConnections: embeddedMaxConnections(config.workers) });
   const db = createDb(config.databaseUrl ?? embedded!.url, options.poolSize ?? limits.dbPoolSize);
   try {
     if (options.migrate !== false) await migrate(db);

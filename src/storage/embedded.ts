@@ -52,7 +52,16 @@ function clusterPassword(dataDir: string): string {
  * `postgresFlags` go to the server's command line (the bench's `-c` settings).
  */
 export async function startEmbeddedPostgres(
-  dataDir: string, options: { port?: number; database?: string; postgresFlags?: string[]; /** Append the server's log here (dropped otherwise). */ logFile?: string } = {},
+  dataDir: string,
+  options: {
+    port?: number;
+    database?: string;
+    /** max_connections of a cluster this call starts (PostgreSQL's default otherwise; src/storage/connections.ts). */
+    maxConnections?: number;
+    postgresFlags?: string[];
+    /** Append the server's log here (dropped otherwise). */
+    logFile?: string;
+  } = {},
 ): Promise<EmbeddedDatabase> {
   hydrateBinarySymlinks();
   const clusterDir = path.join(dataDir, 'pg');
@@ -207,7 +216,7 @@ function isAlive(pid: number): boolean {
 }
 
 async function startCluster(
-  clusterDir: string, options: { port?: number; database: string; password: string; postgresFlags?: string[]; logFile?: string },
+  clusterDir: string, options: { port?: number; database: string; password: string; maxConnections?: number; postgresFlags?: string[]; logFile?: string },
 ): Promise<{ url: string; server: EmbeddedPostgres }> {
   const { database, password } = options;
   const port = options.port ?? (await freePort());
@@ -226,7 +235,8 @@ async function startCluster(
     // only the last byte is written, and a full disk surfaces when WAL is written into the
     // segment rather than when it is made. A long-running cluster recycles old segments after
     // checkpoints instead of making new ones; a young one (and every bench run) makes them all.
-    postgresFlags: ['-c', 'wal_init_zero=off', ...(options.postgresFlags ?? [])],
+    // On the command line, so every start applies it (the bench's own flags come after, and win).
+    postgresFlags: ['-c', 'wal_init_zero=off', ...(options.maxConnections ? ['-c', `max_connections=${options.maxConnections}`] : []), ...(options.postgresFlags ?? [])],
     onLog: logTo(options.logFile),
     onError: logTo(options.logFile),
   });

@@ -310,6 +310,24 @@ describe('production', () => {
     }
   }, 60_000);
 
+  it('warns at start when WORKERS may open more connections than the database allows, and starts all the same', async () => {
+    const { db, url } = await createTestDatabase();
+    try {
+      // 8 × 13 + 1 = 105 connections; the test server allows 100 less its reserved slots.
+      const server = await start({ NODE_ENV: 'production', WORKERS: '8', DATABASE_URL: url, DATA_DIR: path.join(dataDir, 'production'), ...secrets });
+      const warningOf = () => server.output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { level: number; role?: string; msg: string })
+        .find((line) => line.msg.startsWith('WORKERS=8 may open 105 connections to PostgreSQL'));
+      // Logged by the primary before it forks the workers (eight starting workers take long on a busy machine: not awaited).
+      await vi.waitFor(() => expect(warningOf()).toMatchObject({ level: 40, role: 'primary' }), { timeout: 30_000, interval: 50 });
+      const warning = warningOf();
+      expect(warning!.msg).toMatch(/Set WORKERS to [0-9] or fewer, raise max_connections by [0-9]+, or put PgBouncer in front/);
+      server.child.kill('SIGTERM');
+      await expectCleanExit(server);
+    } finally {
+      await db.close();
+    }
+  }, 60_000);
+
   it('stops workers that were still starting when SIGTERM came: each shuts down itself, none is killed', async () => {
     const { db, url } = await createTestDatabase();
     try {
