@@ -100,6 +100,86 @@ async function assertInvariants(): Promise<void> {
   expect(mismatched).toEqual([]);
   const negativeBooking = await t.db.query('SELECT id FROM bookings WHERE site_id = $1 AND (total_paid < 0 OR total_authorized < 0)', [shop.site.siteId]);
   expect(negativeBooking).toEqual([]);
+  // Both sides of a transaction close together (docs/forex.md "Parts"): nothing left in the paid
+  // currency (total_remaining) exactly when nothing is left of its booking shares (channel currency).
+  const halfOpen = await t.db.query(
+    `SELECT t.id, t.type, t.total_remaining, sum(tb.total_remaining)::bigint AS channel_left FROM transactions t JOIN transaction_bookings tb ON tb.transaction_id = t.id
+      WHERE t.site_id = $1 AND t.status IN ('complete', 'locked') AND t.type IN ('purchase', 'capture', 'authorize', 'chargeback')
+      GROUP BY t.id HAVING (t.total_remaining = 0) <> (sum(tb.total_remaining) = 0)`,
+    [shop.site.siteId],
+  );
+  expect(halfOpen).toEqual([]);
+}
+
+/**
+ * The same model with the cardholder paying in another currency than the USD bookings (forex
+ * parts, docs/forex.md), each payment split over two bookings, and chargebacks closed by
+ * reversals or overrides. A follow-up names its bookings' USD amounts; its paid total is the one
+ * the refusal names (a client sends it again), so parts are taken in any order and size.
+ */
+type ForexOp =
+  | { kind: 'purchase' | 'authorize'; amount: number; split: number }
+  | { kind: 'capture' | 'refund' | 'chargeback' | 'reversal' | 'override'; target: number; amount: number; whole: boolean; first: boolean }
+  | { kind: 'void'; target: number };
+
+const forexOpArb: fc.Arbitrary<ForexOp> = fc.oneof(
+  { weight: 2, arbitrary: fc.record({ kind: fc.constantFrom('purchase' as const, 'authorize' as const), amount, split: fc.integer({ min: 1, max: 100 }) }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({ kind: fc.constantFrom('capture' as const, 'refund' as const, 'chargeback' as const, 'reversal' as const, 'override' as const), target: fc.nat(20), amount, whole: fc.boolean(), first: fc.boolean() }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('void' as const), target: fc.nat(20) }) },
+);
+
+/** `attempt`, sending again with the paid total a refusal names (`The total must be N ...`). */
+async function attemptAtNamedTotal(who: Actor, input: TransactionInput): Promise<TransactionJson | ApiError> {
+  const result = await attempt(who, input);
+  const named = result instanceof ApiError ? /The total must be (\d+)/.exec(String((result.data.params as Record<string, string> | undefined)?.total ?? '')) : null;
+  return named ? attempt(who, { ...input, total: Number(named[1]) }) : result;
+}
+
+async function runForexSequence(paidCurrency: string, ops: ForexOp[]): Promise<void> {
+  const found = { payments: [] as TransactionJson[], authorizations: [] as TransactionJson[], chargebacks: [] as TransactionJson[] };
+  const usd = (id: number, total: number) => ({ id, currency: 'USD', total });
+  for (const step of ops) {
+    if (step.kind === 'purchase' || step.kind === 'authorize') {
+      const op = step;
+      const first = Math.max(1, Math.floor((op.amount * op.split) / 100));
+      const shares = [usd(await createBooking(t, shop, { total: 30_000 }), first)];
+      if (op.amount > first) shares.push(usd(await createBooking(t, shop, { total: 30_000 }), op.amount - first));
+      const result = await attemptAtNamedTotal(actor, { type: op.kind, channelId: shop.channelId, currency: paidCurrency, total: 1, token: 'tok_visa', bookings: shares });
+      if (!(result instanceof ApiError) && result.status === 'complete') (op.kind === 'purchase' ? found.payments : found.authorizations).push(result);
+      continue;
+    }
+    const op = step as Exclude<ForexOp, { kind: 'purchase' | 'authorize' }>;
+    const items = op.kind === 'capture' || op.kind === 'void' ? found.authorizations : op.kind === 'reversal' || op.kind === 'override' ? found.chargebacks : found.payments;
+    const target = items.length === 0 ? undefined : items[op.target % items.length];
+    if (!target) continue;
+    const fresh = await t.db.one<{ total_remaining: number }>('SELECT total_remaining FROM transactions WHERE id = $1', [target.id]);
+    const shares = await t.db.query<{ booking_id: number; total: number; total_remaining: number }>(
+      'SELECT booking_id, total, total_remaining FROM transaction_bookings WHERE transaction_id = $1 ORDER BY position', [target.id],
+    );
+    const money = { channelId: shop.channelId, currency: paidCurrency, linkedId: target.id };
+    let input: TransactionInput;
+    if (op.kind === 'void') {
+      input = { type: 'void', ...money, total: fresh.total_remaining, bookings: shares.map((share) => usd(share.booking_id, share.total)) };
+    } else if (op.kind === 'capture' || op.kind === 'refund') {
+      const part = op;
+      const left = (share: (typeof shares)[number]) => (part.kind === 'capture' ? share.total : share.total_remaining);
+      const named = shares.filter((share) => left(share) > 0).map((share) => usd(share.booking_id, part.whole ? left(share) : 1 + (part.amount % left(share))));
+      if (named.length === 0) continue;
+      input = { type: part.kind === 'capture' ? 'capture' : 'refund', ...money, total: 1, bookings: part.first ? named.slice(0, 1) : named };
+    } else {
+      const type = op.kind === 'chargeback' ? 'chargeback' : op.kind === 'reversal' ? 'chargeback-reversal' : 'chargeback-override';
+      input = { type, linkedId: target.id, total: op.whole ? fresh.total_remaining : 1 + (op.amount % Math.max(1, fresh.total_remaining)) };
+    }
+    const byOperator = op.kind === 'chargeback' || op.kind === 'reversal' || op.kind === 'override';
+    const result = await attemptAtNamedTotal(byOperator ? operator : actor, input);
+    if (result instanceof ApiError) continue;
+    if (op.kind === 'capture' && result.status === 'complete') found.payments.push(result);
+    if (op.kind === 'chargeback') found.chargebacks.push(result);
+  }
+  await assertInvariants();
 }
 
 describe('payments model', () => {
@@ -118,4 +198,12 @@ describe('payments model', () => {
     const kinds = await t.db.query<{ type: string }>(`SELECT DISTINCT type FROM transactions WHERE site_id = $1 AND status IN ('complete', 'locked')`, [shop.site.siteId]);
     expect(kinds.map((row) => row.type).sort()).toEqual(expect.arrayContaining(['authorize', 'capture', 'chargeback', 'purchase', 'refund', 'void']));
   }, 120_000);
+
+  it('holds them with forex parts (EUR, and JPY without minor units), two bookings per payment and chargebacks closed in parts', async () => {
+    const sequences = fc.array(forexOpArb, { minLength: 12, maxLength: 24, size: 'max' });
+    await fc.assert(fc.asyncProperty(fc.constantFrom('EUR', 'JPY'), sequences, runForexSequence), { numRuns: 12 });
+    // The runs reached the forex parts: refunds and both ways of closing a chargeback.
+    const after = await t.db.query<{ type: string }>(`SELECT DISTINCT type FROM transactions WHERE site_id = $1 AND channel_total IS NOT NULL AND status = 'complete'`, [shop.site.siteId]);
+    expect(after.map((row) => row.type)).toEqual(expect.arrayContaining(['capture', 'refund', 'chargeback-reversal', 'chargeback-override', 'void']));
+  }, 180_000);
 });
