@@ -74,6 +74,17 @@ async function pay(card: string, inFrame = frame()): Promise<void> {
   await inFrame.locator('#submit').click();
 }
 
+/** The frame's first payment reaches the service; its answer is lost on the way back (the connection drops). */
+async function loseFirstPaymentAnswer(): Promise<void> {
+  let lost = false;
+  await page.route('**/hosted/payments', async (route) => {
+    if (lost) return route.continue();
+    lost = true;
+    await route.fetch();
+    await route.abort('internetdisconnected');
+  });
+}
+
 describe('payment modal in Chromium', () => {
   it('creates the booking (booking_logged), takes the card in our frame and reports transaction_logged', async () => {
     await openModal(modalOptions(12_500));
@@ -205,6 +216,35 @@ describe('payment modal in Chromium', () => {
     await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_error']);
     expect(events[1]!.argument).toMatchObject({ name: 'TypeError' });
     expect(events[1]!.argument.message).toContain('fetch failed');
+  });
+
+  it('reports the payment that went through when its answer was lost and the payer pays again: transaction_logged, never a second charge', async () => {
+    // The first payment reaches the service and is charged; its answer never reaches the frame.
+    await loseFirstPaymentAnswer();
+    await openModal(modalOptions(9_150));
+    await frame().locator('#submit').waitFor();
+    await pay(testCards.visa);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_error']);
+    // The form is still there: the payer tries again, and is told (as the integrator is) that it was paid.
+    await pay(testCards.visa);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_error', 'transaction_logged']);
+    expect(events[2]!.argument).toMatchObject({ status: 'complete', total: 9_150 });
+    await frame().locator('#outcome.success').waitFor();
+    const charged = await e2e.t.db.query("SELECT id FROM transactions t JOIN transaction_bookings tb ON tb.transaction_id = t.id WHERE tb.booking_id = $1 AND t.status = 'complete'", [events[0]!.argument.id]);
+    expect(charged).toHaveLength(1);
+  });
+
+  it('shows the 3DS challenge of a payment whose answer was lost when the payer pays again, and reports its outcome', async () => {
+    await loseFirstPaymentAnswer();
+    await openModal(modalOptions(9_170));
+    await frame().locator('#submit').waitFor();
+    await pay(testCards.visaChallenge);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_error']);
+    // The payment waits for a challenge the payer never saw: paying again shows it (it said "being processed, reload in a few minutes").
+    await pay(testCards.visaChallenge);
+    await frame().frameLocator('#challenge-frame').getByRole('button', { name: 'Authenticate' }).click();
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_error', 'transaction_logged']);
+    expect(events[2]!.argument).toMatchObject({ status: 'complete', total: 9_170 });
   });
 
   it('fires transaction_error, not booking_error, when the service cannot open the modal for a reason other than the booking data', async () => {

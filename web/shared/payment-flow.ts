@@ -1,4 +1,4 @@
-import { callApi } from './api.js';
+import { callApi, type CallResult } from './api.js';
 import type { CardForm, CardInput } from './card-form.js';
 import { byId, type PageData, type Translate } from './page-data.js';
 
@@ -68,16 +68,33 @@ async function capturePayAndSettle(data: PageData, card: CardInput, extra: Recor
     body: { card_token: (capture.body as { token: string }).token, ...extra },
     timeoutMs: data.timeoutMs,
   });
-  if (paid.kind !== 'answer') return paid;
-  if (paid.status >= 300) return { kind: 'refused', status: paid.status, error: paid.body as ApiErrorBody };
-  const answer = paid.body as PaymentAnswer;
-  if (answer.outcome !== 'challenge' || !answer.challenge_url) return { kind: 'answer', answer };
+  // This page's payment was made, or awaits its challenge, already: its answer was lost on the way
+  // (the connection dropped) and the payer paid again. Go on from where that payment is, so the
+  // payer sees it (and its challenge) and the modal reports it. The page said it had been paid
+  // (or was being processed) and the modal fired transaction_error for a payment that was taken.
+  const first = paid.kind === 'answer' && paymentUnderWay(paid) ? await currentPayment(data) : paid;
+  const end = flowEnd(first);
+  if (end.kind !== 'answer' || end.answer.outcome !== 'challenge' || !end.answer.challenge_url) return end;
   hooks.onChallenge?.();
-  await showChallenge(answer.challenge_url);
-  const settled = await callApi<PaymentAnswer | ApiErrorBody>({ method: 'GET', url: '/hosted/payments/current', session: data.session, timeoutMs: data.timeoutMs });
-  if (settled.kind !== 'answer') return settled;
-  if (settled.status >= 300) return { kind: 'refused', status: settled.status, error: settled.body as ApiErrorBody };
-  return { kind: 'answer', answer: settled.body as PaymentAnswer };
+  await showChallenge(end.answer.challenge_url);
+  return flowEnd(await currentPayment(data));
+}
+
+/** The page payment API's refusal of a second payment while the page's one is done or in progress. */
+function paymentUnderWay(result: { status: number; body: unknown }): boolean {
+  const code = (result.body as Partial<ApiErrorBody> | null)?.code;
+  return result.status === 409 && (code === 'rest_session_completed' || code === 'rest_payment_in_progress');
+}
+
+/** The page's latest payment: after its 3DS challenge, or when its first answer was lost. */
+function currentPayment(data: PageData): Promise<CallResult<PaymentAnswer | ApiErrorBody>> {
+  return callApi<PaymentAnswer | ApiErrorBody>({ method: 'GET', url: '/hosted/payments/current', session: data.session, timeoutMs: data.timeoutMs });
+}
+
+function flowEnd(result: CallResult<PaymentAnswer | ApiErrorBody>): FlowEnd {
+  if (result.kind !== 'answer') return result;
+  if (result.status >= 300) return { kind: 'refused', status: result.status, error: result.body as ApiErrorBody };
+  return { kind: 'answer', answer: result.body as PaymentAnswer };
 }
 
 /**
