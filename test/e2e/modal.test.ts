@@ -5,7 +5,7 @@ import type { Page } from 'playwright-core';
 import { signAuthString } from '../../src/domain/hosted/auth-string.js';
 import { formatMoney } from '../../src/domain/money.js';
 import { messages as germanPages } from '../../src/i18n/pages/deDE.js';
-import { createMerchant, fillCard, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
+import { createMerchant, fillCard, loseFirstPaymentAnswer, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
 
 /** Browser round trips on a busy two-core machine: poll generously (expect.poll's default is 1 s). */
 const slow = { timeout: 15_000 };
@@ -72,17 +72,6 @@ async function pay(card: string, inFrame = frame()): Promise<void> {
   await inFrame.locator('#expiry').fill('12/30');
   await inFrame.locator('#cvv').fill('123');
   await inFrame.locator('#submit').click();
-}
-
-/** The frame's first payment reaches the service; its answer is lost on the way back (the connection drops). */
-async function loseFirstPaymentAnswer(): Promise<void> {
-  let lost = false;
-  await page.route('**/hosted/payments', async (route) => {
-    if (lost) return route.continue();
-    lost = true;
-    await route.fetch();
-    await route.abort('internetdisconnected');
-  });
 }
 
 describe('payment modal in Chromium', () => {
@@ -220,7 +209,7 @@ describe('payment modal in Chromium', () => {
 
   it('reports the payment that went through when its answer was lost and the payer pays again: transaction_logged, never a second charge', async () => {
     // The first payment reaches the service and is charged; its answer never reaches the frame.
-    await loseFirstPaymentAnswer();
+    await loseFirstPaymentAnswer(page);
     await openModal(modalOptions(9_150));
     await frame().locator('#submit').waitFor();
     await pay(testCards.visa);
@@ -235,7 +224,7 @@ describe('payment modal in Chromium', () => {
   });
 
   it('shows the 3DS challenge of a payment whose answer was lost when the payer pays again, and reports its outcome', async () => {
-    await loseFirstPaymentAnswer();
+    await loseFirstPaymentAnswer(page);
     await openModal(modalOptions(9_170));
     await frame().locator('#submit').waitFor();
     await pay(testCards.visaChallenge);

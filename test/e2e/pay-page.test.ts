@@ -3,7 +3,7 @@ import type { Page } from 'playwright-core';
 import { insertQuotes } from '../../src/domain/forex/index.js';
 import { signPaymentRequestToken } from '../../src/domain/payment-request-link.js';
 import { messages as frenchPages } from '../../src/i18n/pages/frFR.js';
-import { createMerchant, fillCard, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
+import { createMerchant, fillCard, loseFirstPaymentAnswer, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
 
 let e2e: E2E;
 let merchant: Merchant;
@@ -227,6 +227,29 @@ describe('payment request page in Chromium', () => {
       forex: [expect.objectContaining({ currencies: 'USD', total: 9_999 })],
       bookings: [expect.objectContaining({ id, currencies: 'USD', total: 9_999 })],
     });
+  });
+
+  it('gives the receipt of the payment whose answer was lost, in the currency it was paid in, when the payer pays again in another', async () => {
+    const { id, link } = await bookingWithLink(9_997, 'enGB');
+    await page.goto(link);
+    await page.selectOption('#currency', 'EUR');
+    const paidInEuros = (await page.textContent('#amount-due'))!;
+    // The payment reaches the service and is charged; its answer is lost on the way back.
+    await loseFirstPaymentAnswer(page);
+    await fillCard(page, { number: testCards.visa });
+    await page.click('#submit');
+    await page.waitForSelector('#outcome.failed');
+    await page.selectOption('#currency', 'USD');
+    await fillCard(page, { number: testCards.visa });
+    await page.click('#submit');
+    await page.waitForSelector('#outcome.success');
+    const receipt = (await page.textContent('#outcome'))!;
+    expect(receipt).toContain(`Amount paid${paidInEuros}`);
+    expect(receipt).toContain('US$99.97 at a rate of 1 USD = 0.92 EUR');
+    await page.unrouteAll();
+    const { booking, transaction } = await bookingAndLastTransaction(id);
+    expect(booking.transaction_ids).toHaveLength(1);
+    expect(transaction).toMatchObject({ status: 'complete', currencies: 'EUR' });
   });
 
   it('writes the rate in the page language\'s style, as the amounts: 0,92 on a German page', async () => {

@@ -105,6 +105,20 @@ export async function fillCard(page: Page, card: { number: string; expiry?: stri
   if ((await page.locator('#name').count()) > 0 && (card.name !== undefined || (await page.inputValue('#name')) === '')) await page.fill('#name', card.name ?? 'Ada Lovelace');
 }
 
+/**
+ * The page's first payment (`POST /hosted/payments`, a frame's too) reaches the service and is
+ * made; its answer is lost on the way back, as when the connection drops. Later ones go through.
+ */
+export async function loseFirstPaymentAnswer(page: Page): Promise<void> {
+  let lost = false;
+  await page.route('**/hosted/payments', async (route) => {
+    if (lost) return route.continue();
+    lost = true;
+    await route.fetch();
+    await route.abort('internetdisconnected');
+  });
+}
+
 export const screenshotDir = path.resolve('test-results/screenshots');
 
 /**

@@ -100,7 +100,9 @@ form.payOnSubmit({
     }
     if (end.kind === 'refused') return refused(end.error);
     const answer = end.answer;
-    if (answer.outcome === 'complete') return receipt(answer, paying);
+    // The payment the page made may be an earlier one, whose answer was lost, in another currency
+    // than the one chosen now (payment-flow.ts): the receipt is for what the transaction paid.
+    if (answer.outcome === 'complete') return receipt(answer, options.find((option) => option.currency === answer.transaction.currencies) ?? paying);
     const decline = declineLine(t, answer, 'unexpectedError');
     if (answer.rejected) {
       form.form.hidden = true;
