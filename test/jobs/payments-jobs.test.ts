@@ -101,6 +101,21 @@ describe('3-D Secure', () => {
     expect((await t.app.inject({ method: 'GET', url: '/3ds/return/00000000-0000-4000-8000-000000000000' })).statusCode).toBe(404);
   });
 
+  it("tells the cardholder back from the challenge without a redirect_url how it ended, in the transaction's language", async () => {
+    const answer = async (total: number, result: string, language: string) => {
+      const { transaction } = await challengeFor(total, { language });
+      await t.app.inject({ method: 'POST', url: new URL(transaction['3ds_response'].challenge_url).pathname, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `result=${result}` });
+      return (await t.app.inject({ method: 'GET', url: `/3ds/return/${transaction.uuid}` })).body;
+    };
+    const french = await answer(3_610, 'fail', 'frFR');
+    expect(french).toContain('<html lang="fr-FR">');
+    expect(french).toContain('Le paiement n’a pas abouti.');
+    expect(french).toContain('Vous pouvez fermer cette fenêtre.');
+    const german = await answer(3_620, 'authenticate', 'deDE');
+    expect(german).toContain('<html lang="de-DE">');
+    expect(german).toContain('Zahlung abgeschlossen.');
+  });
+
   it('expires challenges left pending for more than 35 minutes (job), past the processor\'s 30', async () => {
     const { transaction } = await challengeFor(4500);
     advanceMinutes(limits.pendingExpiryMinutes - 1);

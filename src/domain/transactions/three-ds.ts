@@ -10,6 +10,8 @@ export interface ThreeDsReturn {
   status: TransactionStatus;
   /** The integrator's `redirect_url` with `transaction_id` and `status` appended, or null. */
   redirectTo: string | null;
+  /** The transaction's language: the cardholder's, for the page shown without a redirect. */
+  language: string;
 }
 
 /**
@@ -25,7 +27,7 @@ export async function completeThreeDsReturn(context: AppContext, uuid: string): 
     const result = await boundedCall(context.config.processorTimeoutMs, uuid, () => context.connector.lookup(uuid));
     if (result.kind === 'approved' || result.kind === 'declined') status = await settleWithOutcome(context, record.id, result);
   }
-  return { transactionId: record.id, status, redirectTo: record.redirectUrl ? appendOutcome(record.redirectUrl, record.id, status) : null };
+  return { transactionId: record.id, status, redirectTo: record.redirectUrl ? appendOutcome(record.redirectUrl, record.id, status) : null, language: record.language };
 }
 
 /** Only followable targets (checked again here: the stored URL is never trusted blindly). */

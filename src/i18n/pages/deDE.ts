@@ -82,4 +82,7 @@ export const messages = {
   date: 'Datum',
   loading: 'Wird geladen…',
   languageLabel: 'Sprache',
+  paymentNotCompleted: 'Die Zahlung wurde nicht abgeschlossen.',
+  paymentAuthenticating: 'Die Zahlung wird noch authentifiziert.',
+  closeThisWindow: 'Sie können dieses Fenster schließen.',
 } as const;

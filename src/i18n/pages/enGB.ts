@@ -83,4 +83,7 @@ export const messages = {
   date: 'Date',
   loading: 'Loading…',
   languageLabel: 'Language',
+  paymentNotCompleted: 'The payment was not completed.',
+  paymentAuthenticating: 'The payment is still being authenticated.',
+  closeThisWindow: 'You can close this window.',
 } as const;

@@ -82,4 +82,7 @@ export const messages = {
   date: 'Fecha',
   loading: 'Cargando…',
   languageLabel: 'Idioma',
+  paymentNotCompleted: 'El pago no se ha completado.',
+  paymentAuthenticating: 'El pago aún se está autenticando.',
+  closeThisWindow: 'Puede cerrar esta ventana.',
 } as const;

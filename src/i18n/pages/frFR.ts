@@ -82,6 +82,9 @@ export const messages = {
   date: 'Date',
   loading: 'Chargement…',
   languageLabel: 'Langue',
+  paymentNotCompleted: 'Le paiement n’a pas abouti.',
+  paymentAuthenticating: 'Le paiement est toujours en cours d’authentification.',
+  closeThisWindow: 'Vous pouvez fermer cette fenêtre.',
 } as const;
 
 export const identicalToEnglish = ['date'] as const;

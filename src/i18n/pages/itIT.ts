@@ -82,4 +82,7 @@ export const messages = {
   date: 'Data',
   loading: 'Caricamento…',
   languageLabel: 'Lingua',
+  paymentNotCompleted: 'Il pagamento non è stato completato.',
+  paymentAuthenticating: 'Il pagamento è ancora in fase di autenticazione.',
+  closeThisWindow: 'Puoi chiudere questa finestra.',
 } as const;

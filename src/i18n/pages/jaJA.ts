@@ -82,6 +82,9 @@ export const messages = {
   date: '日付',
   loading: '読み込み中…',
   languageLabel: '言語',
+  paymentNotCompleted: 'お支払いは完了しませんでした。',
+  paymentAuthenticating: 'お支払いはまだ認証中です。',
+  closeThisWindow: 'このウィンドウを閉じてかまいません。',
 } as const;
 // The expiry format is written MM/YY in Japanese as well.
 export const identicalToEnglish = ['expiryPlaceholder'] as const;

@@ -82,4 +82,7 @@ export const messages = {
   date: 'Күні',
   loading: 'Жүктелуде…',
   languageLabel: 'Тіл',
+  paymentNotCompleted: 'Төлем аяқталмады.',
+  paymentAuthenticating: 'Төлем әлі расталуда.',
+  closeThisWindow: 'Бұл терезені жабуға болады.',
 } as const;

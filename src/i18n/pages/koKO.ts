@@ -82,6 +82,9 @@ export const messages = {
   date: '날짜',
   loading: '불러오는 중…',
   languageLabel: '언어',
+  paymentNotCompleted: '결제가 완료되지 않았습니다.',
+  paymentAuthenticating: '결제 인증이 아직 진행 중입니다.',
+  closeThisWindow: '이 창을 닫으셔도 됩니다.',
 } as const;
 // The expiry format is written MM/YY in Korean as well.
 export const identicalToEnglish = ['expiryPlaceholder'] as const;

@@ -82,4 +82,7 @@ export const messages = {
   date: 'Datums',
   loading: 'Ielādē…',
   languageLabel: 'Valoda',
+  paymentNotCompleted: 'Maksājums netika pabeigts.',
+  paymentAuthenticating: 'Maksājums vēl tiek autentificēts.',
+  closeThisWindow: 'Varat aizvērt šo logu.',
 } as const;

@@ -82,5 +82,8 @@ export const messages = {
   date: 'Data',
   loading: 'Carregando…',
   languageLabel: 'Idioma',
+  paymentNotCompleted: 'O pagamento não foi concluído.',
+  paymentAuthenticating: 'O pagamento ainda está sendo autenticado.',
+  closeThisWindow: 'Você pode fechar esta janela.',
 } as const;
 

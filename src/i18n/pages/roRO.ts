@@ -82,6 +82,9 @@ export const messages = {
   date: 'Data',
   loading: 'Se încarcă…',
   languageLabel: 'Limbă',
+  paymentNotCompleted: 'Plata nu a fost finalizată.',
+  paymentAuthenticating: 'Plata este încă în curs de autentificare.',
+  closeThisWindow: 'Puteți închide această fereastră.',
 } as const;
 
 export const identicalToEnglish = ['card'] as const;

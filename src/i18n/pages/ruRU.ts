@@ -82,4 +82,7 @@ export const messages = {
   date: 'Дата',
   loading: 'Загрузка…',
   languageLabel: 'Язык',
+  paymentNotCompleted: 'Платёж не был завершён.',
+  paymentAuthenticating: 'Платёж всё ещё проходит проверку подлинности.',
+  closeThisWindow: 'Вы можете закрыть это окно.',
 } as const;

@@ -82,4 +82,7 @@ export const messages = {
   date: 'Дата',
   loading: 'Завантаження…',
   languageLabel: 'Мова',
+  paymentNotCompleted: 'Платіж не було завершено.',
+  paymentAuthenticating: 'Платіж ще проходить автентифікацію.',
+  closeThisWindow: 'Ви можете закрити це вікно.',
 } as const;

@@ -82,4 +82,7 @@ export const messages = {
   date: 'Sana',
   loading: 'Yuklanmoqda…',
   languageLabel: 'Til',
+  paymentNotCompleted: 'Toʻlov yakunlanmadi.',
+  paymentAuthenticating: 'Toʻlov hali tasdiqlanmoqda.',
+  closeThisWindow: 'Bu oynani yopishingiz mumkin.',
 } as const;

@@ -82,4 +82,7 @@ export const messages = {
   date: '日期',
   loading: '正在加载…',
   languageLabel: '语言',
+  paymentNotCompleted: '付款未完成。',
+  paymentAuthenticating: '付款仍在验证中。',
+  closeThisWindow: '您可以关闭此窗口。',
 } as const;

@@ -9,6 +9,8 @@ import {
 import { answerToStore, finishDeferred, markClaimed, markStored } from '../../http/idempotency.js';
 import { principalOf, requireAccess, requireAccessConfirmedByRoute } from '../../http/auth.js';
 import { invalidId } from '../../http/errors.js';
+import { localeOf, normaliseLanguage, translate } from '../../i18n/catalogue.js';
+import { escapeHtml } from '../hosted/html.js';
 import { errorResponses, htmlResponse, noCredential, siteApiErrors } from '../../http/openapi.js';
 import {
   ItemParams, SiteParams, apiPrefix, integerIds, listValues, pageRequest, parseItemId, publishedRange, setPaginationHeaders, statementDateOf,
@@ -201,9 +203,12 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
     const result = await completeThreeDsReturn(context, request.params.uuid);
     if (!result) throw invalidId('transaction');
     if (result.redirectTo) return reply.redirect(result.redirectTo, 303);
-    const finished = result.status === 'complete' ? 'The payment is complete.' : result.status === 'pending' ? 'The payment is still being authenticated.' : 'The payment was not completed.';
+    // The cardholder's page, in the transaction's language (it was English whatever the payer's).
+    const language = normaliseLanguage(result.language);
+    const t = (key: 'paymentSuccess' | 'paymentAuthenticating' | 'paymentNotCompleted' | 'closeThisWindow') => escapeHtml(translate(language, `pages.${key}`));
+    const finished = result.status === 'complete' ? t('paymentSuccess') : result.status === 'pending' ? t('paymentAuthenticating') : t('paymentNotCompleted');
     return reply
       .type('text/html; charset=utf-8')
-      .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Payment</title></head><body><p>${finished}</p><p>You can close this window.</p></body></html>`);
+      .send(`<!doctype html><html lang="${localeOf(language)}"><head><meta charset="utf-8"><title>3-D Secure</title></head><body><p>${finished}</p><p>${t('closeThisWindow')}</p></body></html>`);
   });
 }
