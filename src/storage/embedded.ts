@@ -236,6 +236,7 @@ async function startCluster(
     // segment rather than when it is made. A long-running cluster recycles old segments after
     // checkpoints instead of making new ones; a young one (and every bench run) makes them all.
     // On the command line, so every start applies it (the bench's own flags come after, and win).
+    initdbFlags: initdbEncodingFlags(process.env),
     postgresFlags: ['-c', 'wal_init_zero=off', ...(options.maxConnections ? ['-c', `max_connections=${options.maxConnections}`] : []), ...(options.postgresFlags ?? [])],
     onLog: logTo(options.logFile),
     onError: logTo(options.logFile),
@@ -254,6 +255,18 @@ async function startCluster(
     }
   }
   return { url: connectionUrl(port, database, password), server };
+}
+
+/**
+ * The cluster keeps text in UTF-8 whatever the machine's locale. initdb takes its encoding from
+ * the environment's locale: under LANG=C, or none (containers, systemd units), it made a SQL_ASCII
+ * cluster, which stores bytes without knowing characters (`length('Müller')` was 7, lower() and
+ * NFC did nothing to a non-ASCII letter). A UTF-8 locale in the environment is kept (its collation
+ * and case rules); any other is replaced by C, which accepts every encoding.
+ */
+function initdbEncodingFlags(env: NodeJS.ProcessEnv): string[] {
+  const ctype = [env.LC_ALL, env.LC_CTYPE, env.LANG].find((value) => value !== undefined && value !== '');
+  return ['--encoding=UTF8', ...(ctype !== undefined && /\.utf-?8\b/i.test(ctype) ? [] : ['--locale=C'])];
 }
 
 /**
