@@ -190,7 +190,10 @@ export const limits = {
   keyRotationBatchSize: 200,
   keyRotationBatchSizeMax: 10_000,
   cardHolderZipLengthMax: 32,
-  /** Capture tokens are about 70 characters; anything much longer is not one. */
+  /**
+   * Capture tokens are about 70 characters; anything much longer is not one. Also the bound of the
+   * `token` and `card_token` fields, which every kind of card token (capture, vault, sandbox) fits.
+   */
   captureTokenLengthMax: 200,
   processorReferenceLengthMax: 200,
   /**

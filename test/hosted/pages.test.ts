@@ -136,6 +136,9 @@ describe('hosted page APIs', () => {
       expect(paid.json()).toMatchObject({ code: 'rest_invalid_param', data: { params: { card_token: 'Unknown or expired card token.' } } });
       expect(paid.json().data.params).not.toHaveProperty('token');
     }
+    // Longer than any card token (limits.captureTokenLengthMax): told so, as the OpenAPI document says.
+    const long = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: `Bearer ${vaultPage.token}` }, payload: { card_token: `ct_${'a'.repeat(198)}` } });
+    expect(long.json()).toMatchObject({ code: 'rest_invalid_param', data: { params: { card_token: 'must NOT have more than 200 characters' } } });
     const after = await t.db.one<{ count: number }>(`SELECT count(*)::int AS count FROM transactions WHERE site_id = $1 AND id > $2`, [site.siteId, vault.id]);
     expect(after.count).toBe(0);
   });

@@ -27,7 +27,7 @@ export async function requireSession(context: AppContext, request: FastifyReques
 
 const PayBody = Type.Object(
   {
-    card_token: Type.String({ minLength: 1, maxLength: 2048 }),
+    card_token: Type.String({ minLength: 1, maxLength: limits.captureTokenLengthMax }),
     currencies: Type.Optional(Type.String({ pattern: currencyCodePattern })),
     /** Payment request page: the amount it showed in `currencies` (minor units). */
     total: Type.Optional(Type.Integer({ minimum: 1, maximum: limits.amountCentsMax })),

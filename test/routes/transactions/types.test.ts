@@ -307,6 +307,10 @@ describe('reading transactions', () => {
     expect(roIgnored.json().status).toBe('complete');
     const badRedirect = await post(t, shop, { ...purchaseBody(shop, await createBooking(t, shop), 100), redirect_url: 'javascript:alert(1)' });
     expect(badRedirect.json().data.params).toHaveProperty('redirect_url');
+    // No card token is longer than a capture token's bound (limits.captureTokenLengthMax): a longer
+    // one is told so, as the OpenAPI document says, not looked up as an unknown card.
+    const longToken = await post(t, shop, { transaction_types: 'vault', channels: shop.channelId, currencies: 'USD', total: 0, token: `ct_${'a'.repeat(198)}` });
+    expect(longToken.json()).toMatchObject({ code: 'rest_invalid_param', data: { status: 400, params: { token: 'must NOT have more than 200 characters' } } });
   });
 
   it("refuses a redirect_url the vaulting app's redirect refuses, credentials in it included, and takes what it takes", async () => {
