@@ -4,11 +4,11 @@ import { describedPattern } from '../../domain/patterns.js';
 
 export const roleSchema = Type.Union([Type.Literal('member_admin'), Type.Literal('member')]);
 
-// No maxLength: a path longer than any site's (63 characters) names no site and is answered as
-// an unknown one (401 at login, 404 at refresh), as the REST routes answer it, not with a 400
-// that would tell such paths apart.
+// No length bounds: a path no site can have (empty, as in `//site-json/...`, or longer than 63
+// characters) names no site and is answered as an unknown one (401 at login, 404 at refresh), as
+// the REST routes answer it, not with a 400 that would tell such paths apart.
 export const sitePathParams = Type.Object({
-  path: Type.String({ minLength: 1, description: 'The site path (a site has one of at most 63 characters).' }),
+  path: Type.String({ description: 'The site path (a site has one of 1 to 63 characters).' }),
 });
 
 // Unknown fields are refused as in every other body (docs/resources.md): a misspelt `otp` is
