@@ -15,10 +15,13 @@ export async function issueRefreshToken(db: Queryable, options: { jwtSecret: Uin
   await db.query('INSERT INTO refresh_tokens (user_id, token_hash, created_at, password_changed_at) VALUES ($1, $2, $3, $4::timestamptz)', [
     options.userId, hashToken(token), options.now, options.passwordStamp,
   ]);
-  // Bounded per user: logging in on a new device drops the oldest device's token beyond the limit.
+  // Bounded per user: beyond the limit, the token least recently used (or issued, if never used)
+  // is dropped. A refresh token may be kept indefinitely (spec): dropping the oldest issued killed
+  // an integration's token, refreshed every 15 minutes, after 20 logins elsewhere (a script that
+  // logs in on each run), while tokens of those logins, never used again, stayed.
   await db.query(
     `DELETE FROM refresh_tokens WHERE user_id = $1 AND id NOT IN (
-       SELECT id FROM refresh_tokens WHERE user_id = $1 ORDER BY id DESC LIMIT $2)`,
+       SELECT id FROM refresh_tokens WHERE user_id = $1 ORDER BY coalesce(last_used_at, created_at) DESC, id DESC LIMIT $2)`,
     [options.userId, limits.refreshTokensPerUserMax],
   );
   return token;
