@@ -176,11 +176,15 @@ function fromValidation(allIssues: ValidationIssue[], context = 'body'): ApiErro
  * One message for the issues of one parameter. A union (`anyOf`) reports each branch's failure:
  * a value of the right type is told what its own branch wanted (`"00"` → "must be a month from 1
  * to 12", not "must be integer"), literals are listed together ("must be one of flat, percent"),
- * and a value no branch's type fits is told every type. A query parameter given twice arrives as
+ * and a value no branch's type fits is told every type, or every format (`must match format "ipv4"
+ * or "ipv6"`). A query parameter given twice arrives as
  * a list where one value is expected: that is what it is told, not "must be integer".
  */
 function describeAll(issues: ValidationIssue[], context: string): string {
   if (context !== 'body' && issues.some((issue) => issue.keyword === 'type' && Array.isArray(issue.data))) return 'was given more than once: send it once';
+  // A value no format of a union fits (`ip_address`: ipv4 or ipv6) is told each, not only the first tried.
+  const formats = [...new Set(issues.filter((issue) => issue.keyword === 'format').map((issue) => `"${String(issue.params.format)}"`))];
+  if (formats.length > 1) return `must match format ${formats.join(' or ')}`;
   const unionParts = new Set(['type', 'const', 'anyOf', 'oneOf']);
   const specific = issues.find((issue) => !unionParts.has(issue.keyword));
   if (specific) return describe(specific);

@@ -311,6 +311,9 @@ describe('reading transactions', () => {
     // one is told so, as the OpenAPI document says, not looked up as an unknown card.
     const longToken = await post(t, shop, { transaction_types: 'vault', channels: shop.channelId, currencies: 'USD', total: 0, token: `ct_${'a'.repeat(198)}` });
     expect(longToken.json()).toMatchObject({ code: 'rest_invalid_param', data: { status: 400, params: { token: 'must NOT have more than 200 characters' } } });
+    // ip_address takes either kind of address: a refusal names both, not only the first the schema tries.
+    const badIp = await post(t, shop, { ...purchaseBody(shop, await createBooking(t, shop), 100), ip_address: 'fe80::zz' });
+    expect(badIp.json()).toMatchObject({ code: 'rest_invalid_param', data: { params: { ip_address: 'must match format "ipv4" or "ipv6"' } } });
   });
 
   it("refuses a redirect_url the vaulting app's redirect refuses, credentials in it included, and takes what it takes", async () => {
