@@ -152,4 +152,15 @@ describe('a production server without a live payment processor', () => {
     expect(paid.json()).toMatchObject({ status: 'complete' });
     expect((await bookingRow(t, booking)).total_paid).toBe(1500);
   });
+
+  it("refunds a test channel's sandbox payment after the channel was closed: the refund is in the payment's test mode", async () => {
+    const channel = await addChannel(t, shop);
+    const booking = await createBooking(t, shop, { channelId: channel, total: 1500 });
+    const paid = (await post(t.app, { ...purchaseBody(shop, booking, 1500), channels: channel })).json();
+    await t.db.query(`UPDATE channels SET account_mode = 'closed' WHERE id = $1`, [channel]);
+    const refund = await post(t.app, { transaction_types: 'refund', channels: channel, currencies: 'USD', total: 1500, linked_id: paid.id, bookings: [{ id: booking, currencies: 'USD', total: 1500 }] });
+    expect(refund.statusCode).toBe(201);
+    expect(refund.json()).toMatchObject({ status: 'complete' });
+    expect((await bookingRow(t, booking)).total_paid).toBe(0);
+  });
 });

@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js';
 import { storeAnswers, type StoredAnswer } from '../../http/idempotency.js';
 import { limits } from '../../limits.js';
 import type { Queryable } from '../../storage/db.js';
-import { isTestMode, openCard } from '../vault/index.js';
+import { openCard } from '../vault/index.js';
 import { receiptLabelOf } from '../channels.js';
 import { attemptPayment } from './attempts.js';
 import { recordChargeback } from './chargebacks.js';
@@ -131,7 +131,7 @@ export function threeDsReturnUrl(context: AppContext, uuid: string): string {
 }
 
 async function callProcessor(context: AppContext, plan: PaymentPlan, record: TransactionRecord): Promise<CallResult> {
-  const mode = isTestMode(plan.channel.accountMode) ? 'test' : 'live';
+  const mode = plan.mode;
   const timeoutMs = context.config.processorTimeoutMs;
   const type = record.type;
   if (isFollowUpType(type)) {

@@ -12,7 +12,7 @@ import {
 } from '../vault/index.js';
 import { toRecord, transactionColumns } from './repository.js';
 import { prepareForexAndAllocations, type ForexAndAllocations } from './forex-allocations.js';
-import { isAuthorization, isCapturedMoney, isFollowUpType, isHostedSource, isRetainedType, type Actor, type TransactionInput, type TransactionRecord } from './types.js';
+import { isAuthorization, isCapturedMoney, isFollowUpType, isHostedSource, isRetainedType, type Actor, type TransactionInput, type TransactionRecord, type TransactionType } from './types.js';
 
 /**
  * Checks a create request against everything that can be checked without locks, and resolves
@@ -23,6 +23,8 @@ import { isAuthorization, isCapturedMoney, isFollowUpType, isHostedSource, isRet
 export interface PaymentPlan {
   input: TransactionInput;
   channel: ChannelRecord;
+  /** The processor mode the call is made in (processorModeOf). */
+  mode: 'test' | 'live';
   currency: string;
   total: number;
   shares: { bookingId: number; total: number }[];
@@ -141,9 +143,19 @@ export async function lookUp(db: Queryable, requests: readonly { actor: Actor; i
   return found;
 }
 
+/**
+ * What a closed channel still takes (docs/payments.md "Closed channels"): a closed channel takes
+ * no new money, but a refund or a void gives back or releases money it already took, and refusing
+ * them left the customer unrefunded and the amount held on the card. A capture is refused: it is
+ * when held money moves to the channel; the merchant voids the authorisation instead.
+ */
+const closedChannelTypes: ReadonlySet<TransactionType> = new Set(['refund', 'void']);
+
 function resolveChannel(input: TransactionInput, channel: ChannelRecord | undefined): ChannelRecord {
   if (!channel) throw invalidParam('channels', 'Unknown channel.');
-  if (channel.accountMode === 'closed') throw invalidParam('channels', 'The channel is closed and takes no payments.');
+  if (channel.accountMode === 'closed' && !closedChannelTypes.has(input.type)) {
+    throw invalidParam('channels', input.type === 'capture' ? 'The channel is closed and takes no payments; void the authorisation to release the held amount.' : 'The channel is closed and takes no payments.');
+  }
   // Paying in another currency is forex (docs/forex.md), checked with the bookings in
   // prepareForexAndAllocations; a vault (no money) is in the channel currency.
   if (input.type === 'vault' && input.currency !== channel.currency) throw invalidParam('currencies', `The channel's currency is ${channel.currency}.`);
@@ -151,12 +163,26 @@ function resolveChannel(input: TransactionInput, channel: ChannelRecord | undefi
 }
 
 /**
- * A payment in the processor's live mode (a channel not in test mode) needs a processor that
- * moves money: in production on the sandbox it is refused here, before anything is written or
- * the sandbox is asked, so no booking is shown paid for money that never moved.
+ * The processor mode a transaction is made in. A capture, void or refund is made in its
+ * original's, which its card tells (test cards pay on test channels only, real cards never on
+ * them): the channel's mode may have changed since (closed, or moved from test to live), and a
+ * refund of a sandbox payment sent in live mode would reach a live processor. Anything else is
+ * made in the channel's mode.
  */
-function assertProcessorTakes(context: AppContext, channel: ChannelRecord): void {
-  if (isTestMode(channel.accountMode) || takesLiveMode(context.config, context.connector)) return;
+function processorModeOf(plan: { input: TransactionInput; channel: ChannelRecord; card: CardRecord | null }): 'test' | 'live' {
+  // Every authorisation and captured payment has its card (cards are never deleted); the channel's
+  // mode stands in should one not.
+  if (isFollowUpType(plan.input.type) && plan.card) return plan.card.isTestCard ? 'test' : 'live';
+  return isTestMode(plan.channel.accountMode) ? 'test' : 'live';
+}
+
+/**
+ * A payment in the processor's live mode needs a processor that moves money: in production on
+ * the sandbox it is refused here, before anything is written or the sandbox is asked, so no
+ * booking is shown paid for money that never moved.
+ */
+function assertProcessorTakes(context: AppContext, mode: 'test' | 'live'): void {
+  if (mode === 'test' || takesLiveMode(context.config, context.connector)) return;
   throw noLiveProcessor('payment');
 }
 
@@ -309,13 +335,14 @@ export async function preparePayment(context: AppContext, db: Queryable, actor: 
   assertAmount(input);
   assertRedirectUrl(input);
   const channel = resolveChannel(input, found.channel);
-  assertProcessorTakes(context, channel);
   const { shares, firstBookingLanguage } = resolveShares(input, channel, found.bookings);
   const linked = resolveLinked(input, channel, found.linked);
   const extras = await prepareForexAndAllocations(context, db, actor, { input, channel, shares, linked });
   const { card, cvv, captureRedemption, sealed } = await resolveCard(context, db, actor, input, { channel, linked, linkedCard: found.linkedCard });
+  const mode = processorModeOf({ input, channel, card });
+  assertProcessorTakes(context, mode);
   return {
-    input, channel, currency: input.currency!, total: input.total!, shares, linked, card, cvv, captureRedemption, sealedPan: sealed, extras,
+    input, channel, mode, currency: input.currency!, total: input.total!, shares, linked, card, cvv, captureRedemption, sealedPan: sealed, extras,
     language: languageOf(input, linked, firstBookingLanguage, channel),
   };
 }
