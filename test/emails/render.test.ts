@@ -5,7 +5,7 @@ import { tempDirForFile, tempDirForTest } from '../support/temp-dir.js';
 import { languageCodes, localeOf, translate } from '../../src/i18n/catalogue.js';
 import { mailKinds } from '../../src/domain/emails/kinds.js';
 import { sampleMailData } from '../../src/domain/emails/sample.js';
-import { renderMail } from '../../src/domain/emails/templates.js';
+import { composeMail, renderMail } from '../../src/domain/emails/templates.js';
 import { createMailer } from '../../src/domain/emails/transport.js';
 import { createTestContext, testEnv, type TestContext } from '../support/context.js';
 import { cli } from '../cli/helpers.js';
@@ -59,6 +59,19 @@ describe('every kind in every language', () => {
       expect(refund.text.split('\n')[0], language).toBe(translate(language, 'emails.failureRefundHeading'));
       expect(refund.text, language).not.toContain(translate(language, 'emails.failureHeading'));
       expect(payment.subject, language).not.toBe(refund.subject);
+    }
+  });
+
+  it('says in every language that a void failed and the amount is still held, not that a payment failed, when the failure is a void\'s', () => {
+    for (const language of languageCodes) {
+      const payment = { ...sampleMailData('failure', language), transactionType: 'authorize' };
+      const voided = { ...sampleMailData('failure', language), transactionType: 'void' };
+      const mail = renderMail(voided);
+      expect(mail.subject, language).toBe(translate(language, 'emails.failureVoidSubject', { channel: 'Sunny Tours EUR', bookingId: '12-3456' }));
+      expect(mail.text.split('\n')[0], language).toBe(translate(language, 'emails.failureVoidHeading'));
+      expect(mail.text, language).toContain(composeMail(voided).paragraphs[0]);
+      expect(mail.text, language).not.toContain(composeMail(payment).paragraphs[0]);
+      expect(mail.subject, language).not.toBe(renderMail(payment).subject);
     }
   });
 

@@ -43,7 +43,7 @@ const templates: Record<MailKind, Template> = {
     intro: say('emails.chargebackIntro', { company: data.company, amount: money(data, data.amount) }),
   }),
   failure: (data, say) => {
-    const keys = failureKeys[data.transactionType === 'refund' ? 'refund' : 'payment'];
+    const keys = failureKeys[data.transactionType === 'refund' || data.transactionType === 'void' ? data.transactionType : 'payment'];
     return merchantDocument(data, say, {
       subject: say(keys.subject, { channel: data.channelName, bookingId: mainId(data) }),
       heading: say(keys.heading),
@@ -70,12 +70,14 @@ export function renderMail(data: MailData): RenderedMail {
 type Words = { subject: string; heading: string; intro: string };
 
 /**
- * A failed refund owes the payer money back: "payment failed, no money was taken" told the
- * merchant the opposite of what happened. Every other type that fails takes or holds money.
+ * A failed refund owes the payer money back, and a failed void leaves the amount held on the card:
+ * "payment failed, no money was taken" told the merchant the opposite of what happened. Every
+ * other type that fails takes or holds money.
  */
 const failureKeys = {
   payment: { subject: 'emails.failureSubject', heading: 'emails.failureHeading', intro: 'emails.failureIntro' },
   refund: { subject: 'emails.failureRefundSubject', heading: 'emails.failureRefundHeading', intro: 'emails.failureRefundIntro' },
+  void: { subject: 'emails.failureVoidSubject', heading: 'emails.failureVoidHeading', intro: 'emails.failureVoidIntro' },
 } as const satisfies Record<string, Record<keyof Words, MessageKey>>;
 
 function payerDocument(data: MailData, say: Say, words: Words): MailDocument {
