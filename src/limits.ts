@@ -246,6 +246,13 @@ export const limits = {
   mailSendConcurrency: 4,
   /** Days a sent or failed mail keeps its rendered bodies; then the prune-mail-bodies job empties them (the row stays). */
   mailBodyRetentionDays: 90,
+  /**
+   * Runs in a row whose rendering of one mail request may meet a passing database error (statement
+   * timeout, deadlock, lost connection: isPassingDatabaseError) and leave it queued; the next one
+   * sets it aside like any request that cannot be rendered. A run meets at most one (it stops
+   * there), so this is also the runs a cause that does not pass can hold later mail up.
+   */
+  mailRenderTransientFailuresMax: 5,
   /** Set-aside mail requests `trustfare mail set-aside` lists, oldest first. */
   mailSetAsideListMax: 100,
   /** SMTP connection, greeting and socket timeouts. */

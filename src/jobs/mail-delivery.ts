@@ -15,6 +15,8 @@ export interface DeliveryRun {
   rendered: number;
   /** Requests whose rendering failed, set aside with their error in `mail_requests` (docs/emails.md); the job runner logs them as an error. */
   errors: RenderRun['errors'];
+  /** Requests whose rendering met a passing database error, left queued for the next run (docs/emails.md "Delivery"). */
+  deferred: number;
   claimed: number;
   sent: number;
   /** Failed this time and scheduled again with backoff. */
@@ -44,10 +46,10 @@ export async function deliverPendingMails(context: AppContext, options: { batchS
   // What is due first (retries, released rows, claims that ran out): however much fresh mail
   // is requested, every run also takes a batch of what waits already.
   const due = await claimDueMails(context, batchSize, claimedUntil);
-  const { requests, written, claimed: fresh, errors } = await renderRequestedMails(context.db, { batchSizeMax: batchSize, claimedUntil });
+  const { requests, written, claimed: fresh, errors, deferred } = await renderRequestedMails(context.db, { batchSizeMax: batchSize, claimedUntil });
   // UPDATE ... RETURNING has no order: send oldest first (fresh rows are the newest).
   const rows = [...due.sort((a, b) => a.id - b.id), ...fresh.sort((a, b) => a.id - b.id)];
-  const run: DeliveryRun = { requests, rendered: written, errors, claimed: rows.length, sent: 0, retrying: 0, failed: 0, released: 0, backlog: requests === batchSize || due.length === batchSize };
+  const run: DeliveryRun = { requests, rendered: written, errors, deferred, claimed: rows.length, sent: 0, retrying: 0, failed: 0, released: 0, backlog: requests === batchSize || due.length === batchSize };
   await sendAll(context, rows, run, { startByMs: claimedAtMs + sendWindowMs, claimRenewalMs: options.claimRenewalMs ?? limits.mailClaimRenewalMs });
   return run;
 }

@@ -104,6 +104,27 @@ export interface TransactionOptions {
   genericPlans?: boolean;
 }
 
+/**
+ * SQLSTATE classes of failures that say nothing of the statement or its data and pass by
+ * themselves: 08 connection exception, 40 transaction rollback (serialization failure, deadlock),
+ * 53 insufficient resources, 57 operator intervention (statement timeout, server shutting down).
+ */
+const passingSqlStateClasses = new Set(['08', '40', '53', '57']);
+
+/**
+ * Whether `error` is a passing database failure: one of those classes, or the connection lost
+ * under the client (pg's own errors then carry no SQLSTATE). Work that met one can be tried again
+ * as it was; anything else (a constraint, a bug) will fail again the same way.
+ */
+export function isPassingDatabaseError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  // Node's socket errors first: EPIPE has a SQLSTATE's shape.
+  if (code === 'ECONNRESET' || code === 'EPIPE') return true;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return passingSqlStateClasses.has(code.slice(0, 2));
+  return /^(Connection terminated|Client has encountered a connection error)/.test(error.message);
+}
+
 export class Db extends Runner {
   constructor(readonly pool: pg.Pool) {
     super(pool);

@@ -364,6 +364,41 @@ describe('delivery', () => {
     expect(await t.db.query('SELECT 1 FROM mail_requests WHERE transaction_id = $1', [broken.transactionId])).toHaveLength(0);
   });
 
+  it('leaves a request whose rendering meets a passing database error for the next run, and sets it aside only after limits.mailRenderTransientFailuresMax of them', async () => {
+    await paidBooking({ booking: { reference: 'FINE-2' } });
+    const unlucky = await paidBooking({ booking: { reference: 'UNLUCKY-1' } });
+    const references = (mails: ReceivedMail[]) => mails.map((mail) => /(UNLUCKY|FINE)-\d/.exec(mail.text)?.[0]);
+    const request = () => t.db.query<{ last_error: string | null }>('SELECT last_error FROM mail_requests WHERE transaction_id = $1', [unlucky.transactionId]);
+    // A statement timeout (SQLSTATE 57014) while this one transaction's mail is written, as a
+    // loaded database gives: nothing is wrong with the request.
+    await t.db.query(`CREATE FUNCTION test_time_out_mail() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.transaction_id = ${unlucky.transactionId} THEN RAISE EXCEPTION 'canceling statement due to statement timeout' USING ERRCODE = '57014'; END IF; RETURN NEW; END $$`);
+    await t.db.query('CREATE TRIGGER test_time_out_mail BEFORE INSERT ON email_outbox FOR EACH ROW EXECUTE FUNCTION test_time_out_mail()');
+    try {
+      const run = await deliverPendingMails(t.context, { batchSizeMax: 10 });
+      expect(run).toMatchObject({ rendered: 1, sent: 1, errors: [], deferred: 1 });
+      expect(references(smtp.received)).toEqual(['FINE-2']);
+      // Still queued, not set aside for an operator's `mail retry`.
+      expect(await request()).toEqual([{ last_error: null }]);
+      // A cause that does not pass is not retried without end: after the bound, set aside with its error.
+      for (let run = 2; run < limits.mailRenderTransientFailuresMax; run++) expect((await deliverPendingMails(t.context, { batchSizeMax: 10 })).errors).toEqual([]);
+      expect(await request()).toEqual([{ last_error: null }]);
+      const last = await deliverPendingMails(t.context, { batchSizeMax: 10 });
+      expect(last.errors).toEqual([{ requestId: expect.any(Number), transactionId: unlucky.transactionId, message: expect.stringContaining('statement timeout') }]);
+      expect(await request()).toEqual([{ last_error: expect.stringContaining('statement timeout') }]);
+      // Put back by an operator, it gets the same number of tries again.
+      await t.db.query(`UPDATE mail_requests SET last_error = NULL WHERE transaction_id = $1`, [unlucky.transactionId]);
+      expect((await deliverPendingMails(t.context, { batchSizeMax: 10 })).errors).toEqual([]);
+      expect(await request()).toEqual([{ last_error: null }]);
+    } finally {
+      await t.db.query('DROP TRIGGER test_time_out_mail ON email_outbox');
+      await t.db.query('DROP FUNCTION test_time_out_mail()');
+    }
+    // The database is well again: the next run sends it, with no operator.
+    expect(references(await deliver())).toEqual(['UNLUCKY-1']);
+    expect(await request()).toEqual([]);
+  });
+
   it('claims its batch without reading the requests set aside, however many there are', async () => {
     // Set-aside requests stay in the table until an operator puts them back. A claim that read
     // them all (migration 021) would slow every run as they pile up.

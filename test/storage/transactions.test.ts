@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../support/context.js';
 import { statementsDuring } from '../support/statements.js';
-import type { Db } from '../../src/storage/db.js';
+import { isPassingDatabaseError, type Db } from '../../src/storage/db.js';
 
 // Db.transaction on pipelined connections (src/storage/db.ts): BEGIN is written with the first
 // statement and, through withCommit, COMMIT with the last, so a transaction of n statements waits
@@ -68,5 +68,22 @@ describe('a database transaction on a pipelined connection', () => {
     expect(inside!.mode).toBe('force_generic_plan');
     const [after] = await db.query<{ mode: string }>(setting);
     expect(after!.mode).toBe('auto');
+  });
+});
+
+describe('isPassingDatabaseError', () => {
+  const errorOf = (work: () => Promise<unknown>) => work().then(() => { throw new Error('it did not fail'); }, (error: unknown) => error);
+
+  it('tells the failures that pass (a statement timeout, a lost connection) from those of the statement or the code', async () => {
+    const timedOut = await errorOf(() => db.transaction(async (tx) => {
+      await tx.query('SET LOCAL statement_timeout = 10');
+      await tx.query('SELECT pg_sleep(1)');
+    }));
+    expect(timedOut).toMatchObject({ code: '57014' });
+    const lost = await errorOf(() => db.query('SELECT pg_terminate_backend(pg_backend_pid())'));
+    const duplicate = await errorOf(() => db.query(`INSERT INTO pipelined VALUES (900, 'a'), (900, 'b')`));
+    const raised = await errorOf(() => db.query(`DO $$ BEGIN RAISE EXCEPTION 'a bug'; END $$`));
+    expect([timedOut, lost].map(isPassingDatabaseError)).toEqual([true, true]);
+    expect([duplicate, raised, new Error('template bug'), Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })].map(isPassingDatabaseError)).toEqual([false, false, false, true]);
   });
 });

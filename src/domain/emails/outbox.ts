@@ -1,4 +1,4 @@
-import type { Db, Queryable } from '../../storage/db.js';
+import { isPassingDatabaseError, type Db, type Queryable } from '../../storage/db.js';
 import { limits } from '../../limits.js';
 import { batchSizeWithin, turnKeeper } from '../../bounded.js';
 import { mailDataFor, mailLanguage, payerEmailOf } from './content.js';
@@ -66,6 +66,8 @@ export interface RenderRun {
   claimed: ClaimedMail[];
   /** Requests whose rendering failed, set aside: kept in `mail_requests` with their error and skipped from now on. */
   errors: { requestId: number; transactionId: number; message: string }[];
+  /** Requests whose rendering met a passing database error, left queued for the next run (renderOneByOne). */
+  deferred: number;
 }
 
 /**
@@ -86,7 +88,7 @@ export async function renderRequestedMails(db: Db, options: { batchSizeMax: numb
     return await db.transaction(async (tx) => {
       const requests = await tx.query<MailRequest>(claimRequestsStatement, [batchSize]);
       const written = await renderRequests(tx, requests, options.claimedUntil);
-      return { requests: requests.length, written: written.written, claimed: written.claimed, errors: [] };
+      return { requests: requests.length, written: written.written, claimed: written.claimed, errors: [], deferred: 0 };
     });
   } catch {
     return renderOneByOne(db, batchSize, options.claimedUntil);
@@ -115,9 +117,15 @@ async function renderRequests(tx: Queryable, requests: MailRequest[], claimedUnt
   return insertMails(tx, rows, claimedUntil);
 }
 
-/** At most `count` requests, each in its own database transaction; a failing one is set aside. */
+/**
+ * At most `count` requests, each in its own database transaction; a failing one is set aside.
+ * One that meets a passing database error (isPassingDatabaseError) is left queued for the next
+ * run, up to limits.mailRenderTransientFailuresMax times (then set aside), and the run takes no
+ * more: the database is struggling, and each request after it would likely meet the same (a
+ * statement timeout costing its full wait each time).
+ */
 async function renderOneByOne(db: Db, count: number, claimedUntil: Date): Promise<RenderRun> {
-  const run: RenderRun = { requests: 0, written: 0, claimed: [], errors: [] };
+  const run: RenderRun = { requests: 0, written: 0, claimed: [], errors: [], deferred: 0 };
   for (let index = 0; index < count; index++) {
     let taken: MailRequest | undefined;
     try {
@@ -134,13 +142,31 @@ async function renderOneByOne(db: Db, count: number, claimedUntil: Date): Promis
       // Not taken: the claim itself failed (the database is away), so the run fails as before.
       if (!taken) throw error;
       const message = `rendering failed: ${(error as Error).message}`.slice(0, limits.mailErrorLengthMax);
-      await db.query('UPDATE mail_requests SET last_error = $2 WHERE id = $1', [taken.id, message]);
+      const [outcome] = await db.query<{ set_aside: boolean }>(setAsideStatement, [taken.id, message, isPassingDatabaseError(error), limits.mailRenderTransientFailuresMax]);
+      if (outcome?.set_aside === false) {
+        run.deferred += 1;
+        break;
+      }
       run.requests += 1;
       run.errors.push({ requestId: taken.id, transactionId: taken.transaction_id, message });
     }
   }
   return run;
 }
+
+/**
+ * Sets a request aside with its error ($2), or, for a passing database error ($3), counts it
+ * and leaves it queued until it is the limit's ($4). Setting aside resets the count, so a request
+ * an operator puts back gets every try again.
+ */
+const setAsideStatement = {
+  name: 'mail_request_set_aside',
+  text: `UPDATE mail_requests
+            SET last_error = CASE WHEN $3::boolean AND transient_failures + 1 < $4::int THEN NULL ELSE $2 END,
+                transient_failures = CASE WHEN $3::boolean AND transient_failures + 1 < $4::int THEN transient_failures + 1 ELSE 0 END
+          WHERE id = $1
+      RETURNING last_error IS NOT NULL AS set_aside`,
+};
 
 export interface SetAsideRequest {
   id: number;
