@@ -124,6 +124,8 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     frameworkErrors: frameworkErrorHandler(context.config),
     clientErrorHandler: clientErrorHandler(context.config),
     ajv: { customOptions: { coerceTypes: 'array', allErrors: true } },
+    // Answered below in the error shape: Fastify's own was {"error":"Service Unavailable",...}.
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -159,6 +161,20 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
     done(null, payload);
+  });
+  // Once the server stops (SIGTERM), a request still arriving on an open keep-alive connection
+  // is refused before any work, with Connection: close: the client's next try opens a connection
+  // to a server that runs, and the stop is not held up by new work.
+  let stopping = false;
+  app.addHook('preClose', (done) => {
+    stopping = true;
+    done();
+  });
+  // Answered here, not thrown: the error handler logs every 5xx as a failure, and this one is expected.
+  const stoppingError = new ApiError(503, 'rest_internal_error', 'The server is shutting down; nothing was done. Send the request again.');
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!stopping) return done();
+    void reply.code(503).header('connection', 'close').send(stoppingError.toJSON());
   });
 
   // Before the routes: each collects the routes registered after it.

@@ -210,3 +210,36 @@ describe('a Bearer credential that is no token', () => {
     }
   });
 });
+
+describe('a request that arrives while the server stops', () => {
+  it('is 503 in the error shape, with Connection: close, while the request in flight on that connection finishes', async () => {
+    // Its own server: this one is stopped. Each processor call takes 1 s, so a payment is in flight when the stop begins.
+    const { t: stopping, shop: stoppingShop } = await shopContext({ env: { SANDBOX_LATENCY_MS: '1000' } });
+    try {
+      const port = Number(new URL(await stopping.app.listen({ host: '127.0.0.1', port: 0 })).port);
+      const bookingId = await createBooking(stopping, stoppingShop, { total: 4_000 });
+      const body = JSON.stringify(purchaseBody(stoppingShop, bookingId, 4_000));
+      const socket = connect(port, '127.0.0.1');
+      let received = '';
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+      const ended = new Promise((resolve) => socket.on('close', resolve));
+      await new Promise((resolve) => socket.once('connect', resolve));
+      // A keep-alive client (an integrator's HTTP pool): a payment, then, once the stop has begun, the next request on the same connection.
+      socket.write(`POST ${stoppingShop.base}/transactions HTTP/1.1\r\nHost: x\r\nAuthorization: ${stoppingShop.site.headers.authorization}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const closed = stopping.app.close();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.write(`GET ${stoppingShop.base}/bookings/${bookingId} HTTP/1.1\r\nHost: x\r\nAuthorization: ${stoppingShop.site.headers.authorization}\r\n\r\n`);
+      await closed;
+      await ended;
+      const [payment, refused] = received.split(/(?=HTTP\/1\.1 )/);
+      expect(payment).toMatch(/^HTTP\/1\.1 201 /);
+      expect(refused).toMatch(/^HTTP\/1\.1 503 /);
+      expect(refused).toMatch(/^connection: close$/im);
+      expect(refused).toMatch(/^x-content-type-options: nosniff$/im);
+      expect(JSON.parse(refused!.split('\r\n\r\n')[1]!)).toEqual({ code: 'rest_internal_error', message: expect.stringMatching(/shutting down.*again/), data: { status: 503 } });
+    } finally {
+      await stopping.close();
+    }
+  }, 30_000);
+});
