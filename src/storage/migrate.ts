@@ -13,32 +13,39 @@ const migrationLockId = 7_302_114_001;
 
 /**
  * Applies every `migrations/NNN_name.sql` not yet recorded, in order, each in its own
- * transaction. An advisory lock makes concurrent starts (several workers, CLI) safe.
+ * transaction. An advisory lock makes concurrent starts (several workers, CLI) safe: taken by each
+ * of those transactions and released by its end, never held by the session, since behind a
+ * pooler in transaction mode (PgBouncer, docs/scaling.md §4) the statements outside a transaction
+ * go to any server connection, and a session lock whose unlock went to another one stayed held
+ * there, so the next start waited for the pooler to close that connection.
  */
 export async function migrate(db: Db, directory: string = migrationsDir): Promise<string[]> {
   const files = readdirSync(directory).filter((name) => /^\d{3}_[a-z0-9_]+\.sql$/.test(name)).sort();
   const client = await db.pool.connect();
   const applied: string[] = [];
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [migrationLockId]);
-    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
-    const done = new Set((await client.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((row) => row.name));
-    for (const name of files) {
-      if (done.has(name)) continue;
-      const sql = readFileSync(path.join(directory, name), 'utf8');
+    // One migration per step, and a last step that finds none left.
+    for (let step = 0; step <= files.length; step++) {
+      await client.query('BEGIN');
+      let name: string | undefined;
       try {
-        await client.query('BEGIN');
-        await client.query(sql);
-        await client.query('INSERT INTO schema_migrations (name) VALUES ($1)', [name]);
+        await client.query('SELECT pg_advisory_xact_lock($1)', [migrationLockId]);
+        await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+        const done = new Set((await client.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((row) => row.name));
+        name = files.find((file) => !done.has(file));
+        if (name !== undefined) {
+          await client.query(readFileSync(path.join(directory, name), 'utf8'));
+          await client.query('INSERT INTO schema_migrations (name) VALUES ($1)', [name]);
+        }
         await client.query('COMMIT');
       } catch (error) {
-        await client.query('ROLLBACK');
-        throw new Error(`migration ${name} failed: ${(error as Error).message}`);
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw name === undefined ? error : new Error(`migration ${name} failed: ${(error as Error).message}`);
       }
+      if (name === undefined) break;
       applied.push(name);
     }
   } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [migrationLockId]).catch(() => undefined);
     client.release();
   }
   return applied;

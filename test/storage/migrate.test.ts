@@ -1,0 +1,86 @@
+// Migrations (src/storage/migrate.ts) through a connection pooler in transaction mode (PgBouncer,
+// docs/scaling.md §4): a statement outside a transaction may run on any server connection.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createDb, type Db } from '../../src/storage/db.js';
+import { migrate, migrationsDir } from '../../src/storage/migrate.js';
+import { withDatabase } from '../support/global-setup.js';
+import { createTestDatabase } from '../support/context.js';
+
+/**
+ * A Db whose client behaves as one behind PgBouncer in transaction mode: each statement outside
+ * BEGIN ... COMMIT goes to the next of `servers` server connections, a transaction's to one.
+ */
+function transactionPooled(servers: pg.Client[]): Db {
+  let next = 0;
+  let inTransaction: pg.Client | null = null;
+  const client = {
+    async query(text: string, values?: unknown[]) {
+      const server = inTransaction ?? servers[next++ % servers.length]!;
+      if (text === 'BEGIN') inTransaction = server;
+      if (text === 'COMMIT' || text === 'ROLLBACK') inTransaction = null;
+      return server.query(text, values);
+    },
+    release() {},
+  };
+  return { pool: { connect: async () => client } } as unknown as Db;
+}
+
+async function serverConnections(url: string, count: number): Promise<pg.Client[]> {
+  const clients = Array.from({ length: count }, () => new pg.Client({ connectionString: url }));
+  await Promise.all(clients.map((client) => client.connect()));
+  return clients;
+}
+
+const opened: pg.Client[] = [];
+afterAll(async () => {
+  await Promise.all(opened.map((client) => client.end().catch(() => undefined)));
+});
+
+describe('migrations behind a pooler in transaction mode', () => {
+  it('leave no lock behind on a server connection: the next start migrates instead of waiting for it', async () => {
+    const { db, url } = await createTestDatabase(1);
+    try {
+      const first = await serverConnections(url, 2);
+      opened.push(...first);
+      expect(await migrate(transactionPooled(first), migrationsDir)).toEqual([]);
+      // The next start (another machine, a CLI command) through other server connections, while the first ones stay open in the pooler.
+      const second = await serverConnections(url, 2);
+      opened.push(...second);
+      const outcome = await Promise.race([migrate(transactionPooled(second), migrationsDir).then(() => 'migrated'), new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5_000))]);
+      expect(outcome).toBe('migrated');
+    } finally {
+      await db.close();
+    }
+  }, 30_000);
+
+  it('apply each migration once when two starts run them at the same time, on a new database', async () => {
+    const admin = createDb(inject('adminDatabaseUrl'), 1);
+    const name = `${inject('testDatabasePrefix')}migrate_${process.pid}`;
+    await admin.query(`CREATE DATABASE ${name}`);
+    const directory = mkdtempSync(path.join(os.tmpdir(), 'trustfare-migrations-'));
+    writeFileSync(path.join(directory, '001_one.sql'), 'CREATE TABLE one (id int)');
+    writeFileSync(path.join(directory, '002_two.sql'), 'CREATE TABLE two (id int)');
+    writeFileSync(path.join(directory, '003_broken.sql'), 'CREATE TABLE three (id int); SELECT no_such_column FROM two');
+    try {
+      const url = withDatabase(inject('adminDatabaseUrl'), name);
+      const [a, b] = [await serverConnections(url, 2), await serverConnections(url, 2)];
+      opened.push(...a, ...b);
+      const outcomes = await Promise.allSettled([migrate(transactionPooled(a), directory), migrate(transactionPooled(b), directory)]);
+      // Both stop at the broken one, with its name; the two before it are applied once, by one of them.
+      for (const outcome of outcomes) expect(outcome).toMatchObject({ status: 'rejected', reason: { message: expect.stringMatching(/^migration 003_broken\.sql failed: column "no_such_column" does not exist/) } });
+      const rows = await a[0]!.query('SELECT name FROM schema_migrations ORDER BY name');
+      expect(rows.rows.map((row) => row.name)).toEqual(['001_one.sql', '002_two.sql']);
+      expect((await a[0]!.query("SELECT to_regclass('three') AS three")).rows[0].three).toBeNull();
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+      await Promise.all(opened.splice(0).map((client) => client.end().catch(() => undefined)));
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.close();
+    }
+  }, 30_000);
+});
