@@ -242,7 +242,8 @@ describe('production', () => {
     const server = await start({ NODE_ENV: 'production', DATA_DIR: path.join(dataDir, 'production') });
     const { code, stderr } = await server.exited;
     expect(code).toBe(1);
-    expect(stderr).toContain('NODE_ENV=production requires JWT_SECRET, CARD_KEYS, CARD_FINGERPRINT_KEY, SIGNING_SECRET');
+    // That line alone: the operator reads the reason, not library notices around it.
+    expect(stderr).toBe('trustfare: NODE_ENV=production requires JWT_SECRET, CARD_KEYS, CARD_FINGERPRINT_KEY, SIGNING_SECRET; refusing to start with generated keys\n');
     expect(existsSync(path.join(dataDir, 'production', 'dev-secrets.json'))).toBe(false);
   }, 60_000);
 
