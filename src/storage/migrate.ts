@@ -29,6 +29,10 @@ export async function migrate(db: Db, directory: string = migrationsDir): Promis
       await client.query('BEGIN');
       let name: string | undefined;
       try {
+        // Not under the API's statement timeout (limits.dbStatementTimeoutMs): an index built or a
+        // column filled on a large installation takes longer, and so does waiting for another
+        // start's migration; cut off, the upgraded server could never start.
+        await client.query('SET LOCAL statement_timeout = 0');
         await client.query('SELECT pg_advisory_xact_lock($1)', [migrationLockId]);
         await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
         const done = new Set((await client.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((row) => row.name));

@@ -6,6 +6,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { afterAll, describe, expect, it } from 'vitest';
+import { limits } from '../../src/limits.js';
 import { createDb, type Db } from '../../src/storage/db.js';
 import { migrate, migrationsDir } from '../../src/storage/migrate.js';
 import { withDatabase } from '../support/global-setup.js';
@@ -83,4 +84,25 @@ describe('migrations behind a pooler in transaction mode', () => {
       await admin.close();
     }
   }, 30_000);
+});
+
+describe('a migration that runs longer than the API\'s statement timeout (an index on a large table)', () => {
+  it('completes, and a start that waits for it meanwhile migrates after it instead of failing', async () => {
+    const { db, url } = await createTestDatabase(1);
+    const directory = mkdtempSync(path.join(os.tmpdir(), 'trustfare-migrations-'));
+    writeFileSync(path.join(directory, '900_slow.sql'), `SELECT pg_sleep(${limits.dbStatementTimeoutMs / 1000 + 0.5}); CREATE TABLE slow (id int)`);
+    const other = createDb(url, 1);
+    try {
+      const first = migrate(db, directory);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Another machine, or a CLI command, starting meanwhile: it waits for the lock, then finds nothing to do.
+      const outcomes = await Promise.allSettled([first, migrate(other, directory)]);
+      expect(outcomes).toEqual([{ status: 'fulfilled', value: ['900_slow.sql'] }, { status: 'fulfilled', value: [] }]);
+      expect((await db.one<{ slow: string | null }>("SELECT to_regclass('slow')::text AS slow")).slow).toBe('slow');
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+      await other.close();
+      await db.close();
+    }
+  }, 60_000);
 });
