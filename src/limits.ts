@@ -94,6 +94,12 @@ export const limits = {
   attemptBatchesInFlightMax: 1,
   dbStatementTimeoutMs: 10_000,
   /**
+   * The operator CLI's bound instead: its commands scan whole tables (ledger verify, totals
+   * verify, statements, processor check), which on a large installation takes minutes, and an
+   * operator watches them (Ctrl-C).
+   */
+  cliStatementTimeoutMs: 15 * 60 * 1000,
+  /**
    * On SIGTERM/SIGINT, requests in flight get this long beyond the processor timeout (a payment may
    * wait that long for the bank, then settle): config.ts shutdownGraceMsOf.
    */

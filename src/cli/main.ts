@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
+import { limits } from '../limits.js';
 import { openDatabase } from '../storage/database.js';
 import { takeOverShutdownSignals, type ShutdownSignals } from '../signals.js';
 import { createAppContext } from '../context.js';
@@ -64,7 +65,7 @@ export async function runCli(argv: string[], options: { signals?: ShutdownSignal
   try {
     config = loadConfig();
     // `migrate` applies (and reports) the migrations itself; every other command opens a migrated database.
-    database = await openDatabase(config, { poolSize: 2, migrate: command.name !== 'migrate' });
+    database = await openDatabase(config, { poolSize: 2, migrate: command.name !== 'migrate', statementTimeoutMs: limits.cliStatementTimeoutMs });
   } catch (error) {
     // Configuration and connection problems get the same one-line answer as command failures.
     console.error(`trustfare ${command.name}: ${(error as Error).message}`);

@@ -170,6 +170,8 @@ export interface PoolOptions {
   applicationName?: string;
   /** An idle pool lets the process exit (a secondary pool nobody closes explicitly). */
   allowExitOnIdle?: boolean;
+  /** Bound on each statement (limits.dbStatementTimeoutMs, the API's, unless given). */
+  statementTimeoutMs?: number;
 }
 
 export function createDb(connectionString: string, poolSize: number = limits.dbPoolSize, options: PoolOptions = {}): Db {
@@ -180,7 +182,7 @@ export function createDb(connectionString: string, poolSize: number = limits.dbP
     // transaction's BEGIN and COMMIT travel with its statements (Runner). Nothing else changes:
     // a transaction's statements are still issued one after another.
     pipeline: true,
-    statement_timeout: limits.dbStatementTimeoutMs,
+    statement_timeout: options.statementTimeoutMs ?? limits.dbStatementTimeoutMs,
     application_name: options.applicationName ?? 'trustfare',
     allowExitOnIdle: options.allowExitOnIdle ?? false,
   });

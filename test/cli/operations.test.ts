@@ -7,6 +7,8 @@ import { tempDirForFile } from '../support/temp-dir.js';
 import { createTestContext, testEnv, type TestContext } from '../support/context.js';
 import { createSite, type SiteFixture } from '../support/fixtures.js';
 import { createChannel } from '../../src/domain/channels.js';
+import { limits } from '../../src/limits.js';
+import { createDb } from '../../src/storage/db.js';
 import { cli } from './helpers.js';
 
 const run = promisify(execFile);
@@ -136,6 +138,27 @@ describe('numbers in options', () => {
       expect([rotate.code, rotate.stderr], value).toEqual([1, 'trustfare keys rotate: --batch-size must be an integer from 1 to 10000']);
     }
   });
+});
+
+describe('a command whose statement runs longer than the API\'s statement timeout', () => {
+  it('ledger verify waits it out and answers (on a large installation its scans take that long)', async () => {
+    // A statement held up past the API's 10 s, as a full scan of a large ledger is: here by a lock.
+    const holder = createDb(url, 1);
+    try {
+      const held = holder.transaction(async (tx) => {
+        await tx.query('SET LOCAL statement_timeout = 0');
+        await tx.query('LOCK TABLE ledger_entries IN ACCESS EXCLUSIVE MODE');
+        await tx.query(`SELECT pg_sleep(${limits.dbStatementTimeoutMs / 1000 + 1})`);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const result = await cli(url, ['ledger', 'verify']);
+      await held;
+      expect([result.code, result.stderr]).toEqual([0, '']);
+      expect(result.json).toMatchObject({ ok: true });
+    } finally {
+      await holder.close();
+    }
+  }, 60_000);
 });
 
 describe('the installed binary', () => {
