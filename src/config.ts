@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import os from 'node:os';
@@ -75,8 +75,7 @@ export function loadConfig(env: Env = process.env): Config {
   const mode = modeSetting(env.NODE_ENV);
   const host = hostSetting(env.HOST);
   const port = portSetting(env.PORT);
-  // Empty is unset, as for the other settings: resolved, '' was the working directory (a checkout).
-  const dataDir = path.resolve(env.DATA_DIR || './data');
+  const dataDir = dataDirSetting(env.DATA_DIR);
   const defaultOrigin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const baseUrl = httpUrlSetting(env.BASE_URL ?? defaultOrigin, 'BASE_URL');
   const workersDefault = mode === 'production' ? os.availableParallelism() : 1;
@@ -172,7 +171,8 @@ export function developmentSecretsPath(dataDir: string): string {
 function developmentSecrets(dataDir: string, needed: readonly string[]): Record<string, string> {
   const file = developmentSecretsPath(dataDir);
   if (existsSync(file)) return storedDevelopmentSecrets(file, needed);
-  mkdirSync(dataDir, { recursive: true });
+  // As the embedded start makes it: others may pass through to the cluster, not list or write.
+  mkdirSync(dataDir, { recursive: true, mode: 0o711 });
   const key = () => randomBytes(32).toString('base64');
   const secrets = {
     JWT_SECRET: key(),
@@ -211,6 +211,28 @@ function storedDevelopmentSecrets(file: string, needed: readonly string[]): Reco
   const absent = needed.filter((name) => typeof secrets[name] !== 'string' || secrets[name] === '');
   if (absent.length > 0) throw new ConfigError(`${file} holds no ${absent.join(', ')}: ${remedy}, or set ${absent.length > 1 ? 'them' : 'it'} in the environment`);
   return secrets as Record<string, string>;
+}
+
+/**
+ * DATA_DIR: empty is unset, as for the other settings (resolved, '' was the working directory, a
+ * checkout). It holds the development secrets, the embedded database's password and its cluster,
+ * each read when present: in a directory any account may write in (/tmp), another could put its
+ * own there first, and the embedded start made such a directory 0711, taking the sticky,
+ * world-writable mode from everyone else's /tmp. So it is refused.
+ */
+function dataDirSetting(value: string | undefined): string {
+  const dataDir = path.resolve(value || './data');
+  let mode: number;
+  try {
+    mode = statSync(dataDir).mode;
+  } catch {
+    // Not there yet (it is made 0711 when needed), or not readable: the start says so when it uses it.
+    return dataDir;
+  }
+  if ((mode & 0o002) !== 0) {
+    throw new ConfigError(`DATA_DIR ${dataDir} is writable by every account (as /tmp is), so another could put its own keys or database password there first: give trustfare a directory of its own, such as ${path.join(dataDir, 'trustfare')}`);
+  }
+  return dataDir;
 }
 
 /**

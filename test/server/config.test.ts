@@ -2,7 +2,7 @@
 // two roles or a CARD_KEYS id named twice, a port, address or proxy list the server could not use,
 // or a development secrets file cut short stops the start with a one-line reason, in every mode.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Fastify from 'fastify';
@@ -162,6 +162,15 @@ describe('development secrets file', () => {
     const file = developmentSecretsPath(directory);
     expect(() => loadConfig(development(directory))).toThrow(new ConfigError(`${file} holds no CARD_KEYS, CARD_FINGERPRINT_KEY, SIGNING_SECRET: delete it to generate new development keys (cards vaulted, two-factor secrets enrolled and links signed under the old keys can no longer be read), or set them in the environment`));
     expect(() => loadConfig(development(withFile('[]')))).toThrow(/holds no JWT_SECRET, CARD_KEYS, CARD_FINGERPRINT_KEY, SIGNING_SECRET/);
+  });
+
+  it('is not taken from a DATA_DIR that any account may write in (as /tmp): the start is refused', () => {
+    // Another account put its own keys there first; they would sign this server's tokens and links.
+    const directory = withFile(JSON.stringify({ JWT_SECRET: key(), CARD_KEYS: `x:${key()}`, CARD_FINGERPRINT_KEY: key(), SIGNING_SECRET: key() }));
+    chmodSync(directory, 0o1777);
+    expect(() => loadConfig(development(directory))).toThrow(new ConfigError(`DATA_DIR ${directory} is writable by every account (as /tmp is), so another could put its own keys or database password there first: give trustfare a directory of its own, such as ${path.join(directory, 'trustfare')}`));
+    // Nor in production, where it holds the embedded database and its password.
+    expect(refusal({ DATA_DIR: directory })).toMatch(/^DATA_DIR .* is writable by every account/);
   });
 
   it('one it cannot read stops the start naming it and why', () => {
