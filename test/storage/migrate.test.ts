@@ -4,12 +4,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { inject } from 'vitest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { limits } from '../../src/limits.js';
 import { createDb, type Db } from '../../src/storage/db.js';
 import { migrate, migrationsDir } from '../../src/storage/migrate.js';
-import { withDatabase } from '../support/global-setup.js';
 import { createTestDatabase } from '../support/context.js';
 
 /**
@@ -59,29 +57,25 @@ describe('migrations behind a pooler in transaction mode', () => {
     }
   }, 30_000);
 
-  it('apply each migration once when two starts run them at the same time, on a new database', async () => {
-    const admin = createDb(inject('adminDatabaseUrl'), 1);
-    const name = `${inject('testDatabasePrefix')}migrate_${process.pid}`;
-    await admin.query(`CREATE DATABASE ${name}`);
+  it('apply each migration once when two starts run them at the same time', async () => {
+    const { db, url } = await createTestDatabase(1);
     const directory = mkdtempSync(path.join(os.tmpdir(), 'trustfare-migrations-'));
-    writeFileSync(path.join(directory, '001_one.sql'), 'CREATE TABLE one (id int)');
-    writeFileSync(path.join(directory, '002_two.sql'), 'CREATE TABLE two (id int)');
-    writeFileSync(path.join(directory, '003_broken.sql'), 'CREATE TABLE three (id int); SELECT no_such_column FROM two');
+    writeFileSync(path.join(directory, '901_one.sql'), 'CREATE TABLE one (id int)');
+    writeFileSync(path.join(directory, '902_two.sql'), 'CREATE TABLE two (id int)');
+    writeFileSync(path.join(directory, '903_broken.sql'), 'CREATE TABLE three (id int); SELECT no_such_column FROM two');
     try {
-      const url = withDatabase(inject('adminDatabaseUrl'), name);
       const [a, b] = [await serverConnections(url, 2), await serverConnections(url, 2)];
       opened.push(...a, ...b);
       const outcomes = await Promise.allSettled([migrate(transactionPooled(a), directory), migrate(transactionPooled(b), directory)]);
       // Both stop at the broken one, with its name; the two before it are applied once, by one of them.
-      for (const outcome of outcomes) expect(outcome).toMatchObject({ status: 'rejected', reason: { message: expect.stringMatching(/^migration 003_broken\.sql failed: column "no_such_column" does not exist/) } });
-      const rows = await a[0]!.query('SELECT name FROM schema_migrations ORDER BY name');
-      expect(rows.rows.map((row) => row.name)).toEqual(['001_one.sql', '002_two.sql']);
-      expect((await a[0]!.query("SELECT to_regclass('three') AS three")).rows[0].three).toBeNull();
+      for (const outcome of outcomes) expect(outcome).toMatchObject({ status: 'rejected', reason: { message: expect.stringMatching(/^migration 903_broken\.sql failed: column "no_such_column" does not exist/) } });
+      const rows = await db.query<{ name: string }>("SELECT name FROM schema_migrations WHERE name LIKE '9%' ORDER BY name");
+      expect(rows.map((row) => row.name)).toEqual(['901_one.sql', '902_two.sql']);
+      expect((await db.one<{ three: string | null }>("SELECT to_regclass('three')::text AS three")).three).toBeNull();
     } finally {
       rmSync(directory, { recursive: true, force: true });
       await Promise.all(opened.splice(0).map((client) => client.end().catch(() => undefined)));
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.close();
+      await db.close();
     }
   }, 30_000);
 });
