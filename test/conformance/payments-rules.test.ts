@@ -128,6 +128,28 @@ describe('cards across channels (spec: same currency and account_type)', () => {
     expect(read.bookings.map((item: Json) => [item.id, item.total])).toEqual([[first.id, 1000], [second.id, 1500]]);
   });
 
+  // The operator may change a channel's account type (CLI `channel set --account-type`). Cards
+  // vaulted before stay bound to the old one (spec: "first vaulted to"), so the cardholder vaults
+  // the card to the channel again: that was refused for good, the same card on the same channel
+  // being found again as the record bound to the old account type.
+  it('a card vaulted to a channel before its account type changed can be vaulted to it again and paid there; the old vault keeps its type', async () => {
+    const changing = await makeChannel(t, site, { name: 'Changing type' });
+    const before = expectStatus(await post({ channels: changing.id, transaction_types: 'vault', total: 0, token: 'tok_mastercard' }), 201);
+    expect(before.status).toBe('complete');
+    const set = await run(['channel', 'set', '--site', site.path, '--id', String(changing.id), '--account-type', 'protected-processing']);
+    expect(set.code, set.stderr).toBe(0);
+    const booking = await makeBooking(t, site, changing.id, { total: 1000 });
+    expectError(await retained(t, site, changing, booking, 1000, { linked_id: before.id }), 400, 'rest_invalid_param');
+
+    const again = expectStatus(await post({ channels: changing.id, transaction_types: 'vault', total: 0, token: 'tok_mastercard' }), 201);
+    expect(again.status).toBe('complete');
+    const paid = expectStatus(await retained(t, site, changing, booking, 1000, { linked_id: again.id }), 201);
+    expect(paid).toMatchObject({ status: 'complete', last_four_digits: '4444' });
+    const trust = await makeChannel(t, site, { name: 'Trust GBP' });
+    const elsewhere = await makeBooking(t, site, trust.id, { total: 700 });
+    expect(expectStatus(await retained(t, site, trust, elsewhere, 700, { linked_id: before.id }), 201).status).toBe('complete');
+  });
+
   it('an authorised amount counts as linked: the booking total cannot drop below it', async () => {
     const booking = await makeBooking(t, site, channel.id, { total: 3000 });
     expectStatus(await post({ transaction_types: 'retained_authorize', total: 2000, linked_id: card.id, bookings: share(booking, 2000) }), 201);

@@ -161,6 +161,8 @@ async function loadChannel(db: Queryable, siteId: number, channelId: number): Pr
  * Stores a card for a channel, or finds it again: the same PAN on the same channel (same
  * fingerprint) reuses the existing record, refreshing its expiry and any holder fields given,
  * so a customer re-entering a card does not multiply records. Concurrency-safe (one upsert).
+ * Only while the channel still has the currency and account type the record is bound to: once
+ * they changed, the card is stored afresh (migration 038), or it could never be vaulted there again.
  */
 async function storeCard(db: Queryable, deps: VaultDeps, channel: ChannelRow, input: { siteId: number; pan: string; expiryMonth: number; expiryYear: number; holder: Partial<CardHolder> }): Promise<CardRecord> {
   const { id } = await db.one<{ id: number }>(`SELECT nextval(pg_get_serial_sequence('cards', 'id'))::bigint AS id`);
@@ -173,7 +175,7 @@ async function storeCard(db: Queryable, deps: VaultDeps, channel: ChannelRow, in
                         currency, account_type, is_test_card, holder_name, holder_email, holder_address, holder_city, holder_zip,
                         holder_country, key_id, wrapped_key, pan_ciphertext)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)
-     ON CONFLICT (site_id, channel_id, fingerprint) DO UPDATE
+     ON CONFLICT (site_id, channel_id, fingerprint, currency, account_type) DO UPDATE
         SET expiry_month = EXCLUDED.expiry_month, expiry_year = EXCLUDED.expiry_year,
             holder_name = COALESCE(EXCLUDED.holder_name, cards.holder_name),
             holder_email = COALESCE(EXCLUDED.holder_email, cards.holder_email),
