@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { signJwt } from '../../src/domain/credentials.js';
+import { messages as frenchPages } from '../../src/i18n/pages/frFR.js';
 import { cardVaultToken, createMerchant, fillCard, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
 
 /** Browser round trips on a busy two-core machine: poll generously (expect.poll's default is 1 s). */
@@ -83,6 +84,23 @@ describe('vaulting app 1.8.0 in Chromium', () => {
       await expect.poll(() => page.isVisible('#error-summary'), slow).toBe(true);
       expect(await page.getAttribute('#email', 'aria-invalid')).toBe('true');
       expect(await page.textContent('#email-error')).toBe('Enter a valid email address.');
+    }
+    const cards = await e2e.t.db.query('SELECT id FROM cards WHERE site_id = $1', [merchant.site.siteId]);
+    expect(cards).toHaveLength(0);
+  });
+
+  // Pasted cardholder text can carry what the service refuses in any text (a tab from a
+  // spreadsheet, the direction controls of a name copied from a document, an invisible space):
+  // the server's refusal was shown at the field in its English, whatever the page language.
+  it('refuses at the field, in the page language, cardholder text the server would refuse (tabs, direction controls, nothing visible), before the card is sent', async () => {
+    for (const [field, value] of [['address', '12\tAnalytical Row'], ['name', '\u202bAda Lovelace\u202c'], ['city', '\u200b']] as const) {
+      await page.goto(await vaultUrl({ name: 'Ada Lovelace', language: 'frFR' }));
+      await fillCard(page, { number: testCards.visa });
+      await page.fill(`#${field}`, value);
+      await page.click('#submit');
+      await expect.poll(() => page.isVisible('#error-summary'), slow).toBe(true);
+      expect(await page.getAttribute(`#${field}`, 'aria-invalid')).toBe('true');
+      expect(await page.textContent(`#${field}-error`)).toBe(frenchPages.errorText);
     }
     const cards = await e2e.t.db.query('SELECT id FROM cards WHERE site_id = $1', [merchant.site.siteId]);
     expect(cards).toHaveLength(0);

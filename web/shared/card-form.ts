@@ -1,4 +1,5 @@
 import { isEmailAddress } from '../../src/domain/email-address.js';
+import { textProblem } from '../../src/domain/text.js';
 import { cardTypeFromBin, cvvLength, luhnValid } from '../../src/domain/vault/card-types.js';
 import type { CardBrand } from '../../src/processor/connector.js';
 import { byId, type Translate } from './page-data.js';
@@ -108,8 +109,9 @@ export class CardForm {
       const digits = cvvLength(this.brand());
       return new RegExp(`^\\d{${digits}}$`).test(value.trim()) ? null : t('errorCvv', { digits });
     });
-    if (this.input('name')) this.checks.set('name', (value) => (value.trim() ? null : t('errorRequired')));
+    if (this.input('name')) this.checks.set('name', (value) => (value.trim() ? this.textCheck('name', value) : t('errorRequired')));
     if (this.input('email')) this.checks.set('email', (value) => (!value.trim() || isEmailAddress(value.trim()) ? null : t('errorEmail')));
+    for (const name of ['address', 'city', 'zip']) if (this.input(name)) this.checks.set(name, (value) => this.textCheck(name, value));
     // A message appearing on blur moves the button down between mousedown and mouseup, and the
     // click is lost. When focus leaves a field for the submit button, submit validates anyway.
     const submit = byId('submit');
@@ -123,6 +125,16 @@ export class CardForm {
         if (this.input(name)!.value !== '') this.validateField(name);
       });
     }
+  }
+
+  /**
+   * Cardholder text by the service's own rule for one-line text (src/domain/text.ts: no tabs,
+   * line breaks or direction controls, something visible), as it is sent (trimmed): pasted text
+   * the service refuses is told at the field in the page language, not in the service's English.
+   */
+  private textCheck(name: string, value: string): string | null {
+    const maxLength = this.input(name)!.maxLength;
+    return textProblem(value.trim(), { maxLength: maxLength > 0 ? maxLength : Number.MAX_SAFE_INTEGER, kind: 'line' }) ? this.t('errorText') : null;
   }
 
   private input(name: string): HTMLInputElement | null {

@@ -31,6 +31,7 @@ export const messages = {
   errorCvv: 'Geben Sie den {digits}-stelligen Sicherheitscode ein.',
   errorRequired: 'Füllen Sie dieses Feld aus.',
   errorEmail: 'Geben Sie eine gültige E-Mail-Adresse ein.',
+  errorText: 'Geben Sie dieses Feld als einfachen Text in einer Zeile ein: Tabulatoren, Zeilenumbrüche und unsichtbare Zeichen oder Steuerzeichen sind nicht erlaubt.',
   vaultSuccess: 'Ihre Karte wurde gespeichert.',
   vaultFailed: 'Ihre Karte konnte nicht geprüft werden.',
   paymentSuccess: 'Zahlung abgeschlossen. Vielen Dank.',

@@ -32,6 +32,7 @@ export const messages = {
   errorCvv: 'Enter the {digits}-digit security code.',
   errorRequired: 'Fill in this field.',
   errorEmail: 'Enter a valid email address.',
+  errorText: 'Enter this as plain text on one line: tabs, line breaks and invisible or control characters are not accepted.',
   vaultSuccess: 'Your card has been saved.',
   vaultFailed: 'Your card could not be verified.',
   paymentSuccess: 'Payment complete. Thank you.',

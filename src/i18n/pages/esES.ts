@@ -31,6 +31,7 @@ export const messages = {
   errorCvv: 'Introduzca el código de seguridad de {digits} dígitos.',
   errorRequired: 'Rellene este campo.',
   errorEmail: 'Introduzca una dirección de correo válida.',
+  errorText: 'Escriba este campo como texto simple en una sola línea: no se aceptan tabulaciones, saltos de línea ni caracteres invisibles o de control.',
   vaultSuccess: 'Su tarjeta se ha guardado.',
   vaultFailed: 'No se ha podido verificar su tarjeta.',
   paymentSuccess: 'Pago completado. Gracias.',

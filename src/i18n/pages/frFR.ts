@@ -31,6 +31,7 @@ export const messages = {
   errorCvv: 'Saisissez le code de sécurité à {digits} chiffres.',
   errorRequired: 'Remplissez ce champ.',
   errorEmail: 'Saisissez une adresse e-mail valide.',
+  errorText: 'Saisissez ce champ en texte simple sur une ligne : les tabulations, sauts de ligne et caractères invisibles ou de contrôle ne sont pas acceptés.',
   vaultSuccess: 'Votre carte a été enregistrée.',
   vaultFailed: 'Votre carte n’a pas pu être vérifiée.',
   paymentSuccess: 'Paiement effectué. Merci.',

@@ -31,6 +31,7 @@ export const messages = {
   errorCvv: 'Inserisci il codice di sicurezza di {digits} cifre.',
   errorRequired: 'Compila questo campo.',
   errorEmail: 'Inserisci un indirizzo e-mail valido.',
+  errorText: 'Inserisci questo campo come testo semplice su una sola riga: tabulazioni, a capo e caratteri invisibili o di controllo non sono accettati.',
   vaultSuccess: 'La tua carta è stata salvata.',
   vaultFailed: 'Non è stato possibile verificare la tua carta.',
   paymentSuccess: 'Pagamento completato. Grazie.',

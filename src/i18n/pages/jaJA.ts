@@ -31,6 +31,7 @@ export const messages = {
   errorCvv: '{digits} 桁のセキュリティコードを入力してください。',
   errorRequired: 'この項目を入力してください。',
   errorEmail: '正しいメールアドレスを入力してください。',
+  errorText: 'この欄は1行のプレーンテキストで入力してください。タブ、改行、見えない文字や制御文字は使用できません。',
   vaultSuccess: 'カードを保存しました。',
   vaultFailed: 'カードを確認できませんでした。',
   paymentSuccess: 'お支払いが完了しました。ありがとうございます。',

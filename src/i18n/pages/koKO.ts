@@ -31,6 +31,7 @@ export const messages = {
   errorCvv: '{digits}자리 보안 코드를 입력하세요.',
   errorRequired: '이 항목을 입력하세요.',
   errorEmail: '올바른 이메일 주소를 입력하세요.',
+  errorText: '이 항목은 한 줄의 일반 텍스트로 입력하세요. 탭, 줄 바꿈, 보이지 않는 문자나 제어 문자는 사용할 수 없습니다.',
   vaultSuccess: '카드가 저장되었습니다.',
   vaultFailed: '카드를 확인할 수 없습니다.',
   paymentSuccess: '결제가 완료되었습니다. 감사합니다.',

@@ -31,6 +31,7 @@ export const messages = {
   errorCvv: 'Ievadiet {digits} ciparu drošības kodu.',
   errorRequired: 'Aizpildiet šo lauku.',
   errorEmail: 'Ievadiet derīgu e-pasta adresi.',
+  errorText: 'Ievadiet šo lauku kā vienkāršu tekstu vienā rindā: tabulācijas, rindu pārnesumi un neredzamas vai vadības rakstzīmes netiek pieņemtas.',
   vaultSuccess: 'Jūsu karte ir saglabāta.',
   vaultFailed: 'Jūsu karti neizdevās pārbaudīt.',
   paymentSuccess: 'Maksājums pabeigts. Paldies.',

@@ -31,6 +31,7 @@ export const messages = {
   errorCvv: 'Digite o código de segurança de {digits} dígitos.',
   errorRequired: 'Preencha este campo.',
   errorEmail: 'Digite um endereço de e-mail válido.',
+  errorText: 'Preencha este campo como texto simples em uma linha: tabulações, quebras de linha e caracteres invisíveis ou de controle não são aceitos.',
   vaultSuccess: 'Seu cartão foi salvo.',
   vaultFailed: 'Não foi possível verificar seu cartão.',
   paymentSuccess: 'Pagamento concluído. Obrigado.',

@@ -31,6 +31,7 @@ export const messages = {
   errorCvv: 'Introduceți codul de securitate din {digits} cifre.',
   errorRequired: 'Completați acest câmp.',
   errorEmail: 'Introduceți o adresă de e-mail validă.',
+  errorText: 'Introduceți acest câmp ca text simplu pe un singur rând: tabulatoarele, rândurile noi și caracterele invizibile sau de control nu sunt acceptate.',
   vaultSuccess: 'Cardul a fost salvat.',
   vaultFailed: 'Cardul nu a putut fi verificat.',
   paymentSuccess: 'Plata a fost efectuată. Vă mulțumim.',

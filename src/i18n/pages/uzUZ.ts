@@ -31,6 +31,7 @@ export const messages = {
   errorCvv: '{digits} xonali xavfsizlik kodini kiriting.',
   errorRequired: 'Bu maydonni toʻldiring.',
   errorEmail: 'Toʻgʻri elektron pochta manzilini kiriting.',
+  errorText: 'Bu maydonni bir qatorda oddiy matn sifatida kiriting: tabulyatsiya, yangi qator hamda koʻrinmas yoki boshqaruv belgilari qabul qilinmaydi.',
   vaultSuccess: 'Kartangiz saqlandi.',
   vaultFailed: 'Kartangizni tekshirib boʻlmadi.',
   paymentSuccess: 'Toʻlov yakunlandi. Rahmat.',

@@ -31,6 +31,7 @@ export const messages = {
   errorCvv: '请输入 {digits} 位安全码。',
   errorRequired: '请填写此字段。',
   errorEmail: '请输入有效的电子邮箱地址。',
+  errorText: '请以单行纯文本填写此项：不接受制表符、换行符以及不可见字符或控制字符。',
   vaultSuccess: '您的银行卡已保存。',
   vaultFailed: '无法验证您的银行卡。',
   paymentSuccess: '付款完成。谢谢。',
