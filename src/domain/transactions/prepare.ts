@@ -7,7 +7,7 @@ import { channelFrom, channelFromRow, channelSelect, type ChannelRecord, type Ch
 import { credentialEpochSql } from '../credentials.js';
 import { followableUrl, followableUrlProblem } from '../redirect-url.js';
 import {
-  assertCardAllowedInMode, assertCardNotExpired, assertCardUsableOnChannel, cardById, cardByVaultToken, chargeableCardColumns, chargeableCardJoin, chargeableCardOf, isTestMode, resolvePaymentCard,
+  assertCardAllowedInMode, assertCardKeyConfigured, assertCardNotExpired, assertCardUsableOnChannel, cardById, cardByVaultToken, chargeableCardColumns, chargeableCardJoin, chargeableCardOf, isTestMode, resolvePaymentCard,
   type CaptureTokenRedemption, type CardRecord, type ChargeableCard, type ChargeableCardColumns, type SealedPan,
 } from '../vault/index.js';
 import { toRecord, transactionColumns } from './repository.js';
@@ -295,6 +295,7 @@ async function resolveCard(
   assertCardAllowedInMode(resolved.card, channel.accountMode, cardParam);
   assertCardUsableOnChannel(resolved.card, channel, 'channels');
   assertCardNotExpired(resolved.card, context.now(), cardParam);
+  assertCardKeyConfigured(context.vault, resolved.card);
   return resolved;
 }
 

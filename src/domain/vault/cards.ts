@@ -44,6 +44,8 @@ export interface CardRecord {
   isTestCard: boolean;
   holder: CardHolder;
   createdAt: Date;
+  /** The CARD_KEYS key its data key is wrapped under (not secret: an id). */
+  keyId: string;
 }
 
 export interface CaptureCardInput {
@@ -92,6 +94,7 @@ interface CardRow {
   holder_zip: string | null;
   holder_country: string | null;
   created_at: Date;
+  key_id: string;
 }
 
 interface ChannelRow {
@@ -102,7 +105,7 @@ interface ChannelRow {
 }
 
 const cardColumns = `id, site_id, channel_id, token, bin, last_four, brand, issuer_country, expiry_month, expiry_year, currency,
-  account_type, is_test_card, holder_name, holder_email, holder_address, holder_city, holder_zip, holder_country, created_at`;
+  account_type, is_test_card, holder_name, holder_email, holder_address, holder_city, holder_zip, holder_country, created_at, key_id`;
 
 function toCard(row: CardRow): CardRecord {
   return {
@@ -128,6 +131,7 @@ function toCard(row: CardRow): CardRecord {
       country: row.holder_country?.trim() ?? null,
     },
     createdAt: row.created_at,
+    keyId: row.key_id,
   };
 }
 
@@ -262,11 +266,11 @@ export interface ChargeableCard {
  * sealed PAN then decrypts without reading again. The PAN stays encrypted until that call.
  */
 export function chargeableCardJoin(alias: string, idSql: string, siteIdSql: string): string {
-  return `LEFT JOIN LATERAL (SELECT ${cardColumns}, key_id, wrapped_key, pan_ciphertext FROM cards WHERE id = ${idSql} AND site_id = ${siteIdSql}) ${alias} ON true`;
+  return `LEFT JOIN LATERAL (SELECT ${cardColumns}, wrapped_key, pan_ciphertext FROM cards WHERE id = ${idSql} AND site_id = ${siteIdSql}) ${alias} ON true`;
 }
 
 export function chargeableCardColumns(alias: string): string {
-  return `CASE WHEN ${alias}.id IS NULL THEN NULL ELSE to_jsonb(${alias}) - '{key_id,wrapped_key,pan_ciphertext}'::text[] END AS chargeable_card,
+  return `CASE WHEN ${alias}.id IS NULL THEN NULL ELSE to_jsonb(${alias}) - '{wrapped_key,pan_ciphertext}'::text[] END AS chargeable_card,
           ${alias}.key_id AS chargeable_key_id, ${alias}.wrapped_key AS chargeable_wrapped_key, ${alias}.pan_ciphertext AS chargeable_pan_ciphertext`;
 }
 
@@ -379,6 +383,19 @@ async function resolveSandboxToken(db: Queryable, deps: VaultDeps, input: Resolv
   const expiryYear = deps.now().getUTCFullYear() + 5;
   const card = await storeCard(db, deps, channel, { siteId: input.siteId, pan: testCard.pan, expiryMonth: 12, expiryYear, holder: {} });
   return { card, cvv: testCard.brand === 'amex' ? '1234' : '123', via: 'sandbox_token' };
+}
+
+/**
+ * The card's data key is wrapped under a key this process has in CARD_KEYS; otherwise its charge
+ * is refused before anything is written, as a server error naming the key (logged; the answer
+ * says nothing of it). The configuration is wrong, not the card, which a server with the key
+ * charges: a rotation run before every server restarted with the new key, or an old key dropped
+ * while cards were still wrapped under it (docs/vault.md "Key rotation"). Recorded as a failed
+ * charge, it told the merchant to vault an intact card again.
+ */
+export function assertCardKeyConfigured(deps: VaultDeps, card: CardRecord): void {
+  if (deps.keys.keys[card.keyId] !== undefined) return;
+  throw new Error(`card ${card.id} is wrapped under key ${card.keyId}, which CARD_KEYS of this process lacks: restart it with every key cards are wrapped under (docs/vault.md "Key rotation")`);
 }
 
 /**

@@ -19,6 +19,8 @@
  *   token pays records it in the transaction that writes the charge (single use).
  * - `cardById(db, siteId, id)`, `cardByVaultToken(db, siteId, token)` → `CardRecord | null`.
  * - `openCard(db, deps, card, cvv?)` → `ProcessorCard` (decrypts the PAN for one processor call).
+ * - `assertCardKeyConfigured(deps, card)`: throws (a server error) when the card's key is not in
+ *   this process's CARD_KEYS, before a charge of it is written.
  * - `assertCardUsableOnChannel(card, {currency, accountType})`, `assertCardAllowedInMode(card,
  *   accountMode)`, `assertCardNotExpired(card, now, param)`: throw ApiError 400
  *   `rest_invalid_param` (params `channels` / `token` / `linked_id`).
@@ -30,7 +32,7 @@ import { vaultKeysFromSecrets } from './crypto.js';
 import type { VaultDeps } from './cards.js';
 
 export type { CaptureTokenRedemption, CardRecord, CardHolder, CaptureCardInput, CapturedCard, ChargeableCard, ChargeableCardColumns, ResolvedCard, ResolveCardInput, VaultDeps } from './cards.js';
-export { captureCard, cardById, cardByVaultToken, chargeableCardColumns, chargeableCardJoin, chargeableCardOf, redeemCaptureTokens, resolvePaymentCard, openCard, randomAlphanumeric } from './cards.js';
+export { assertCardKeyConfigured, captureCard, cardById, cardByVaultToken, chargeableCardColumns, chargeableCardJoin, chargeableCardOf, redeemCaptureTokens, resolvePaymentCard, openCard, randomAlphanumeric } from './cards.js';
 export { assertCardUsableOnChannel, assertCardAllowedInMode, assertCardNotExpired, normalisePan, type CardChannel } from './rules.js';
 export { isTestMode } from '../channels.js';
 export { cardTypeFromBin, luhnValid, issuerCountryFromBin, cvvLength } from './card-types.js';
