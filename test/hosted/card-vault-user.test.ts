@@ -121,6 +121,21 @@ describe("an open vaulting app's session, once its user's grant changed", () => 
   });
 });
 
+describe('vaulting app on a closed channel', () => {
+  // A closed channel takes no card (POST /cards refuses it): the page showed the form anyway, and
+  // every card typed into it ended in "Something went wrong… Please try again".
+  it('shows the error page in the page language and no form, opening no session', async () => {
+    const m = await merchant();
+    await t.db.query(`UPDATE channels SET account_mode = 'closed' WHERE id = $1`, [m.channel.id]);
+    const page = await openVaultApp({ ...m, channel: { ...m.channel, account_mode: 'closed' } }, await earlierToken(m), 'deDE');
+    expect(page.statusCode).toBe(400);
+    expect(page.body).not.toContain('id="card-form"');
+    expect(page.body).toContain('<code>channels</code>');
+    expect(page.body).toContain('lang="de');
+    expect(await stored(m)).toEqual({ sessions: 0, cards: 0 });
+  });
+});
+
 describe('vaulting app wording', () => {
   it('says what the page does (saving a card), not "Payment to", and takes the expiry placeholder from the language', async () => {
     const m = await merchant();

@@ -153,9 +153,10 @@ export type VaultAppOpening =
 /**
  * Checks the inputs against the world: `auth` must pass checkCardVaultUser (live cardvaultuser
  * JWT of a member of its site who is not read-only and has not changed password since) and that
- * site must own `channels`; `env` must name that channel's account mode; `fail_code` only on
- * test channels. Then opens the page session the form will use, sharing the token's count of
- * failed attempts with every other session the token opened (claimCardVaultTokenSession).
+ * site must own `channels`, not closed (it takes no cards); `env` must name that channel's account
+ * mode; `fail_code` only on test channels. Then opens the page session the form will use, sharing
+ * the token's count of failed attempts with every other session the token opened
+ * (claimCardVaultTokenSession).
  */
 export async function openVaultApp(db: Queryable, options: { jwtSecret: Uint8Array; inputs: VaultAppInputs; now: Date }): Promise<VaultAppOpening> {
   const { inputs } = options;
@@ -174,6 +175,8 @@ export async function openVaultApp(db: Queryable, options: { jwtSecret: Uint8Arr
   // A channel of another site looks exactly like a missing one.
   if (!row) return { ok: false, status: 403, params: { channels: 'is not a channel this authorisation may use' } };
   const channel: VaultChannel = { id: row.id, siteId: row.site_id, accountMode: row.account_mode, currency: row.currency.trim(), language: row.language, company: row.company };
+  // The capture endpoint refuses a closed channel's cards: a form here could only fail.
+  if (channel.accountMode === 'closed') return { ok: false, status: 400, params: { channels: 'is closed: it takes no cards' } };
   if (inputs.env !== channel.accountMode) return { ok: false, status: 400, params: { env: `does not match the channel's account_mode` } };
   if (inputs.failCode !== undefined && !isTestMode(channel.accountMode)) return { ok: false, status: 400, params: { fail_code: 'applies to test channels only' } };
   const modalAuthId = await claimCardVaultTokenSession(db, { tokenId: user.tokenId, issuedAt: user.issuedAt, channelId: channel.id }, options.now);
