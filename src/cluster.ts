@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import pino, { type Logger } from 'pino';
 import { shutdownGraceMsOf, type Config } from './config.js';
 import { limits } from './limits.js';
-import { connectionBudgetProblemOf } from './storage/connections.js';
+import { databaseProblemsOf } from './storage/database-checks.js';
 import { openDatabase, type OpenDatabase } from './storage/database.js';
 import type { ShutdownSignals } from './signals.js';
 
@@ -67,8 +67,7 @@ export async function runClusterPrimary(config: Config, signals: ShutdownSignals
   if (stopping) return;
 
   try {
-    const connectionProblem = await connectionBudgetProblemOf(database.db, config.workers);
-    if (connectionProblem) log.warn(connectionProblem);
+    for (const problem of await databaseProblemsOf(database.db, config.workers)) log.warn(problem);
     if (stopping) return;
     await supervisor.startAll();
     // The last worker may listen after a signal: the once-per-start work is then not done.

@@ -3,7 +3,7 @@ import { ConfigError, loadConfig, shutdownGraceMsOf } from './config.js';
 import { limits } from './limits.js';
 import { createAppContext } from './context.js';
 import { openDatabase } from './storage/database.js';
-import { connectionBudgetProblemOf } from './storage/connections.js';
+import { databaseProblemsOf } from './storage/database-checks.js';
 import { isClusterWorker, runClusterPrimary, runsAsClusterPrimary } from './cluster.js';
 import { takeOverShutdownSignals } from './signals.js';
 import { cliEnvOf, seedDevelopmentData, startupBanner, type SeedOutcome } from './storage/seed.js';
@@ -51,10 +51,10 @@ async function main(): Promise<void> {
     await listen(app, config);
     // The server still starts (test channels work); the operator learns why live payments are refused.
     if (!takesLiveMode(config, context.connector)) app.log.warn(noLiveProcessorWarning);
-    // A database that cannot take every connection the pools may open fails requests under load
-    // only: said at start, which still goes on (a pooler in front has its own budget; scaling.md §4).
-    const connectionProblem = isClusterWorker() ? null : await connectionBudgetProblemOf(database.db, config.workers);
-    if (connectionProblem) app.log.warn(connectionProblem);
+    // A database short of connections for the pools, or not in UTF8, fails requests later (under
+    // load, or for some names): said at start, which still goes on (database-checks.ts). A
+    // cluster's primary says it once for its workers.
+    if (!isClusterWorker()) for (const problem of await databaseProblemsOf(database.db, config.workers)) app.log.warn(problem);
     // Development only, on an empty database: demo site, user, API token and test channel. Seeded
     // once the port is ours: a start that cannot listen creates nothing, so the credentials, shown
     // only once, are shown by the start that serves.
