@@ -429,6 +429,28 @@ describe('payment modal in Chromium', () => {
     await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_failed', 'transaction_logged']);
   });
 
+  it('fires transaction_timeout, not transaction_failed, when the payment is still pending after the challenge (the look-up did not settle it)', async () => {
+    const sandbox = e2e.t.context.connector;
+    try {
+      await openModal(modalOptions(6_200));
+      await frame().locator('#submit').waitFor();
+      await pay(testCards.visaChallenge);
+      const challenge = frame().frameLocator('#challenge-frame');
+      await challenge.getByRole('button', { name: 'Authenticate' }).waitFor();
+      // The processor's look-up at the 3DS return fails in transit: the payment stays pending and may still complete.
+      e2e.t.context.connector = { ...sandbox, name: 'lossy', lookup: async () => Promise.reject(new Error('connection reset')) };
+      await challenge.getByRole('button', { name: 'Authenticate' }).click();
+      await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_timeout']);
+      expect(events[1]!.argument).toMatchObject({ booking_id: events[0]!.argument.id, name: 'TimeoutError' });
+      expect(events[1]!.argument.message).toContain('timed out');
+      await frame().locator('#outcome.failed').waitFor();
+      expect(await frame().locator('#outcome').textContent()).toContain(`Your booking ID is ${events[0]!.argument.id}`);
+      expect(await frame().locator('#card-form').isVisible()).toBe(false);
+    } finally {
+      e2e.t.context.connector = sandbox;
+    }
+  });
+
   it('lets any http(s) page frame the sandbox challenge and the 3DS return page', async () => {
     const returned = await page.request.get(`${e2e.baseUrl}/hosted/3ds-return`);
     expect(returned.headers()['content-security-policy']).toContain('frame-ancestors http: https:');

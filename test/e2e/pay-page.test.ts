@@ -124,6 +124,28 @@ describe('payment request page in Chromium', () => {
     expect(booking.json()).toMatchObject({ status: 'paid' });
   });
 
+  it('says the outcome is not known yet, not a decline, when the payment is still pending after the challenge (the look-up did not settle it)', async () => {
+    const { id, link } = await bookingWithLink(46_500, 'enGB');
+    await page.goto(link);
+    await fillCard(page, { number: testCards.visaChallenge });
+    await page.click('#submit');
+    const challenge = page.frameLocator('#challenge-frame');
+    await challenge.getByRole('button', { name: 'Authenticate' }).waitFor();
+    const sandbox = e2e.t.context.connector;
+    // The processor's look-up at the 3DS return fails in transit: the payment stays pending and may still complete.
+    e2e.t.context.connector = { ...sandbox, name: 'lossy', lookup: async () => Promise.reject(new Error('connection reset')) };
+    try {
+      await challenge.getByRole('button', { name: 'Authenticate' }).click();
+      await page.waitForSelector('#outcome.failed');
+    } finally {
+      e2e.t.context.connector = sandbox;
+    }
+    const text = await page.textContent('#outcome');
+    expect(text).toContain(`The request timed out. Your booking ID is ${id}.`);
+    expect(text).not.toContain('Attempts left');
+    expect(await page.isVisible('#card-form')).toBe(false);
+  });
+
   it("says in the page language that nothing was taken when the service refuses something no field shows (not the core's English)", async () => {
     const { link } = await bookingWithLink(47_500);
     await page.goto(link);

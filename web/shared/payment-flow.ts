@@ -74,10 +74,22 @@ async function capturePayAndSettle(data: PageData, card: CardInput, extra: Recor
   // (or was being processed) and the modal fired transaction_error for a payment that was taken.
   const first = paid.kind === 'answer' && paymentUnderWay(paid) ? await currentPayment(data) : paid;
   const end = flowEnd(first);
-  if (end.kind !== 'answer' || end.answer.outcome !== 'challenge' || !end.answer.challenge_url) return end;
+  if (end.kind !== 'answer' || end.answer.outcome !== 'challenge') return end;
+  if (!end.answer.challenge_url) return notKnownYet(end.answer);
   hooks.onChallenge?.();
   await showChallenge(end.answer.challenge_url);
-  return flowEnd(await currentPayment(data));
+  const settled = flowEnd(await currentPayment(data));
+  return settled.kind === 'answer' && settled.answer.outcome === 'challenge' ? notKnownYet(settled.answer) : settled;
+}
+
+/**
+ * A payment still `pending` when there is no challenge (left) to show: the processor's look-up at
+ * the 3DS return did not settle it, and the pending-payments job will. It may still complete, so
+ * it is the spec's timeout case (the modal fires transaction_timeout, the pages say to check
+ * before paying again). The pages read it as a decline: "no payment was taken, try again".
+ */
+function notKnownYet(answer: PaymentAnswer): FlowEnd {
+  return { kind: 'answer', answer: { ...answer, outcome: 'timeout' } };
 }
 
 /** The page payment API's refusal of a second payment while the page's one is done or in progress. */
