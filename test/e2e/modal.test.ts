@@ -236,6 +236,24 @@ describe('payment modal in Chromium', () => {
     expect(events[2]!.argument).toMatchObject({ status: 'complete', total: 9_170 });
   });
 
+  it('reopens the same booking when only the frame is reloaded: no second booking, no second booking_logged', async () => {
+    await openModal(modalOptions(9_180, { auth: signed(9_180, { reference: 'SEA-RELOAD' }), booking: { ...bookingData, reference: 'SEA-RELOAD' } }));
+    await expect.poll(names, slow).toEqual(['booking_logged']);
+    const booking = events[0]!.argument;
+    await frame().locator('#submit').waitFor();
+    // The payer reloads the frame alone (context menu, "Reload frame"): it says `ready` again.
+    const inner = page.frames().find((candidate) => candidate.url().includes('/modal/1.0.0/frame'))!;
+    await inner.evaluate(() => location.reload());
+    await expect.poll(() => frame().locator('#booking-id').textContent().catch(() => null), slow).toBe(String(booking.id));
+    await frame().locator('#submit').waitFor();
+    const made = await e2e.t.db.query("SELECT id FROM bookings WHERE reference = 'SEA-RELOAD'");
+    expect(made).toHaveLength(1);
+    // The reloaded frame pays the booking the integrator was told of.
+    await pay(testCards.visa);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_logged']);
+    expect(events[1]!.argument).toMatchObject({ status: 'complete', bookings: [expect.objectContaining({ id: booking.id })] });
+  });
+
   it('fires transaction_error, not booking_error, when the service cannot open the modal for a reason other than the booking data', async () => {
     await page.route('**/hosted/modal/sessions', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ code: 'rest_unavailable', message: 'Try again in a minute.', data: { status: 503 } }) }));
     await openModal(modalOptions(9_200));

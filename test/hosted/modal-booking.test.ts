@@ -102,4 +102,26 @@ describe('which booking a modal session may open', () => {
     expect(moved.statusCode).toBe(403);
     expect((await t.db.query(`SELECT 1 FROM bookings WHERE email = 'mallory@example.com'`)).length).toBe(0);
   });
+
+  it('opens again, for a reloaded frame, the booking a session of the same auth string created, and no other', async () => {
+    const auth = authFor();
+    const first = (await open({ auth, booking: newBooking })).json();
+    expect(first).toMatchObject({ booking_event: 'booking_logged' });
+    const drafts = async () => (await t.db.one<{ count: number }>(`SELECT count(*)::int AS count FROM bookings WHERE email = 'eve@example.com'`)).count;
+    const before = await drafts();
+    // The reloaded frame's request: the same options, and the booking the first session opened.
+    const reopened = await open({ auth, booking: newBooking, resume_booking_id: first.booking.id });
+    expect(reopened.statusCode).toBe(201);
+    expect(reopened.json()).toMatchObject({ booking: { id: first.booking.id, surname: 'Example' }, amount: total });
+    expect(await drafts()).toBe(before);
+    // Not a way round the signature: another booking of the channel, or this one with another string.
+    const victim = await createBooking(t, shop, { total: 10_000, reference: 'VICTIM-2' });
+    for (const [string, id] of [[auth, victim], [authFor({ reference: 'OTHER' }), first.booking.id]] as const) {
+      const refused = await open({ auth: string, booking: { ...newBooking, ...(string === auth ? {} : { reference: 'OTHER' }) }, verify: string === auth ? [] : ['reference'], resume_booking_id: id });
+      expect(refused.statusCode).toBe(403);
+      expect(refused.json()).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
+    }
+    expect(await sessionsOf(victim)).toBe(0);
+    expect((await open({ auth, booking: newBooking, resume_booking_id: 'x' })).statusCode).toBe(403);
+  });
 });

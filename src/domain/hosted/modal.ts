@@ -88,6 +88,12 @@ export function bookingIdSigned(bookingId: number, verified: Record<string, Sign
   return parseModalBookingId(verified.booking_id) === bookingId;
 }
 
+/** Whether a session of the auth string's record (`modal_auth_uses`) opened the booking. */
+async function openedWithAuth(db: Queryable, modalAuthId: number, bookingId: number): Promise<boolean> {
+  const row = await db.maybeOne('SELECT 1 FROM hosted_sessions WHERE modal_auth_id = $1 AND booking_id = $2 LIMIT 1', [modalAuthId, bookingId]);
+  return row !== undefined;
+}
+
 export type ModalBooking =
   | { ok: true; event: 'booking_logged' | 'booking_exists'; booking: BookingRecord; token: string; session: HostedSession }
   | { ok: false; params: Record<string, string> }
@@ -108,6 +114,13 @@ export interface ModalBookingRequest {
   currency: string;
   /** 0: create this booking first; otherwise the existing booking's id. */
   bookingId: number;
+  /**
+   * The frame was reloaded (docs/modal.md "A reloaded frame"): `bookingId` is the booking an
+   * earlier session of this same auth string opened, which it may open again though the string
+   * does not sign its ID (it created it, or signed it). Without this, a reloaded frame sent the
+   * string's booking data again: a second draft booking, and booking_logged fired twice.
+   */
+  resumed: boolean;
   newBooking: BookingInput | null;
   language: string | undefined;
   hostOrigin: string;
@@ -119,10 +132,11 @@ export async function openModalBooking(db: Queryable, request: ModalBookingReque
   const { channel } = request;
   if (request.currency !== channel.currency) return { ok: false, params: { currencies: `must be the channel base currency (${channel.currency})` } };
   // Before the booking is read: an unsigned booking ID learns nothing, not even whether it exists.
-  if (!bookingIdSigned(request.bookingId, request.verified)) return { ok: false, tokenError: 'booking_not_signed' };
+  if (!request.resumed && !bookingIdSigned(request.bookingId, request.verified)) return { ok: false, tokenError: 'booking_not_signed' };
   // First, so concurrent openings with one auth string queue on its record before any booking is made.
   const modalAuthId = await claimModalAuthSession(db, { auth: request.auth, channelId: channel.id, signedAt: request.signedAt, createsDraft: request.bookingId === 0 }, request.now);
   if (modalAuthId === null) return { ok: false, tokenError: 'auth_used_up' };
+  if (request.resumed && !(await openedWithAuth(db, modalAuthId, request.bookingId))) return { ok: false, tokenError: 'booking_not_signed' };
   const authorId = await siteActor(db, channel.siteId);
   if (authorId === undefined) return { ok: false, noSiteActor: true };
   let booking: BookingRecord;

@@ -50,6 +50,8 @@ const SessionBody = Type.Object(
     signed: Type.Optional(Type.Unknown()),
     language: Type.Optional(Type.Unknown()),
     origin: Type.Unknown(),
+    /** The frame was reloaded: the booking its first session opened (payment-modal.js; openModalBooking). */
+    resume_booking_id: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: false },
 );
@@ -97,6 +99,7 @@ interface SessionRequest {
   signed: Record<string, unknown>;
   language: string | undefined;
   origin: string;
+  resumeBookingId: number | null;
 }
 
 /** Anything wrong with what the auth string covers is a token error; the rest is the booking's. */
@@ -116,9 +119,13 @@ function parseSessionBody(body: Record<string, unknown>): SessionRequest {
   if (!origin) throw invalidParams({ origin: 'must be the origin of the page opening the modal' });
   if (typeof booking !== 'object' || booking === null || Array.isArray(booking)) throw invalidParams({ booking: 'must be an object of booking fields' });
   if (typeof signed !== 'object' || signed === null || Array.isArray(signed)) throw sessionExpired();
+  // Only our host script sends it, with the ID the service gave: anything else is not the string's to open.
+  const resumeBookingId = body.resume_booking_id === undefined ? null : parseModalBookingId(body.resume_booking_id);
+  if (resumeBookingId === 0 || (body.resume_booking_id !== undefined && resumeBookingId === null)) throw sessionExpired();
   return {
     path: body.path as string, channels: body.channels as number, currencies: body.currencies as string, total: body.total as number, auth: body.auth as string,
     verify: verify as string[], booking: booking as Record<string, unknown>, signed: signed as Record<string, unknown>, language: typeof body.language === 'string' ? body.language : undefined, origin,
+    resumeBookingId,
   };
 }
 
@@ -206,11 +213,11 @@ export async function modalRoutes(app: App, context: AppContext): Promise<void> 
       request.log.info({ reason: auth.reason, channel: parsed.channels }, 'modal auth string refused');
       throw sessionExpired();
     }
-    const bookingId = bookingIdOf(parsed.booking);
+    const bookingId = parsed.resumeBookingId ?? bookingIdOf(parsed.booking);
     const newBooking = bookingId === 0 ? newBookingInput(parsed.booking, { channels: parsed.channels, currencies: parsed.currencies, total: parsed.total }) : null;
     // One database transaction: a refused amount must not leave a created booking behind.
     const opened = await context.db.transaction(async (tx) => {
-      const result = await openModalBooking(tx, { channel: auth.channel, auth: parsed.auth, signedAt: auth.signedAt, total: parsed.total, currency: parsed.currencies, bookingId, newBooking, language: parsed.language, hostOrigin: parsed.origin, verified, now });
+      const result = await openModalBooking(tx, { channel: auth.channel, auth: parsed.auth, signedAt: auth.signedAt, total: parsed.total, currency: parsed.currencies, bookingId, resumed: parsed.resumeBookingId !== null, newBooking, language: parsed.language, hostOrigin: parsed.origin, verified, now });
       if (!result.ok && 'tokenError' in result) {
         // Reopening beyond the bound, or a booking the string does not sign, needs a new auth
         // string: the token_error the spec names (the same answer as a wrong hash).

@@ -161,13 +161,19 @@ export function open(options: ModalOptions): ModalHandle {
 
   let processing = false;
   let closed = false;
+  // A frame reloaded on its own (the browser's "Reload frame") says `ready` again: it is sent the
+  // options it had, read once, with the booking already reported, and that booking's event is not
+  // fired again. Answered as a first `ready`, it made a second draft booking and booking_logged.
+  let init: ModalInit | null = null;
+  let bookingId: number | null = null;
   const onMessage = (event: MessageEvent) => {
     // Only our frame, from our origin, in this overlay.
     if (event.origin !== frameOrigin || event.source !== iframe.contentWindow) return;
     const message = event.data as FrameMessage | null;
     if (!message || message.source !== frameSource) return;
     if (message.type === 'ready') {
-      iframe.contentWindow!.postMessage({ source: hostSource, type: 'init', options: initMessage(options) }, frameOrigin);
+      init ??= initMessage(options);
+      iframe.contentWindow!.postMessage({ source: hostSource, type: 'init', options: bookingId === null ? init : { ...init, resume_booking_id: bookingId } }, frameOrigin);
     } else if (message.type === 'close') {
       handle.close();
     } else if (message.type === 'processing') {
@@ -175,6 +181,11 @@ export function open(options: ModalOptions): ModalHandle {
     } else if (message.type === 'language') {
       nameIn(message.value);
     } else if (message.type === 'event' && (callbackNames as readonly string[]).includes(message.name)) {
+      if (message.name === 'booking_logged' || message.name === 'booking_exists') {
+        const id = (message.argument as { id?: unknown } | null)?.id;
+        if (typeof id === 'number' && id === bookingId) return;
+        if (typeof id === 'number') bookingId = id;
+      }
       fire(message.name, message.argument);
     }
   };

@@ -24,6 +24,11 @@ export interface ModalInit {
   /** Fields named in `verify` that the options give at their top level rather than in `booking`. */
   signed: Record<string, unknown>;
   language?: string;
+  /**
+   * The frame said `ready` again (it was reloaded alone): the booking its first session opened,
+   * which the service opens again for the same auth string instead of a second draft booking.
+   */
+  resume_booking_id?: number;
 }
 
 export type HostMessage =
