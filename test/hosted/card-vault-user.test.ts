@@ -173,6 +173,36 @@ describe('vaulting app wording', () => {
   });
 });
 
+describe("vaulting app refusals that need the channel: in the channel's language when the URL names none", () => {
+  it.each([
+    ['env that is not the channel\'s account mode', 'test', { env: 'live' }, 'env'],
+    ['fail_code on a live channel', 'live', { env: 'live', fail_code: '800.100.151' }, 'fail_code'],
+  ])('%s', async (_case, mode, query, param) => {
+    const m = await merchant();
+    await t.db.query(`UPDATE channels SET account_mode = $2, language = 'frFR' WHERE id = $1`, [m.channel.id, mode]);
+    const token = await earlierToken(m);
+    const page = await t.app.inject({ url: `/vault/1.8.0/?${new URLSearchParams({ auth: token, channels: String(m.channel.id), ...query })}` });
+    expect(page.statusCode).toBe(400);
+    // The form would have been in French (the channel's language): so is the refusal.
+    expect(page.body).toContain('<html lang="fr-FR">');
+    expect(page.body).toContain(`La page a été ouverte avec des données non valides (${param}).`);
+    expect(page.body).not.toMatch(/does not match|applies to test channels/);
+    // A language the URL gives still wins.
+    const english = await t.app.inject({ url: `/vault/1.8.0/?${new URLSearchParams({ auth: token, channels: String(m.channel.id), ...query, language: 'enGB' })}` });
+    expect(english.body).toContain('<html lang="en-GB">');
+    expect(await stored(m)).toEqual({ sessions: 0, cards: 0 });
+  });
+
+  it("does not tell a token of another site the channel's language (the channel is refused as unknown)", async () => {
+    const m = await merchant();
+    const other = await merchant();
+    await t.db.query(`UPDATE channels SET language = 'frFR' WHERE id = $1`, [m.channel.id]);
+    const page = await t.app.inject({ url: `/vault/1.8.0/?${new URLSearchParams({ auth: await earlierToken(other), channels: String(m.channel.id), env: 'live' })}` });
+    expect(page.statusCode).toBe(403);
+    expect(page.body).toContain('<html lang="en-GB">');
+  });
+});
+
 describe('cardholder fields: one bound and one country list from the vaulting app to the capture', () => {
   const zipMax = limits.cardHolderZipLengthMax;
   const open = (m: Merchant, token: string, holder: Record<string, string>) =>

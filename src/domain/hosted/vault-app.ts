@@ -148,7 +148,9 @@ export interface VaultChannel {
 
 export type VaultAppOpening =
   | { ok: true; token: string; session: HostedSession; channel: VaultChannel }
-  | { ok: false; status: 400 | 403; params: Record<string, string> };
+  | { ok: false; status: 403; params: Record<string, string> }
+  /** `language`: the page's, as the form would have been shown in (the URL's, else the channel's). */
+  | { ok: false; status: 400; params: Record<string, string>; language: LanguageCode };
 
 /**
  * Checks the inputs against the world: `auth` must pass checkCardVaultUser (live cardvaultuser
@@ -175,10 +177,12 @@ export async function openVaultApp(db: Queryable, options: { jwtSecret: Uint8Arr
   // A channel of another site looks exactly like a missing one.
   if (!row) return { ok: false, status: 403, params: { channels: 'is not a channel this authorisation may use' } };
   const channel: VaultChannel = { id: row.id, siteId: row.site_id, accountMode: row.account_mode, currency: row.currency.trim(), language: row.language, company: row.company };
+  // The channel is the token's own from here: its refusals are in the page's language, as its form is.
+  const language = inputs.language ?? parseLanguage(channel.language) ?? 'enGB';
   // The capture endpoint refuses a closed channel's cards: a form here could only fail.
-  if (channel.accountMode === 'closed') return { ok: false, status: 400, params: { channels: 'is closed: it takes no cards' } };
-  if (inputs.env !== channel.accountMode) return { ok: false, status: 400, params: { env: `does not match the channel's account_mode` } };
-  if (inputs.failCode !== undefined && !isTestMode(channel.accountMode)) return { ok: false, status: 400, params: { fail_code: 'applies to test channels only' } };
+  if (channel.accountMode === 'closed') return { ok: false, status: 400, params: { channels: 'is closed: it takes no cards' }, language };
+  if (inputs.env !== channel.accountMode) return { ok: false, status: 400, params: { env: `does not match the channel's account_mode` }, language };
+  if (inputs.failCode !== undefined && !isTestMode(channel.accountMode)) return { ok: false, status: 400, params: { fail_code: 'applies to test channels only' }, language };
   const modalAuthId = await claimCardVaultTokenSession(db, { tokenId: user.tokenId, issuedAt: user.issuedAt, channelId: channel.id }, options.now);
   const { token, session } = await createHostedSession(db, {
     kind: 'vault',
@@ -191,7 +195,7 @@ export async function openVaultApp(db: Queryable, options: { jwtSecret: Uint8Arr
     // (docs/hosted-pages.md). Taking the input here refused every card of a page opened with it.
     currency: channel.currency,
     amount: 0,
-    language: inputs.language ?? parseLanguage(channel.language) ?? 'enGB',
+    language,
     options: {
       ...(inputs.sessionId !== undefined ? { sessionId: inputs.sessionId } : {}),
       ...(inputs.redirect !== undefined ? { redirect: inputs.redirect } : {}),

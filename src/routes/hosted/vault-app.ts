@@ -73,8 +73,10 @@ export async function vaultAppRoutes(app: App, context: AppContext): Promise<voi
     }
     const opened = await openVaultApp(context.db, { jwtSecret: context.config.secrets.jwtSecret, inputs: parsed.inputs, now: context.now() });
     if (!opened.ok) {
-      const message = opened.status === 403 ? t('invalidAuth') : t('invalidRequest', { params: Object.keys(opened.params).join(', ') });
-      return sendPage(reply, opened.status, errorPage({ language, style, message, details: opened.params }), vaultCsp);
+      // A refused token (or a channel it may not use) tells nothing of the channel, its language included.
+      if (opened.status === 403) return sendPage(reply, 403, errorPage({ language, style, message: t('invalidAuth'), details: opened.params }), vaultCsp);
+      const message = translatorFor(opened.language)('invalidRequest', { params: Object.keys(opened.params).join(', ') });
+      return sendPage(reply, 400, errorPage({ language: opened.language, style, message, details: opened.params }), vaultCsp);
     }
     const { session, channel } = opened;
     const pageLanguage = session.language as LanguageCode;
