@@ -110,6 +110,13 @@ describe('site, user, membership and token commands', () => {
     expect(again.code).toBe(1);
   });
 
+  it('finds a user by any case of the name, as usernames are unique regardless of case', async () => {
+    const token = await cli(url, ['token', 'create', '--site', 'acme', '--username', 'ANA', '--name', 'shouted']);
+    expect(token.code).toBe(0);
+    expect(token.json).toMatchObject({ site: 'acme', username: 'ana' });
+    await t.db.query('DELETE FROM api_tokens WHERE id = $1', [token.json.id]);
+  });
+
   it('enforces the API token limit from the CLI too', async () => {
     await cli(url, ['token', 'create', '--site', 'acme', '--username', 'ana', '--name', 'second']);
     const third = await cli(url, ['token', 'create', '--site', 'acme', '--username', 'ana', '--name', 'third']);

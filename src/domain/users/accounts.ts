@@ -67,12 +67,10 @@ export async function createUser(db: Queryable, input: NewUser): Promise<UserRec
   const displayNameProblem = textProblem(displayName, { maxLength: limits.nameLengthMax, kind: 'name' });
   if (displayNameProblem) throw new AccountError('invalid', `display name ${displayNameProblem}`, 'display_name');
   const passwordHash = await hashPassword(input.password);
-  // Usernames are unique regardless of case: lock-out counts them case-insensitively too.
-  const taken = await db.maybeOne('SELECT 1 FROM users WHERE lower(username) = lower($1)', [input.username]);
-  if (taken) throw new AccountError('conflict', `username ${input.username} is taken`, 'username');
+  // Usernames are unique regardless of case (migration 046's index): logins and the lock-out find them so.
   const row = await db.maybeOne<{ id: number }>(
     `INSERT INTO users (username, email, display_name, password_hash, is_platform_admin) VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (username) DO NOTHING RETURNING id`,
+     ON CONFLICT DO NOTHING RETURNING id`,
     [input.username, input.email, displayName, passwordHash, input.isPlatformAdmin ?? false],
   );
   if (!row) throw new AccountError('conflict', `username ${input.username} is taken`, 'username');
@@ -81,7 +79,7 @@ export async function createUser(db: Queryable, input: NewUser): Promise<UserRec
 
 export async function findUser(db: Queryable, username: string): Promise<UserRecord> {
   const row = await db.maybeOne<{ id: number; username: string; email: string; display_name: string; is_platform_admin: boolean }>(
-    'SELECT id, username, email, display_name, is_platform_admin FROM users WHERE username = $1',
+    'SELECT id, username, email, display_name, is_platform_admin FROM users WHERE lower(username) = lower($1)',
     [username],
   );
   if (!row) throw new AccountError('not_found', `no user named ${username}`, 'username');

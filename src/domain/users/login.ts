@@ -44,11 +44,13 @@ const loginStatement = {
            FROM users u
            LEFT JOIN sites s ON s.path = $2
            LEFT JOIN memberships m ON m.user_id = u.id AND m.site_id = s.id
-          WHERE u.username = $1`,
+          WHERE lower(u.username) = lower($1)`,
 };
 
 /**
- * Checks username, password, site membership and (when confirmed for the user) a TOTP code.
+ * Checks username, password, site membership and (when confirmed for the user) a TOTP code. The
+ * name is matched regardless of case, as usernames are unique (migration 046) and the lock-out
+ * counts them.
  * Unknown names, wrong passwords and non-members get the same answer at the same cost. Every
  * wrong password (and wrong code) counts towards the lock-out of that name; the right password
  * sent to a site the user is not a member of does not (its attempt is given back): it guessed

@@ -83,6 +83,19 @@ describe('POST token (errors)', () => {
     }
   });
 
+  it('finds the user whatever the case of the name, as usernames are unique regardless of case', async () => {
+    const fresh = await createSite(t.db);
+    const shouted = fresh.username.toUpperCase();
+    const response = await postToken(t, fresh.path, { username: shouted, password: fresh.password });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toMatchObject({ id: fresh.userId, username: fresh.username });
+    // A wrong password under another case is counted towards the same name, and answered like any.
+    const wrong = await postToken(t, fresh.path, { username: shouted, password: 'wrong-password' });
+    expect(wrong.json()).toEqual({ code: 'rest_not_logged_in', message: 'The username or password is incorrect.', data: { status: 401 } });
+    // Two names differing only in case cannot both exist, even written with SQL.
+    await expect(t.db.query("INSERT INTO users (username, email, display_name, password_hash) VALUES ($1, 'x@example.com', 'x', 'x')", [shouted])).rejects.toThrow(/unique/);
+  });
+
   it('names missing fields', async () => {
     const response = await postToken(t, site.path, { username: site.username });
     expect(response.statusCode).toBe(400);
