@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
+import { hash } from '@node-rs/argon2';
 import { createTestContext, type TestContext } from '../../support/context.js';
 import { addUser, createSite, type SiteFixture } from '../../support/fixtures.js';
 import { setPassword } from '../../../src/domain/users/accounts.js';
@@ -94,6 +95,22 @@ describe('POST token (errors)', () => {
     expect(wrong.json()).toEqual({ code: 'rest_not_logged_in', message: 'The username or password is incorrect.', data: { status: 401 } });
     // Two names differing only in case cannot both exist, even written with SQL.
     await expect(t.db.query("INSERT INTO users (username, email, display_name, password_hash) VALUES ($1, 'x@example.com', 'x', 'x')", [shouted])).rejects.toThrow(/unique/);
+  });
+
+  it('accepts a password whichever Unicode form it is typed in (NFC or NFD), hashes set before included', async () => {
+    const composed = 'Grüße-aus-Köln';
+    const decomposed = composed.normalize('NFD');
+    expect(decomposed).not.toBe(composed);
+    // Set on a machine that sends decomposed letters, typed on one that sends composed ones, and back.
+    const member = await createSite(t.db);
+    await setPassword(t.db, member.userId, decomposed);
+    for (const password of [composed, decomposed]) expect((await postToken(t, member.path, { username: member.username, password })).statusCode).toBe(200);
+    await setPassword(t.db, member.userId, composed);
+    for (const password of [composed, decomposed]) expect((await postToken(t, member.path, { username: member.username, password })).statusCode).toBe(200);
+    // A hash made of the password as sent, before passwords were normalised.
+    await t.db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [member.userId, await hash(decomposed, { memoryCost: 1024, timeCost: 1, parallelism: 1 })]);
+    for (const password of [composed, decomposed]) expect((await postToken(t, member.path, { username: member.username, password })).statusCode).toBe(200);
+    expect((await postToken(t, member.path, { username: member.username, password: 'Grüsse-aus-Köln' })).statusCode).toBe(401);
   });
 
   it('names missing fields', async () => {
