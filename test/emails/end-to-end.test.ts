@@ -139,24 +139,37 @@ describe('mails from real payments', () => {
     expect(notice!.text).not.toMatch(/Zahlung|abgebucht/);
   });
 
-  it('declined void: the notice says the void failed and the amount is still held on the card, not that a payment failed', async () => {
-    const channelId = await channel({ name: 'Hold Desk', language: 'frFR', primary_mail: 'ops@holds.example', mail_failures: true });
-    const bookingId = await booking(channelId);
-    const share = { bookings: [{ id: bookingId, currencies: 'EUR', total: 30_000 }] };
-    const authorization = await api('POST', '/transactions', { transaction_types: 'authorize', channels: channelId, currencies: 'EUR', total: 30_000, token: 'tok_visa', ...share });
-    expect(authorization.status).toBe('complete');
-    // The processor no longer lets it be voided (as when the hold was already released at its end).
-    await t.db.query(`UPDATE sandbox_operations SET voided = true WHERE reference = (SELECT uuid::text FROM transactions WHERE id = $1)`, [authorization.id]);
-    const voided = await api('POST', '/transactions', { transaction_types: 'void', channels: channelId, currencies: 'EUR', total: 30_000, linked_id: authorization.id, ...share });
-    expect(voided.status).toBe('failed');
-    const [notice, ...others] = await deliver();
-    expect(others).toEqual([]);
-    expect(notice!.envelopeTo).toEqual(['ops@holds.example']);
-    expect(notice!.subject).toBe(`Échec de l’annulation sur Hold Desk (${site.siteId}-${bookingId})`);
-    expect(notice!.text.split('\n')[0]).toBe('Échec de l’annulation');
-    expect(notice!.text).toContain(`L’annulation d’une autorisation de ${formatMoney(30_000, 'EUR', 'fr-FR')} sur le canal Hold Desk n’a pas abouti. Le montant reste bloqué sur la carte.`);
-    expect(notice!.text).not.toMatch(/paiement|débité/);
-  });
+  // A declined void or capture leaves the authorisation holding the amount: the notice says so, not that a payment failed.
+  const heldAfter = [
+    {
+      type: 'void', name: 'Hold Desk', language: 'frFR', locale: 'fr-FR', to: 'ops@holds.example', subject: 'Échec de l’annulation sur Hold Desk', heading: 'Échec de l’annulation',
+      intro: (amount: string) => `L’annulation d’une autorisation de ${amount} sur le canal Hold Desk n’a pas abouti. Le montant reste bloqué sur la carte.`, not: /paiement|débité/,
+    },
+    {
+      type: 'capture', name: 'Capture Desk', language: 'enGB', locale: 'en-GB', to: 'ops@captures.example', subject: 'Capture failed on Capture Desk', heading: 'Capture failed',
+      intro: (amount: string) => `Capturing ${amount} of an authorisation on channel Capture Desk did not succeed. No money was taken, and the amount is still held on the card by the authorisation.`, not: /Payment failed|payment attempt/,
+    },
+  ];
+  for (const held of heldAfter) {
+    it(`declined ${held.type}: the notice says the ${held.type} failed and the amount is still held on the card, not that a payment failed`, async () => {
+      const channelId = await channel({ name: held.name, language: held.language, primary_mail: held.to, mail_failures: true });
+      const bookingId = await booking(channelId);
+      const share = { bookings: [{ id: bookingId, currencies: 'EUR', total: 30_000 }] };
+      const authorization = await api('POST', '/transactions', { transaction_types: 'authorize', channels: channelId, currencies: 'EUR', total: 30_000, token: 'tok_visa', ...share });
+      expect(authorization.status).toBe('complete');
+      // The processor no longer lets it be voided or captured (as when the hold was already released at its end).
+      await t.db.query(`UPDATE sandbox_operations SET voided = true WHERE reference = (SELECT uuid::text FROM transactions WHERE id = $1)`, [authorization.id]);
+      const followUp = await api('POST', '/transactions', { transaction_types: held.type, channels: channelId, currencies: 'EUR', total: 30_000, linked_id: authorization.id, ...share });
+      expect(followUp.status).toBe('failed');
+      const [notice, ...others] = await deliver();
+      expect(others).toEqual([]);
+      expect(notice!.envelopeTo).toEqual([held.to]);
+      expect(notice!.subject).toBe(`${held.subject} (${site.siteId}-${bookingId})`);
+      expect(notice!.text.split('\n')[0]).toBe(held.heading);
+      expect(notice!.text).toContain(held.intro(formatMoney(30_000, 'EUR', held.locale)));
+      expect(notice!.text).not.toMatch(held.not);
+    });
+  }
 
   it('declined purchase on a channel without mail_failures sends nothing', async () => {
     const channelId = await channel({ primary_mail: 'alerts@fjord.example', mail_failures: false });

@@ -62,18 +62,20 @@ describe('every kind in every language', () => {
     }
   });
 
-  it('says in every language that a void failed and the amount is still held, not that a payment failed, when the failure is a void\'s', () => {
-    for (const language of languageCodes) {
-      const payment = { ...sampleMailData('failure', language), transactionType: 'authorize' };
-      const voided = { ...sampleMailData('failure', language), transactionType: 'void' };
-      const mail = renderMail(voided);
-      expect(mail.subject, language).toBe(translate(language, 'emails.failureVoidSubject', { channel: 'Sunny Tours EUR', bookingId: '12-3456' }));
-      expect(mail.text.split('\n')[0], language).toBe(translate(language, 'emails.failureVoidHeading'));
-      expect(mail.text, language).toContain(composeMail(voided).paragraphs[0]);
-      expect(mail.text, language).not.toContain(composeMail(payment).paragraphs[0]);
-      expect(mail.subject, language).not.toBe(renderMail(payment).subject);
-    }
-  });
+  for (const [type, words] of [['void', 'failureVoid'], ['capture', 'failureCapture']] as const) {
+    it(`says in every language that a ${type} failed and the amount is still held, not that a payment failed, when the failure is a ${type}'s`, () => {
+      for (const language of languageCodes) {
+        const payment = { ...sampleMailData('failure', language), transactionType: 'authorize' };
+        const failed = { ...sampleMailData('failure', language), transactionType: type };
+        const mail = renderMail(failed);
+        expect(mail.subject, language).toBe(translate(language, `emails.${words}Subject`, { channel: 'Sunny Tours EUR', bookingId: '12-3456' }));
+        expect(mail.text.split('\n')[0], language).toBe(translate(language, `emails.${words}Heading`));
+        expect(mail.text, language).toContain(composeMail(failed).paragraphs[0]);
+        expect(mail.text, language).not.toContain(composeMail(payment).paragraphs[0]);
+        expect(mail.subject, language).not.toBe(renderMail(payment).subject);
+      }
+    });
+  }
 
   it('lines the plain-text values up in one column in every language, CJK labels counted at two columns a character', () => {
     // The width a fixed-width font gives a label (UAX #11): Han, kana, Hangul and fullwidth forms take two columns.

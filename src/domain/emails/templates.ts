@@ -43,7 +43,7 @@ const templates: Record<MailKind, Template> = {
     intro: say('emails.chargebackIntro', { company: data.company, amount: money(data, data.amount) }),
   }),
   failure: (data, say) => {
-    const keys = failureKeys[data.transactionType === 'refund' || data.transactionType === 'void' ? data.transactionType : 'payment'];
+    const keys = failureKeys[data.transactionType === 'refund' || data.transactionType === 'void' || data.transactionType === 'capture' ? data.transactionType : 'payment'];
     return merchantDocument(data, say, {
       subject: say(keys.subject, { channel: data.channelName, bookingId: mainId(data) }),
       heading: say(keys.heading),
@@ -71,13 +71,16 @@ type Words = { subject: string; heading: string; intro: string };
 
 /**
  * A failed refund owes the payer money back, and a failed void leaves the amount held on the card:
- * "payment failed, no money was taken" told the merchant the opposite of what happened. Every
- * other type that fails takes or holds money.
+ * "payment failed, no money was taken" told the merchant the opposite of what happened. A failed
+ * capture took nothing, but the authorisation still holds the amount on the card (to capture
+ * again or void), which the payment's words left out. Every other type that fails takes or holds
+ * money.
  */
 const failureKeys = {
   payment: { subject: 'emails.failureSubject', heading: 'emails.failureHeading', intro: 'emails.failureIntro' },
   refund: { subject: 'emails.failureRefundSubject', heading: 'emails.failureRefundHeading', intro: 'emails.failureRefundIntro' },
   void: { subject: 'emails.failureVoidSubject', heading: 'emails.failureVoidHeading', intro: 'emails.failureVoidIntro' },
+  capture: { subject: 'emails.failureCaptureSubject', heading: 'emails.failureCaptureHeading', intro: 'emails.failureCaptureIntro' },
 } as const satisfies Record<string, Record<keyof Words, MessageKey>>;
 
 function payerDocument(data: MailData, say: Say, words: Words): MailDocument {
