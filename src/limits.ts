@@ -261,6 +261,8 @@ export const limits = {
   mailRenderTransientFailuresMax: 5,
   /** Set-aside mail requests `trustfare mail set-aside` lists, oldest first. */
   mailSetAsideListMax: 100,
+  /** Failed mails one `trustfare mail resend --since` puts back in the outbox, oldest first (it says when more are left). */
+  mailResendMax: 1000,
   /** SMTP connection, greeting and socket timeouts. */
   smtpConnectionTimeoutMs: 15_000,
   smtpSocketTimeoutMs: 60_000,

@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.js';
+import { isoDateTimeRegExpSource, isoInstant } from '../http/pagination.js';
 
 export type CommandContext = AppContext;
 
@@ -25,6 +26,19 @@ export function boundedInteger(name: string, text: string | undefined, options: 
   const value = positiveInteger(name, text, `an integer from 1 to ${options.max}`);
   if (value > options.max) throw new Error(`--${name} must be an integer from 1 to ${options.max}`);
   return value;
+}
+
+/** A `YYYY-MM-DD` option as 00:00:00 GMT of that day, or an ISO 8601 date-time (a report's `next_since`). */
+export function instantOption(options: Record<string, string | boolean | undefined>, name: string): Date | undefined {
+  const value = options[name];
+  if (value === undefined) return undefined;
+  const refusal = `--${name} must be a date as YYYY-MM-DD or an ISO 8601 date-time`;
+  if (typeof value !== 'string' || !new RegExp(`^${isoDateTimeRegExpSource}$`).test(value)) throw new Error(refusal);
+  try {
+    return isoInstant(name, value);
+  } catch {
+    throw new Error(refusal);
+  }
 }
 
 /** A required string option, or a clear error naming it. */
@@ -60,7 +74,7 @@ export const passwordOptions = { password: { type: 'string' }, 'password-stdin':
  * Options that cannot be given together: which one was meant is the operator's to say. Found as
  * a usage error, before any database is opened, whichever command declares both.
  */
-const exclusiveOptions = [['password', 'password-stdin'], ['request', 'all']] as const;
+const exclusiveOptions = [['password', 'password-stdin'], ['request', 'all'], ['mail', 'since']] as const;
 
 /**
  * The refusal of options given together that exclude each other, or undefined. A usage error

@@ -50,5 +50,7 @@ describe('trustfare <command> --help', () => {
   it('refuses options that exclude each other with exit 2 before opening a database: mail retry --request with --all', async () => {
     const both = await cli(noDatabase, ['mail', 'retry', '--request', '1', '--all']);
     expect([both.code, both.stderr]).toEqual([2, 'trustfare mail retry: give --request or --all, not both (`trustfare mail retry --help` lists its options)']);
+    const resend = await cli(noDatabase, ['mail', 'resend', '--mail', '1', '--since', '2026-01-01']);
+    expect([resend.code, resend.stderr]).toEqual([2, 'trustfare mail resend: give --mail or --since, not both (`trustfare mail resend --help` lists its options)']);
   });
 });

@@ -13,6 +13,8 @@ import { parseMail } from './support/mime.js';
 import { createSite, insertBooking, insertChannel, insertTransaction, paidWithMailsRequested } from './support/fixtures.js';
 import { operatorSettlementMessage, serviceFailures } from '../../src/domain/transactions/failures.js';
 import { formatMoney } from '../../src/domain/money.js';
+import { resendFailedMails } from '../../src/domain/emails/outbox.js';
+import { limits } from '../../src/limits.js';
 
 describe('every kind in every language', () => {
   for (const kind of mailKinds) {
@@ -211,6 +213,44 @@ describe('trustfare mail', () => {
     expect((await cli(url, ['mail', 'retry', '--all'])).json).toEqual({ retried: [secondRequest] });
     expect((await cli(url, ['mail', 'set-aside'])).json).toEqual({ requests: [] });
     expect((await cli(url, ['mail', 'deliver'])).json).toMatchObject({ requests: 2, sent: 2, errors: [] });
+  });
+
+  it('resend puts failed mails back in the outbox with fresh attempts, one by id or all written since a time, and deliver sends them', async () => {
+    const site = await createSite(t.db);
+    const channelId = await insertChannel(t.db, site, {});
+    const paid = await Promise.all(['one', 'two', 'three', 'four'].map((name) => paidWithMailsRequested(t.db, site, { channelId, total: 4400, payeeEmail: `${name}@example.com` })));
+    expect((await cli(url, ['mail', 'deliver'])).json).toMatchObject({ sent: 4 });
+    const mailOf = async (transactionId: number) => (await t.db.one<{ id: number }>('SELECT id FROM email_outbox WHERE transaction_id = $1', [transactionId])).id;
+    const [old, recent, pruned, sent] = await Promise.all(paid.map(mailOf));
+    // As the delivery job leaves mails the relay refused for good (outbox.test.ts), one written two days ago, one pruned.
+    await t.db.query(`UPDATE email_outbox SET status = 'failed', attempts = $2, sent_at = NULL, last_error = '550 relay refused' WHERE id = ANY($1)`, [[old, recent, pruned], limits.mailAttemptsMax]);
+    await t.db.query(`UPDATE email_outbox SET created_at = now() - interval '2 days' WHERE id = $1`, [old]);
+    await t.db.query(`UPDATE email_outbox SET text_body = '', html_body = '', bodies_pruned_at = now() WHERE id = $1`, [pruned]);
+    const refusals: [string[], string][] = [
+      [[], 'give either --mail ID or --since YYYY-MM-DD|ISO date-time'],
+      [['--mail', 'x'], '--mail must be a mail id (email_outbox)'],
+      [['--since', 'yesterday'], '--since must be a date as YYYY-MM-DD or an ISO 8601 date-time'],
+      [['--mail', '99999999'], 'mail 99999999 does not exist'],
+      [['--mail', String(sent)], `mail ${sent} is sent, not failed`],
+      [['--mail', String(pruned)], `mail ${pruned} was written more than ${limits.mailBodyRetentionDays} days ago and its text is gone: \`trustfare mail render --transaction ${paid[2]} --kind receipt --language enGB --out FILE\` renders it again`],
+    ];
+    for (const [args, message] of refusals) {
+      const answer = await cli(url, ['mail', 'resend', ...args]);
+      expect([answer.code, answer.stderr], args.join(' ')).toEqual([1, `trustfare mail resend: ${message}`]);
+    }
+    expect((await cli(url, ['mail', 'resend', '--mail', String(old)])).json).toEqual({ resent: [old], more: false });
+    expect(await t.db.one('SELECT status, attempts FROM email_outbox WHERE id = $1', [old])).toEqual({ status: 'pending', attempts: 0 });
+    // Since yesterday: the recent one; the old one is pending already and the pruned one has no text to send.
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    expect((await cli(url, ['mail', 'resend', '--since', yesterday])).json).toEqual({ resent: [recent], more: false });
+    expect((await cli(url, ['mail', 'deliver'])).json).toMatchObject({ claimed: 2, sent: 2, failed: 0 });
+    const rows = await t.db.query<{ id: number; status: string; attempts: number }>('SELECT id, status, attempts FROM email_outbox WHERE id = ANY($1)', [[old, recent, pruned]]);
+    expect(Object.fromEntries(rows.map((row) => [row.id, [row.status, row.attempts]]))).toEqual({ [old!]: ['sent', 1], [recent!]: ['sent', 1], [pruned!]: ['failed', limits.mailAttemptsMax] });
+    // Bounded: at most `count` a run, oldest first, and it says more are left.
+    await t.db.query(`UPDATE email_outbox SET status = 'failed' WHERE id = ANY($1)`, [[old, recent]]);
+    expect(await resendFailedMails(t.db, { since: new Date(0) }, { count: 1, now: new Date() })).toEqual({ resent: [old], more: true });
+    expect(await resendFailedMails(t.db, { since: new Date(0) }, { count: 1, now: new Date() })).toEqual({ resent: [recent], more: false });
+    expect((await cli(url, ['mail', 'deliver'])).json).toMatchObject({ sent: 2 });
   });
 
   it('deliver sends due outbox mail through the configured transport (.eml files by default)', async () => {

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from '../command.js';
-import { boundedInteger, positiveInteger, required } from '../command.js';
+import { boundedInteger, instantOption, positiveInteger, required } from '../command.js';
 import { isLanguageCode, languageCodes, localeOf } from '../../i18n/catalogue.js';
 import { isMailKind, mailKinds } from '../../domain/emails/kinds.js';
 import { mailDataFor, type MailData } from '../../domain/emails/content.js';
@@ -10,7 +10,7 @@ import { sampleMailData } from '../../domain/emails/sample.js';
 import { renderMail, type RenderedMail } from '../../domain/emails/templates.js';
 import { buildRawMessage } from '../../domain/emails/transport.js';
 import { deliverPendingMails } from '../../jobs/mail-delivery.js';
-import { retrySetAsideRequests, setAsideRequests } from '../../domain/emails/outbox.js';
+import { outboxMail, resendFailedMails, retrySetAsideRequests, setAsideRequests } from '../../domain/emails/outbox.js';
 import { limits } from '../../limits.js';
 import { gmtDateTime } from '../../domain/gmt.js';
 
@@ -99,4 +99,30 @@ const retry: Command = {
   },
 };
 
-export const commands: Command[] = [render, deliver, setAside, retry];
+/**
+ * `trustfare mail resend --mail ID | --since TIME`: puts mails the delivery gave up on (`failed`:
+ * refused for good, or every attempt used) back in the outbox with every attempt again, once the
+ * cause is fixed (the relay's settings, a recipient's mailbox). Nothing else ever sends them again.
+ */
+const resend: Command = {
+  name: 'mail resend',
+  summary: `send failed mails again: --mail ID, or --since YYYY-MM-DD|ISO date-time (the oldest ${limits.mailResendMax} written since)`,
+  options: { mail: { type: 'string' }, since: { type: 'string' } },
+  async run(context, options) {
+    // Both together is a usage error, refused before the database opens (exclusiveOptions in ../command.ts).
+    const since = instantOption(options, 'since');
+    if (since !== undefined) return resendFailedMails(context.db, { since }, { count: limits.mailResendMax, now: context.now() });
+    if (options.mail === undefined) throw new Error('give either --mail ID or --since YYYY-MM-DD|ISO date-time');
+    const id = positiveInteger('mail', String(options.mail), 'a mail id (email_outbox)');
+    const resent = await resendFailedMails(context.db, { id }, { count: 1, now: context.now() });
+    if (resent.resent.length > 0) return resent;
+    const mail = await outboxMail(context.db, id);
+    if (!mail) throw new Error(`mail ${id} does not exist`);
+    if (mail.status !== 'failed') throw new Error(`mail ${id} is ${mail.status}, not failed`);
+    throw new Error(
+      `mail ${id} was written more than ${limits.mailBodyRetentionDays} days ago and its text is gone: \`trustfare mail render --transaction ${mail.transaction_id} --kind ${mail.kind} --language ${mail.language} --out FILE\` renders it again`,
+    );
+  },
+};
+
+export const commands: Command[] = [render, deliver, setAside, retry, resend];

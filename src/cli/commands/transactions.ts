@@ -1,9 +1,8 @@
 import type { Command } from '../command.js';
-import { positiveInteger, required } from '../command.js';
+import { instantOption, positiveInteger, required } from '../command.js';
 import { findSite } from '../../domain/users/accounts.js';
 import { OperatorSettleError, settleByOperator, type OperatorOutcome } from '../../domain/transactions/operator-settle.js';
 import { checkAgainstProcessor } from '../../domain/transactions/processor-check.js';
-import { isoDateTimeRegExpSource, isoInstant } from '../../http/pagination.js';
 import { limits } from '../../limits.js';
 
 /**
@@ -61,19 +60,6 @@ export const commands: Command[] = [
     },
   },
 ];
-
-/** A `YYYY-MM-DD` option as 00:00:00 GMT of that day, or an ISO 8601 date-time (a report's `next_since`). */
-function instantOption(options: Record<string, string | boolean | undefined>, name: string): Date | undefined {
-  const value = options[name];
-  if (value === undefined) return undefined;
-  const refusal = `--${name} must be a date as YYYY-MM-DD or an ISO 8601 date-time`;
-  if (typeof value !== 'string' || !new RegExp(`^${isoDateTimeRegExpSource}$`).test(value)) throw new Error(refusal);
-  try {
-    return isoInstant(name, value);
-  } catch {
-    throw new Error(refusal);
-  }
-}
 
 function optionalText(options: Record<string, string | boolean | undefined>, name: string): string | null {
   const value = options[name];
