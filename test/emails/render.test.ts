@@ -218,14 +218,16 @@ describe('trustfare mail', () => {
   it('resend puts failed mails back in the outbox with fresh attempts, one by id or all written since a time, and deliver sends them', async () => {
     const site = await createSite(t.db);
     const channelId = await insertChannel(t.db, site, {});
-    const paid = await Promise.all(['one', 'two', 'three', 'four'].map((name) => paidWithMailsRequested(t.db, site, { channelId, total: 4400, payeeEmail: `${name}@example.com` })));
-    expect((await cli(url, ['mail', 'deliver'])).json).toMatchObject({ sent: 4 });
+    const paid = await Promise.all(['one', 'two', 'three', 'four', 'five'].map((name) => paidWithMailsRequested(t.db, site, { channelId, total: 4400, payeeEmail: `${name}@example.com` })));
+    expect((await cli(url, ['mail', 'deliver'])).json).toMatchObject({ sent: 5 });
     const mailOf = async (transactionId: number) => (await t.db.one<{ id: number }>('SELECT id FROM email_outbox WHERE transaction_id = $1', [transactionId])).id;
-    const [old, recent, pruned, sent] = await Promise.all(paid.map(mailOf));
+    const [old, recent, pruned, sent, unrendered] = await Promise.all(paid.map(mailOf));
     // As the delivery job leaves mails the relay refused for good (outbox.test.ts), one written two days ago, one pruned.
     await t.db.query(`UPDATE email_outbox SET status = 'failed', attempts = $2, sent_at = NULL, last_error = '550 relay refused' WHERE id = ANY($1)`, [[old, recent, pruned], limits.mailAttemptsMax]);
     await t.db.query(`UPDATE email_outbox SET created_at = now() - interval '2 days' WHERE id = $1`, [old]);
     await t.db.query(`UPDATE email_outbox SET text_body = '', html_body = '', bodies_pruned_at = now() WHERE id = $1`, [pruned]);
+    // As a template that threw was stored before session 28: failed, '(not rendered)', no text.
+    await t.db.query(`UPDATE email_outbox SET status = 'failed', attempts = 0, sent_at = NULL, subject = '(not rendered)', text_body = '', html_body = '', last_error = 'rendering failed: boom' WHERE id = $1`, [unrendered]);
     const refusals: [string[], string][] = [
       [[], 'give either --mail ID or --since YYYY-MM-DD|ISO date-time'],
       [['--mail', 'x'], '--mail must be a mail id (email_outbox)'],
@@ -233,6 +235,7 @@ describe('trustfare mail', () => {
       [['--mail', '99999999'], 'mail 99999999 does not exist'],
       [['--mail', String(sent)], `mail ${sent} is sent, not failed`],
       [['--mail', String(pruned)], `mail ${pruned} was written more than ${limits.mailBodyRetentionDays} days ago and its text is gone: \`trustfare mail render --transaction ${paid[2]} --kind receipt --language enGB --out FILE\` renders it again`],
+      [['--mail', String(unrendered)], `mail ${unrendered} was never rendered (rendering failed: boom) and has no text to send: \`trustfare mail render --transaction ${paid[4]} --kind receipt --language enGB --out FILE\` shows what it would say`],
     ];
     for (const [args, message] of refusals) {
       const answer = await cli(url, ['mail', 'resend', ...args]);
@@ -240,7 +243,7 @@ describe('trustfare mail', () => {
     }
     expect((await cli(url, ['mail', 'resend', '--mail', String(old)])).json).toEqual({ resent: [old], more: false });
     expect(await t.db.one('SELECT status, attempts FROM email_outbox WHERE id = $1', [old])).toEqual({ status: 'pending', attempts: 0 });
-    // Since yesterday: the recent one; the old one is pending already and the pruned one has no text to send.
+    // Since yesterday: the recent one; the old one is pending already, the pruned and the unrendered ones have no text to send.
     const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
     expect((await cli(url, ['mail', 'resend', '--since', yesterday])).json).toEqual({ resent: [recent], more: false });
     expect((await cli(url, ['mail', 'deliver'])).json).toMatchObject({ claimed: 2, sent: 2, failed: 0 });

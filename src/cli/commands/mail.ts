@@ -119,9 +119,9 @@ const resend: Command = {
     const mail = await outboxMail(context.db, id);
     if (!mail) throw new Error(`mail ${id} does not exist`);
     if (mail.status !== 'failed') throw new Error(`mail ${id} is ${mail.status}, not failed`);
-    throw new Error(
-      `mail ${id} was written more than ${limits.mailBodyRetentionDays} days ago and its text is gone: \`trustfare mail render --transaction ${mail.transaction_id} --kind ${mail.kind} --language ${mail.language} --out FILE\` renders it again`,
-    );
+    const render = `\`trustfare mail render --transaction ${mail.transaction_id} --kind ${mail.kind} --language ${mail.language} --out FILE\``;
+    if (!mail.pruned) throw new Error(`mail ${id} was never rendered (${mail.last_error ?? 'no text'}) and has no text to send: ${render} shows what it would say`);
+    throw new Error(`mail ${id} was written more than ${limits.mailBodyRetentionDays} days ago and its text is gone: ${render} renders it again`);
   },
 };
 

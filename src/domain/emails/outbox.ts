@@ -198,11 +198,13 @@ export async function retrySetAsideRequests(db: Queryable, which: { id: number }
  * mail again"): pending, due at `now`, with every attempt again, for the recipients it was still
  * owed to (`retry_recipients` stays: those who took it already do not get it twice). One by id, or
  * the oldest `count` written since a time; `more` says failed mails written since are left. A mail
- * whose bodies were pruned (Retention) has no text to send and stays failed.
+ * without text (its bodies pruned, or never rendered) has nothing to send and stays failed.
  */
 export async function resendFailedMails(db: Queryable, which: { id: number } | { since: Date }, options: { count: number; now: Date }): Promise<{ resent: number[]; more: boolean }> {
   // `status <> 'pending'` is what lets the since look-up read email_outbox_prunable_idx (created_at, id).
-  const resendable = `status = 'failed' AND status <> 'pending' AND bodies_pruned_at IS NULL`;
+  // An empty text is a mail never rendered: before session 28 a template that threw was stored as a
+  // failed row with the subject '(not rendered)' and no text, which must not go to anyone.
+  const resendable = `status = 'failed' AND status <> 'pending' AND bodies_pruned_at IS NULL AND text_body <> ''`;
   if ('id' in which) {
     const rows = await db.query<{ id: number }>(`UPDATE email_outbox SET status = 'pending', attempts = 0, next_attempt_at = $2 WHERE id = $1 AND ${resendable} RETURNING id`, [which.id, options.now]);
     return { resent: rows.map((row) => row.id), more: false };
@@ -218,8 +220,8 @@ export async function resendFailedMails(db: Queryable, which: { id: number } | {
 }
 
 /** What an operator needs to know of one outbox mail that was not resent; undefined when there is none with that id. */
-export async function outboxMail(db: Queryable, id: number): Promise<{ status: string; pruned: boolean; transaction_id: number; kind: string; language: string } | undefined> {
-  return db.maybeOne('SELECT status, bodies_pruned_at IS NOT NULL AS pruned, transaction_id, kind, language FROM email_outbox WHERE id = $1', [id]);
+export async function outboxMail(db: Queryable, id: number): Promise<{ status: string; pruned: boolean; transaction_id: number; kind: string; language: string; last_error: string | null } | undefined> {
+  return db.maybeOne('SELECT status, bodies_pruned_at IS NOT NULL AS pruned, transaction_id, kind, language, last_error FROM email_outbox WHERE id = $1', [id]);
 }
 
 /** An `email_outbox` row as rendering writes it (the batch insert takes these as JSON: arrays as JSON arrays). */
