@@ -1,5 +1,6 @@
 // The payment request page: pays the booking's amount due, in the chosen currency, then shows
 // a receipt.
+import { receiptDateTimeOptions } from '../../src/i18n/date-time.js';
 import { callApi } from '../shared/api.js';
 import { brandName, CardForm } from '../shared/card-form.js';
 import { byId, readPageData, translator, type PageData } from '../shared/page-data.js';
@@ -120,5 +121,5 @@ form.payOnSubmit({
 function receiptTime(created: string): string {
   const instant = new Date(`${created.replace(' ', 'T')}Z`);
   if (Number.isNaN(instant.getTime())) return `${created} GMT`;
-  return new Intl.DateTimeFormat(data.locale, { year: 'numeric', month: 'long', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'UTC', timeZoneName: 'short' }).format(instant);
+  return new Intl.DateTimeFormat(data.locale, receiptDateTimeOptions).format(instant);
 }

@@ -1,5 +1,6 @@
 import { declineReason, localeOf, translate, type LanguageCode, type MessageKey, type MessageVars } from '../../i18n/catalogue.js';
 import { formatMoney } from '../money.js';
+import { receiptDateTimeOptions } from '../../i18n/date-time.js';
 import type { MailData } from './content.js';
 import type { MailKind } from './kinds.js';
 import { dateTimeFormat, numberFormat } from '../../i18n/formatters.js';
@@ -161,11 +162,9 @@ function rateText(data: MailData): string {
 }
 
 const rateOptions: Intl.NumberFormatOptions = { maximumFractionDigits: 8 };
-// 24-hour in every language: koKR's own default is a Latin "PM 09:30" (session 29).
-const dateOptions: Intl.DateTimeFormatOptions = { year: 'numeric', month: 'long', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'UTC', timeZoneName: 'short' };
 
 function dateText(data: MailData): string {
-  return dateTimeFormat(localeOf(data.language), dateOptions).format(data.date);
+  return dateTimeFormat(localeOf(data.language), receiptDateTimeOptions).format(data.date);
 }
 
 /** Scheme names are brands and stay as they are; an unknown scheme is "Card" in the language. */
