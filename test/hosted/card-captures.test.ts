@@ -130,3 +130,24 @@ describe('a capture token on a hosted page', () => {
     expect((await pay(session!, again)).json()).toMatchObject({ outcome: 'failed', attempts_left: 1 });
   });
 });
+
+describe("a capture token of another channel's page", () => {
+  it('does not pay on this page: refused as an unknown card token, no attempt used, nothing charged', async () => {
+    // Same site, currency and account type: only the channel differs.
+    const otherChannel = (await t.app.inject({ method: 'POST', url: `/${site.path}/site-json/vendor/v2/channels`, headers: site.headers, payload: { name: 'Cruises', currencies: 'USD' } })).json().id as number;
+    const { token: otherPage } = await createHostedSession(t.db, { kind: 'vault', siteId: site.siteId, channelId: otherChannel, userId: site.userId, currency: 'USD', language: 'enGB' }, new Date());
+    const captured = await capture(otherPage, otherChannel, { number: '5555555555554444' });
+    expect(captured.statusCode).toBe(201);
+    const booking = await newBooking(channel, 1_000);
+    const { session } = await openPage(booking.link);
+    const paid = await pay(session!, captured.json().token as string);
+    expect(paid.statusCode).toBe(400);
+    expect(paid.json()).toMatchObject({ code: 'rest_invalid_param', data: { params: { card_token: 'Unknown or expired card token.' } } });
+    const read = (await t.app.inject({ url: `/${site.path}/site-json/vendor/v2/bookings/${booking.id}`, headers: site.headers })).json();
+    expect(read.transaction_ids).toHaveLength(0);
+    expect((await t.db.one<{ attempts: number }>('SELECT attempts FROM hosted_sessions WHERE token_hash = $1', [hashToken(session!)])).attempts).toBe(0);
+    // The page's own card still pays, with every attempt left.
+    const own = (await capture(session!, channel, { number: '5555555555554444' })).json().token as string;
+    expect((await pay(session!, own)).json()).toMatchObject({ outcome: 'complete' });
+  });
+});

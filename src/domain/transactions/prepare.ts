@@ -8,7 +8,7 @@ import { credentialEpochSql } from '../credentials.js';
 import { followableUrl, followableUrlProblem } from '../redirect-url.js';
 import {
   assertCardAllowedInMode, assertCardKeyConfigured, assertCardNotExpired, assertCardUsableOnChannel, cardById, cardByVaultToken, chargeableCardColumns, chargeableCardJoin, chargeableCardOf, isTestMode, resolvePaymentCard,
-  type CaptureTokenRedemption, type CardRecord, type ChargeableCard, type ChargeableCardColumns, type SealedPan,
+  type CaptureTokenRedemption, type ResolvedCard, type CardRecord, type ChargeableCard, type ChargeableCardColumns, type SealedPan,
 } from '../vault/index.js';
 import { toRecord, transactionColumns } from './repository.js';
 import { prepareForexAndAllocations, type ForexAndAllocations } from './forex-allocations.js';
@@ -270,6 +270,17 @@ export function unknownCardToken(): ApiError {
   return invalidParam('token', 'Unknown or expired card token.');
 }
 
+/**
+ * A hosted page pays only with a card captured for its own channel (its session captures for no
+ * other, authorizeCardCapture): a capture token of another channel's page or of a cardvaultuser
+ * token is someone else's card entry, and a vault token names a stored card the page never saw.
+ * Both read as an unknown token, so the page learns nothing about the vault. (The REST API may
+ * charge a card on any channel of its currency and account type, as the spec allows.)
+ */
+function isPagesOwnCard(found: ResolvedCard, channel: ChannelRecord): boolean {
+  return found.via !== 'vault_token' && found.card.channelId === channel.id;
+}
+
 async function resolveCard(
   context: AppContext, db: Queryable, actor: Actor, input: TransactionInput, lookup: { channel: ChannelRecord; linked: TransactionRecord | null; linkedCard: ChargeableCard | null },
 ): Promise<PlanCard> {
@@ -286,8 +297,7 @@ async function resolveCard(
   } else {
     // Resolving writes nothing: the capture token is redeemed with the attempt (insertAttempts).
     const found = await resolvePaymentCard(db, context.vault, { siteId: actor.siteId, token: input.token!, channelId: channel.id });
-    // A page's vault token is refused as an unknown one: the page learns nothing about the vault.
-    if (!found || (found.via === 'vault_token' && isHostedSource(actor.source))) throw unknownCardToken();
+    if (!found || (isHostedSource(actor.source) && !isPagesOwnCard(found, channel))) throw unknownCardToken();
     resolved = { card: found.card, ...(found.cvv !== undefined ? { cvv: found.cvv } : {}), ...(found.redemption ? { captureRedemption: found.redemption } : {}) };
   }
   // Keyed by what named the card: a retained charge may name it by linked_id alone.
