@@ -127,13 +127,16 @@ export async function payWithSession(context: AppContext, session: HostedSession
   if (session.kind === 'pay' && session.bookingId !== null && (await payRequestAttemptsExhausted(context, session.bookingId))) throw attemptRefusal('attempts_exhausted');
   const started = await startAttempt(context.db, session.id);
   if (!started.ok) throw attemptRefusal(started.reason);
-  const actor: Actor = { siteId: session.siteId, userId: session.userId, source: sourceOf[session.kind], isPlatformAdmin: false };
+  let recorded = false;
+  const actor: Actor = { siteId: session.siteId, userId: session.userId, source: sourceOf[session.kind], isPlatformAdmin: false, onAttemptRecorded: () => (recorded = true) };
   let created: { id: number; status: string };
   try {
     created = await createTransaction(context, actor, transactionInputOf(context, session, input));
   } catch (error) {
-    // Refused before the bank was asked (bad token, wrong currency...): not a card attempt.
-    if (error instanceof ApiError && error.status < 500) await cancelAttempt(context.db, session.id);
+    // Failed before the attempt was recorded, so before the bank could be asked: a refusal (bad
+    // token, wrong currency...) or our own fault (a card key missing from CARD_KEYS, a 500). Not
+    // the payer's card attempt: counted, three server faults rejected a card no bank ever saw.
+    if (!recorded) await cancelAttempt(context.db, session.id);
     throw error;
   }
   await recordAttemptOutcome(context.db, session.id, { transactionId: created.id, status: created.status });

@@ -91,6 +91,13 @@ export interface Actor {
    * with StalePrincipalError before anything is written, and the caller authenticates afresh.
    */
   principalEpoch?: { epoch: string; confirmed: () => void };
+  /**
+   * Runs once the attempt's row is committed, before the processor is called. A caller that
+   * counts attempts (the hosted pages) learns from it whether a failure came before or after the
+   * bank could be asked: a refusal or a server fault before it (a card key missing from CARD_KEYS)
+   * is not the payer's attempt.
+   */
+  onAttemptRecorded?: () => void;
 }
 
 /** The caller's remembered principal is stale (a credential changed since): nothing was written. */
