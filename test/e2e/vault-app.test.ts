@@ -216,6 +216,28 @@ describe('vaulting app 1.8.0 in Chromium', () => {
     expect(new URL(page.url()).searchParams.get('status')).toBe('success');
   });
 
+  it('redirects, as when the processor never answers, when the vault is still pending after the challenge (the look-up did not settle it)', async () => {
+    const sandbox = e2e.t.context.connector;
+    try {
+      await page.goto(await vaultUrl({ redirect: `${e2e.host.origin}/done`, session_id: 's3dspending' }));
+      await fillCard(page, { number: testCards.visaChallenge });
+      await page.click('#submit');
+      const challenge = page.frameLocator('#challenge-frame');
+      await challenge.getByRole('button', { name: 'Authenticate' }).waitFor();
+      // The processor's look-up at the 3DS return fails in transit: the vault stays pending and may still complete.
+      e2e.t.context.connector = { ...sandbox, name: 'lossy', lookup: async () => Promise.reject(new Error('connection reset')) };
+      // The integrator gets the payer back with the transaction to confirm, not a page that waits for good.
+      await Promise.all([page.waitForURL(`${e2e.host.origin}/done**`, slow), challenge.getByRole('button', { name: 'Authenticate' }).click()]);
+      const params = Object.fromEntries(new URL(page.url()).searchParams);
+      expect(params).toMatchObject({ session_id: 's3dspending', last_four: '0042', card_type: 'visa', status: 'failed' });
+      expect(params.token).toMatch(/^[A-Za-z0-9]{32}$/);
+      const transaction = await e2e.t.app.inject({ url: `/${merchant.site.path}/site-json/vendor/v2/transactions/${params.transaction_id}`, headers: merchant.site.headers });
+      expect(transaction.json()).toMatchObject({ status: 'pending', transaction_types: 'vault', token: params.token });
+    } finally {
+      e2e.t.context.connector = sandbox;
+    }
+  });
+
   it('runs the 3DS challenge inside the page: Fail declines', async () => {
     await page.goto(await vaultUrl({ redirect: `${e2e.host.origin}/done`, session_id: 's3dsfail' }));
     await fillCard(page, { number: testCards.visaChallenge });

@@ -171,8 +171,12 @@ async function answerFor(context: AppContext, session: HostedSession, transactio
     if (left === 0) answer.rejected = { message: rejectedMessage };
   }
   // A vault whose processor did not answer in time also ends here: the integrator gets the
-  // transaction ID (status failed, visual only) and reads the real outcome through the API.
-  if (session.kind === 'vault' && session.options.redirect && outcome !== 'challenge') {
+  // transaction ID (status failed, visual only) and reads the real outcome through the API. So does
+  // one still pending when the cardholder came back from the challenge (the look-up there did not
+  // settle it): the same answer as before the challenge, so the URL goes with a challenge too, and
+  // the page follows it only once no challenge is left to show. Without it that page kept the payer
+  // for good, and the integrator never heard of the attempt.
+  if (session.kind === 'vault' && session.options.redirect) {
     answer.redirect_url = await vaultRedirectUrl(context, session, transaction);
   }
   return answer;
