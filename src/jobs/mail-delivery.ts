@@ -202,19 +202,23 @@ async function deliverOne(context: AppContext, row: ClaimedMail): Promise<Outcom
   try {
     const receipt = await context.mailer.send(outgoingMail(context, row));
     const note = receipt.rejected.length > 0 ? `refused recipients: ${receipt.rejected.join(', ')}` : null;
+    if (receipt.deferred.length === 0) return { row, status: 'sent', deliveryId: receipt.deliveryId, error: note, retryRecipients: null, nextAttemptAt: null };
     // Deferred recipients (4xx) are owed the mail: pending again for them alone, so accepted
-    // copies (a merchant's Bcc) are not sent twice and the payer's receipt is not lost.
-    if (receipt.deferred.length > 0 && row.attempts < limits.mailAttemptsMax) {
-      return { row, status: 'pending', deliveryId: receipt.deliveryId, error: note, retryRecipients: receipt.deferred, nextAttemptAt: new Date(context.now().getTime() + retryDelayMs(row.attempts)) };
+    // copies (a merchant's Bcc) are not sent twice and the payer's receipt is not lost. At the
+    // last attempt the mail failed for them (not `sent`: they never got it), and
+    // retry_recipients names them, for the operator and for `mail resend`.
+    if (row.attempts >= limits.mailAttemptsMax) {
+      const error = `${note}; still deferred at the last attempt (${row.attempts}): ${receipt.deferred.join(', ')}`.slice(0, limits.mailErrorLengthMax);
+      return { row, status: 'failed', deliveryId: receipt.deliveryId, error, retryRecipients: receipt.deferred, nextAttemptAt: null };
     }
-    return { row, status: 'sent', deliveryId: receipt.deliveryId, error: note, retryRecipients: null, nextAttemptAt: null };
+    return { row, status: 'pending', deliveryId: receipt.deliveryId, error: note, retryRecipients: receipt.deferred, nextAttemptAt: new Date(context.now().getTime() + retryDelayMs(row.attempts)) };
   } catch (error) {
     const permanent = error instanceof MailDeliveryError && error.permanent;
     const exhausted = row.attempts >= limits.mailAttemptsMax;
     const message = (error as Error).message.slice(0, limits.mailErrorLengthMax);
-    if (permanent || exhausted) return { row, status: 'failed', deliveryId: null, error: message, retryRecipients: null, nextAttemptAt: null };
-    // Refused all, some for good: the next attempt is for the deferred ones alone.
+    // Refused all, some for good: the next attempt (or `mail resend` of the failed mail) is for the deferred ones alone.
     const retryRecipients = error instanceof MailDeliveryError && error.deferred ? error.deferred : null;
+    if (permanent || exhausted) return { row, status: 'failed', deliveryId: null, error: message, retryRecipients, nextAttemptAt: null };
     return { row, status: 'pending', deliveryId: null, error: message, retryRecipients, nextAttemptAt: new Date(context.now().getTime() + retryDelayMs(row.attempts)) };
   }
 }

@@ -5,6 +5,8 @@ import { backgroundJobs } from '../../src/jobs/index.js';
 import { recordChargeback } from '../../src/domain/transactions/chargebacks.js';
 import { convert, formatMoney } from '../../src/domain/money.js';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from './support/smtp.js';
+import { resendFailedMails } from '../../src/domain/emails/outbox.js';
+import { limits } from '../../src/limits.js';
 
 // Through the REST API with sandbox tokens on test channels: the payments code writes the
 // outbox rows, the worker delivers them to a real SMTP server.
@@ -204,6 +206,30 @@ describe('mails from real payments', () => {
     const later = await deliver();
     expect(later.map((mail) => mail.envelopeTo)).toEqual([['grey@example.com']]);
     expect(later[0]!.raw).toMatch(/^To: grey@example\.com\r?$/im);
+  });
+
+  it('a payer the relay still defers at the last attempt leaves the mail failed for them alone, not sent, and resend sends it to them alone', async () => {
+    const channelId = await channel({ primary_mail: 'ops@last.example', mail_bcc_transactional_mails: true });
+    const bookingId = await booking(channelId, { email: 'stuck@example.com' });
+    await purchase(channelId, bookingId, 80_000);
+    // The relay is away for every attempt but the last (whole mails refused for now).
+    smtp.refuseNext(1, 451);
+    expect(await deliver()).toEqual([]);
+    const row = () => t.db.one<{ id: number; status: string; retry_recipients: string[] | null; last_error: string | null }>(
+      'SELECT o.id, o.status, o.retry_recipients, o.last_error FROM email_outbox o JOIN transaction_bookings tb ON tb.transaction_id = o.transaction_id WHERE tb.booking_id = $1', [bookingId]);
+    // Every attempt but the last used up: the next one is the last.
+    await t.db.query(`UPDATE email_outbox SET attempts = $2, next_attempt_at = now() - interval '1 second' WHERE id = $1`, [(await row()).id, limits.mailAttemptsMax - 1]);
+    // At the last attempt it takes the merchant's copy and greylists the payer.
+    smtp.deferRecipient('stuck@example.com', 1);
+    expect((await deliver()).map((mail) => mail.envelopeTo)).toEqual([['ops@last.example']]);
+    const last = await row();
+    expect(last).toMatchObject({ status: 'failed', retry_recipients: ['stuck@example.com'] });
+    expect(last.last_error).toMatch(/stuck@example\.com/);
+    expect(await resendFailedMails(t.db, { id: last.id }, { count: 1, now: new Date() })).toEqual({ resent: [last.id], more: false });
+    smtp.received.length = 0;
+    const again = await deliver();
+    expect(again.map((mail) => mail.envelopeTo)).toEqual([['stuck@example.com']]);
+    expect((await row()).status).toBe('sent');
   });
 
   it('a payer the relay defers while it refuses the Bcc address for good (no recipient taken) is retried alone, and gets the receipt', async () => {
