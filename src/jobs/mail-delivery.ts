@@ -208,7 +208,8 @@ async function deliverOne(context: AppContext, row: ClaimedMail): Promise<Outcom
     // last attempt the mail failed for them (not `sent`: they never got it), and
     // retry_recipients names them, for the operator and for `mail resend`.
     if (row.attempts >= limits.mailAttemptsMax) {
-      const error = `${note}; still deferred at the last attempt (${row.attempts}): ${receipt.deferred.join(', ')}`.slice(0, limits.mailErrorLengthMax);
+      const deferred = `still deferred at the last attempt (${row.attempts}): ${receipt.deferred.join(', ')}`;
+      const error = (note === null ? deferred : `${note}; ${deferred}`).slice(0, limits.mailErrorLengthMax);
       return { row, status: 'failed', deliveryId: receipt.deliveryId, error, retryRecipients: receipt.deferred, nextAttemptAt: null };
     }
     return { row, status: 'pending', deliveryId: receipt.deliveryId, error: note, retryRecipients: receipt.deferred, nextAttemptAt: new Date(context.now().getTime() + retryDelayMs(row.attempts)) };
