@@ -226,7 +226,7 @@ describe('mails from real payments', () => {
     expect(last).toMatchObject({ status: 'failed', retry_recipients: ['stuck@example.com'] });
     // The relay's refusals, then who is still owed the mail (nothing else before them).
     expect(last.last_error).toBe(`refused recipients: stuck@example.com; still deferred at the last attempt (${limits.mailAttemptsMax}): stuck@example.com`);
-    expect(await resendFailedMails(t.db, { id: last.id }, { count: 1, now: new Date() })).toEqual({ resent: [last.id], more: false });
+    expect(await resendFailedMails(t.db, { id: last.id }, { count: 1, now: new Date() })).toEqual({ resent: [last.id], requested: [], more: false });
     smtp.received.length = 0;
     const again = await deliver();
     expect(again.map((mail) => mail.envelopeTo)).toEqual([['stuck@example.com']]);

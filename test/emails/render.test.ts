@@ -218,16 +218,14 @@ describe('trustfare mail', () => {
   it('resend puts failed mails back in the outbox with fresh attempts, one by id or all written since a time, and deliver sends them', async () => {
     const site = await createSite(t.db);
     const channelId = await insertChannel(t.db, site, {});
-    const paid = await Promise.all(['one', 'two', 'three', 'four', 'five'].map((name) => paidWithMailsRequested(t.db, site, { channelId, total: 4400, payeeEmail: `${name}@example.com` })));
-    expect((await cli(url, ['mail', 'deliver'])).json).toMatchObject({ sent: 5 });
+    const paid = await Promise.all(['one', 'two', 'three', 'four'].map((name) => paidWithMailsRequested(t.db, site, { channelId, total: 4400, payeeEmail: `${name}@example.com` })));
+    expect((await cli(url, ['mail', 'deliver'])).json).toMatchObject({ sent: 4 });
     const mailOf = async (transactionId: number) => (await t.db.one<{ id: number }>('SELECT id FROM email_outbox WHERE transaction_id = $1', [transactionId])).id;
-    const [old, recent, pruned, sent, unrendered] = await Promise.all(paid.map(mailOf));
+    const [old, recent, pruned, sent] = await Promise.all(paid.map(mailOf));
     // As the delivery job leaves mails the relay refused for good (outbox.test.ts), one written two days ago, one pruned.
     await t.db.query(`UPDATE email_outbox SET status = 'failed', attempts = $2, sent_at = NULL, last_error = '550 relay refused' WHERE id = ANY($1)`, [[old, recent, pruned], limits.mailAttemptsMax]);
     await t.db.query(`UPDATE email_outbox SET created_at = now() - interval '2 days' WHERE id = $1`, [old]);
     await t.db.query(`UPDATE email_outbox SET text_body = '', html_body = '', bodies_pruned_at = now() WHERE id = $1`, [pruned]);
-    // As a template that threw was stored before session 28: failed, '(not rendered)', no text.
-    await t.db.query(`UPDATE email_outbox SET status = 'failed', attempts = 0, sent_at = NULL, subject = '(not rendered)', text_body = '', html_body = '', last_error = 'rendering failed: boom' WHERE id = $1`, [unrendered]);
     const refusals: [string[], string][] = [
       [[], 'give either --mail ID or --since YYYY-MM-DD|ISO date-time'],
       [['--mail', 'x'], '--mail must be a mail id (email_outbox)'],
@@ -235,25 +233,44 @@ describe('trustfare mail', () => {
       [['--mail', '99999999'], 'mail 99999999 does not exist'],
       [['--mail', String(sent)], `mail ${sent} is sent, not failed`],
       [['--mail', String(pruned)], `mail ${pruned} was written more than ${limits.mailBodyRetentionDays} days ago and its text is gone: \`trustfare mail render --transaction ${paid[2]} --kind receipt --language enGB --out FILE\` renders it again`],
-      [['--mail', String(unrendered)], `mail ${unrendered} was never rendered (rendering failed: boom) and has no text to send: \`trustfare mail render --transaction ${paid[4]} --kind receipt --language enGB --out FILE\` shows what it would say`],
     ];
     for (const [args, message] of refusals) {
       const answer = await cli(url, ['mail', 'resend', ...args]);
       expect([answer.code, answer.stderr], args.join(' ')).toEqual([1, `trustfare mail resend: ${message}`]);
     }
-    expect((await cli(url, ['mail', 'resend', '--mail', String(old)])).json).toEqual({ resent: [old], more: false });
+    expect((await cli(url, ['mail', 'resend', '--mail', String(old)])).json).toEqual({ resent: [old], requested: [], more: false });
     expect(await t.db.one('SELECT status, attempts FROM email_outbox WHERE id = $1', [old])).toEqual({ status: 'pending', attempts: 0 });
-    // Since yesterday: the recent one; the old one is pending already, the pruned and the unrendered ones have no text to send.
+    // Since yesterday: the recent one; the old one is pending already, the pruned one has no text to send.
     const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
-    expect((await cli(url, ['mail', 'resend', '--since', yesterday])).json).toEqual({ resent: [recent], more: false });
+    expect((await cli(url, ['mail', 'resend', '--since', yesterday])).json).toEqual({ resent: [recent], requested: [], more: false });
     expect((await cli(url, ['mail', 'deliver'])).json).toMatchObject({ claimed: 2, sent: 2, failed: 0 });
     const rows = await t.db.query<{ id: number; status: string; attempts: number }>('SELECT id, status, attempts FROM email_outbox WHERE id = ANY($1)', [[old, recent, pruned]]);
     expect(Object.fromEntries(rows.map((row) => [row.id, [row.status, row.attempts]]))).toEqual({ [old!]: ['sent', 1], [recent!]: ['sent', 1], [pruned!]: ['failed', limits.mailAttemptsMax] });
     // Bounded: at most `count` a run, oldest first, and it says more are left.
     await t.db.query(`UPDATE email_outbox SET status = 'failed' WHERE id = ANY($1)`, [[old, recent]]);
-    expect(await resendFailedMails(t.db, { since: new Date(0) }, { count: 1, now: new Date() })).toEqual({ resent: [old], more: true });
-    expect(await resendFailedMails(t.db, { since: new Date(0) }, { count: 1, now: new Date() })).toEqual({ resent: [recent], more: false });
+    expect(await resendFailedMails(t.db, { since: new Date(0) }, { count: 1, now: new Date() })).toEqual({ resent: [old], requested: [], more: true });
+    expect(await resendFailedMails(t.db, { since: new Date(0) }, { count: 1, now: new Date() })).toEqual({ resent: [recent], requested: [], more: false });
     expect((await cli(url, ['mail', 'deliver'])).json).toMatchObject({ sent: 2 });
+  });
+
+  it('resend renders a mail stored unrendered before session 28 from its transaction now, by id or since a time, and deliver sends it', async () => {
+    const site = await createSite(t.db);
+    const channelId = await insertChannel(t.db, site, {});
+    const paid = await Promise.all(['byid', 'bysince'].map((name) => paidWithMailsRequested(t.db, site, { channelId, total: 4500, reference: `UNR-${name}`, payeeEmail: `${name}@example.com` })));
+    expect((await cli(url, ['mail', 'deliver'])).json).toMatchObject({ sent: 2 });
+    // As a template that threw was stored before session 28: failed, '(not rendered)', no text; it
+    // holds the transaction's one place for a receipt, so no request can write the receipt again.
+    const [byId, bySince] = await Promise.all(paid.map(async (transactionId) => (await t.db.one<{ id: number }>(
+      `UPDATE email_outbox SET status = 'failed', attempts = 0, sent_at = NULL, subject = '(not rendered)', text_body = '', html_body = '', last_error = 'rendering failed: boom'
+        WHERE transaction_id = $1 RETURNING id`, [transactionId])).id));
+    expect((await cli(url, ['mail', 'resend', '--mail', String(byId)])).json).toEqual({ resent: [], requested: [byId], more: false });
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    expect((await cli(url, ['mail', 'resend', '--since', yesterday])).json).toEqual({ resent: [], requested: [bySince], more: false });
+    expect((await cli(url, ['mail', 'deliver'])).json).toMatchObject({ requests: 2, rendered: 2, sent: 2, failed: 0, errors: [] });
+    const rows = await t.db.query<{ transaction_id: number; status: string; subject: string; text_body: string }>(
+      'SELECT transaction_id, status, subject, text_body FROM email_outbox WHERE transaction_id = ANY($1) ORDER BY transaction_id', [paid]);
+    expect(rows.map((row) => [row.transaction_id, row.status, row.subject])).toEqual(paid.map((transactionId) => [transactionId, 'sent', expect.stringMatching(/^Your payment receipt from /)]));
+    expect(rows.map((row) => /UNR-\w+/.exec(row.text_body)?.[0])).toEqual(['UNR-byid', 'UNR-bysince']);
   });
 
   it('deliver sends due outbox mail through the configured transport (.eml files by default)', async () => {

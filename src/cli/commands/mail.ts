@@ -115,12 +115,12 @@ const resend: Command = {
     if (options.mail === undefined) throw new Error('give either --mail ID or --since YYYY-MM-DD|ISO date-time');
     const id = positiveInteger('mail', String(options.mail), 'a mail id (email_outbox)');
     const resent = await resendFailedMails(context.db, { id }, { count: 1, now: context.now() });
-    if (resent.resent.length > 0) return resent;
+    if (resent.resent.length > 0 || resent.requested.length > 0) return resent;
     const mail = await outboxMail(context.db, id);
     if (!mail) throw new Error(`mail ${id} does not exist`);
     if (mail.status !== 'failed') throw new Error(`mail ${id} is ${mail.status}, not failed`);
+    // Failed and not resent: its bodies were pruned.
     const render = `\`trustfare mail render --transaction ${mail.transaction_id} --kind ${mail.kind} --language ${mail.language} --out FILE\``;
-    if (!mail.pruned) throw new Error(`mail ${id} was never rendered (${mail.last_error ?? 'no text'}) and has no text to send: ${render} shows what it would say`);
     throw new Error(`mail ${id} was written more than ${limits.mailBodyRetentionDays} days ago and its text is gone: ${render} renders it again`);
   },
 };

@@ -198,30 +198,40 @@ export async function retrySetAsideRequests(db: Queryable, which: { id: number }
  * mail again"): pending, due at `now`, with every attempt again, for the recipients it was still
  * owed to (`retry_recipients` stays: those who took it already do not get it twice). One by id, or
  * the oldest `count` written since a time; `more` says failed mails written since are left. A mail
- * without text (its bodies pruned, or never rendered) has nothing to send and stays failed.
+ * whose bodies were pruned has nothing to send and stays failed. A mail never rendered
+ * (`requested`, below) is requested again instead.
  */
-export async function resendFailedMails(db: Queryable, which: { id: number } | { since: Date }, options: { count: number; now: Date }): Promise<{ resent: number[]; more: boolean }> {
+export async function resendFailedMails(db: Queryable, which: { id: number } | { since: Date }, options: { count: number; now: Date }): Promise<{ resent: number[]; requested: number[]; more: boolean }> {
   // `status <> 'pending'` is what lets the since look-up read email_outbox_prunable_idx (created_at, id).
-  // An empty text is a mail never rendered: before session 28 a template that threw was stored as a
-  // failed row with the subject '(not rendered)' and no text, which must not go to anyone.
-  const resendable = `status = 'failed' AND status <> 'pending' AND bodies_pruned_at IS NULL AND text_body <> ''`;
-  if ('id' in which) {
-    const rows = await db.query<{ id: number }>(`UPDATE email_outbox SET status = 'pending', attempts = 0, next_attempt_at = $2 WHERE id = $1 AND ${resendable} RETURNING id`, [which.id, options.now]);
-    return { resent: rows.map((row) => row.id), more: false };
-  }
-  const rows = await db.query<{ id: number }>(
-    `UPDATE email_outbox SET status = 'pending', attempts = 0, next_attempt_at = $2
-      WHERE ${pickedBy('id', `SELECT id FROM email_outbox WHERE ${resendable} AND created_at >= $1 ORDER BY created_at, id LIMIT $3 FOR UPDATE`)}
-      RETURNING id`,
-    [which.since, options.now, options.count],
+  const failed = `status = 'failed' AND status <> 'pending' AND bodies_pruned_at IS NULL`;
+  const chosen = 'id' in which ? 'id = $1' : 'created_at >= $1';
+  const oldest = (text: string) => `SELECT id FROM email_outbox WHERE ${failed} AND text_body ${text} AND ${chosen} ORDER BY created_at, id LIMIT $2 FOR UPDATE`;
+  const key = 'id' in which ? which.id : which.since;
+  const count = 'id' in which ? 1 : options.count;
+  const resent = await db.query<{ id: number }>(
+    `UPDATE email_outbox SET status = 'pending', attempts = 0, next_attempt_at = $3 WHERE ${pickedBy('id', oldest("<> ''"))} RETURNING id`,
+    [key, count, options.now],
   );
-  const left = await db.one<{ more: boolean }>(`SELECT EXISTS (SELECT 1 FROM email_outbox WHERE ${resendable} AND created_at >= $1) AS more`, [which.since]);
-  return { resent: rows.map((row) => row.id).sort((a, b) => a - b), more: left.more };
+  // No text: before session 28 a template that threw was stored as a failed row with the subject
+  // '(not rendered)' and no text, which must not go to anyone. It holds the transaction's one place
+  // for that kind of mail (UNIQUE (transaction_id, kind)), so nothing could ever write the mail:
+  // the row gives its place up to a mail request, and the delivery job renders the mail from the
+  // transaction as it does any (and sets the request aside if it still cannot).
+  const requested = await db.query<{ id: number }>(
+    `WITH unrendered AS (DELETE FROM email_outbox WHERE ${pickedBy('id', oldest("= ''"))} RETURNING id, site_id, transaction_id, kind),
+          queued AS (INSERT INTO mail_requests (site_id, transaction_id, status)
+                     SELECT DISTINCT site_id, transaction_id, CASE WHEN kind = 'failure' THEN 'failed' ELSE 'complete' END FROM unrendered)
+     SELECT id FROM unrendered`,
+    [key, count - resent.length],
+  );
+  const more = 'id' in which ? false : (await db.one<{ more: boolean }>(`SELECT EXISTS (SELECT 1 FROM email_outbox WHERE ${failed} AND ${chosen}) AS more`, [key])).more;
+  const ids = (rows: { id: number }[]) => rows.map((row) => row.id).sort((a, b) => a - b);
+  return { resent: ids(resent), requested: ids(requested), more };
 }
 
 /** What an operator needs to know of one outbox mail that was not resent; undefined when there is none with that id. */
-export async function outboxMail(db: Queryable, id: number): Promise<{ status: string; pruned: boolean; transaction_id: number; kind: string; language: string; last_error: string | null } | undefined> {
-  return db.maybeOne('SELECT status, bodies_pruned_at IS NOT NULL AS pruned, transaction_id, kind, language, last_error FROM email_outbox WHERE id = $1', [id]);
+export async function outboxMail(db: Queryable, id: number): Promise<{ status: string; transaction_id: number; kind: string; language: string } | undefined> {
+  return db.maybeOne('SELECT status, transaction_id, kind, language FROM email_outbox WHERE id = $1', [id]);
 }
 
 /** An `email_outbox` row as rendering writes it (the batch insert takes these as JSON: arrays as JSON arrays). */
