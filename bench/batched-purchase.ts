@@ -1,6 +1,6 @@
-// The "bare batched purchase" of the ceiling server (docs/performance.md, "Batching across
-// requests"): trustfare's purchase write set on trustfare's own tables (every index, key, CHECK
-// and the ledger's balance trigger), with the processor discipline (the attempt commits before the
+// The "bare batched purchase" of the ceiling server (docs/performance-history.md, "Batching across
+// requests"): trustfare's purchase write set on trustfare's own tables (every index, key, CHECK and
+// the ledger's balance trigger), with the processor discipline (the attempt commits before the
 // processor is called, the settlement after), written for many concurrent requests at once. Not a
 // target's ceiling: it bounds what a service that batches its write path could reach here, where
 // `bench/pgbench/purchase-real-schema.sql` bounds one that writes each request on its own.

@@ -1,5 +1,5 @@
 -- The ceiling server's tables (bench/ceiling-server.ts), also used by the pgbench scripts in
--- bench/pgbench (docs/performance.md "The floor of a purchase"). Recreated at every start.
+-- bench/pgbench (docs/performance-history.md "The floor of a purchase"). Recreated at every start.
 DROP SCHEMA IF EXISTS bench_ceiling CASCADE;
 CREATE SCHEMA bench_ceiling;
 

@@ -6,7 +6,7 @@
 // not which process paid for what. These figures do: they show where a scenario's cost is (the
 // service's Node process or PostgreSQL) and how it compares with its ceiling's, run by run. They
 // also show this machine's drift: the same ceiling used 255 and 305 µs of CPU per request in two
-// runs a minute apart (docs/performance.md, "CPU per request").
+// runs a minute apart (docs/performance-history.md, "CPU per request, …").
 //
 // Reads /proc only, never forks (a forked sampler would count itself). Linux only; elsewhere
 // `readCpuSample` returns null and the bench prints no CPU figures.

@@ -263,12 +263,12 @@ class Runs {
     const txScenario = { name: ceilingNames.tx, description: 'bare Fastify route: BEGIN; SELECT FOR UPDATE; INSERT; UPDATE; COMMIT', method: 'POST', path: '/tx', body: sampleBody, requestBytes: bytes(sampleBody), responseBytes: bytes(sample.text) } as const;
     const tx = await this.runCeiling(txScenario);
     // Not a target's ceiling: the least any implementation of the purchase's write set with the
-    // processor discipline can cost here, to read the purchase's ratio against (performance.md,
-    // "The floor of a purchase").
+    // processor discipline can cost here, to read the purchase's ratio against
+    // (performance-history.md, "The floor of a purchase").
     const purchase = await this.runCeiling({ name: ceilingNames.purchase, description: 'bare Fastify route: the purchase write set on minimal tables, attempt and settlement one statement and one commit each', method: 'POST', path: '/purchase', body: sampleBody, requestBytes: bytes(sampleBody), responseBytes: bytes(sample.text) });
     // Not a target's ceiling either: the purchase's write set on trustfare's own tables, with
-    // concurrent requests written in batches (performance.md, "Batching across requests"). Its
-    // bookings are paid in turn, so a few thousand serve a run of any length.
+    // concurrent requests written in batches (performance-history.md, "Batching across requests").
+    // Its bookings are paid in turn, so a few thousand serve a run of any length.
     await callOk(this.ceiling.baseUrl, 'PUT', '/batched-purchase/bookings', { body: { ids: await this.freshBookings(batchedPurchaseBookings) } });
     const batched = await this.runCeiling({ name: ceilingNames.batched, description: "bare Fastify route: the purchase write set on trustfare's tables, concurrent requests written in batches (attempt, processor record and settlement one statement each per batch)", method: 'POST', path: '/batched-purchase', headers: this.tenant.headers, body: sampleBody, requestBytes: bytes(sampleBody), responseBytes: bytes(sample.text) });
     const batches = (await callOk(this.ceiling.baseUrl, 'GET', '/batched-purchase/batches')).json as { batches: number; purchases: number };

@@ -61,9 +61,9 @@ export async function main(): Promise<number> {
     // One purchase now: its answer is what the ceiling's /tx sends back.
     const sample = await samplePurchase(service.baseUrl, tenant, { body: bodies[0]!, keyPrefix: 'replay-sample-' });
     await ceiling.setPayload('post-retained-purchase', sample.status, sample.json);
-    // A database with history, as `npm run bench` has after its warm-ups and any installation
-    // has once autovacuum ran: some purchases, then ANALYZE. Without it the prepared
-    // statements keep plans made for empty tables (docs/performance.md, finding 1).
+    // A database with history, as `npm run bench` has after its warm-ups and any installation has
+    // once autovacuum ran: some purchases, then ANALYZE. Without it the prepared statements keep
+    // plans made for empty tables (docs/performance-history.md, session 2, finding 1).
     let next = 1;
     if (history > 0) {
       progress(`making ${history} purchases of history`);

@@ -1,10 +1,10 @@
 /**
- * Writes concurrent requests of one kind together (docs/performance.md, "Batching across
+ * Writes concurrent requests of one kind together (docs/performance-history.md, "Batching across
  * requests"): a request that finds one of `inFlightMax` slots free starts a batch at once (no
  * timer, so a lone request waits for nothing), and the requests arriving while every slot is busy
  * go together in the next batch, up to `batchMax`. Two items that share a conflict key (a booking
- * id, say) never share a batch: the later one waits for the next, so a batch's statements never
- * see one row through two of its members.
+ * id, say) never share a batch: the later one waits for the next, so a batch's statements never see
+ * one row through two of its members.
  */
 export interface BatcherOptions<Item> {
   batchMax: number;

@@ -80,12 +80,13 @@ export const limits = {
   sandboxBatchMax: 25,
   sandboxBatchesInFlightMax: 2,
   /**
-   * Settlements written together (docs/performance.md, "Batching across requests"): at most this
-   * many payments per batch, and at most this many batches at once per process, each holding one
-   * connection of the API's pool while it runs. One at a time measured fastest on 2 cores (session
-   * 13): the requests arriving meanwhile make the next batch bigger, and concurrent batches only
-   * took turns on the CPU. Requests of one booking never share a batch, and every lock a batch
-   * waits for is another short transaction's, so one slot does not hold payments up for long.
+   * Settlements written together (docs/performance-history.md, "Batching across requests"): at most
+   * this many payments per batch, and at most this many batches at once per process, each holding
+   * one connection of the API's pool while it runs. One at a time measured fastest on 2 cores
+   * (session 13): the requests arriving meanwhile make the next batch bigger, and concurrent
+   * batches only took turns on the CPU. Requests of one booking never share a batch, and every lock
+   * a batch waits for is another short transaction's, so one slot does not hold payments up for
+   * long.
    */
   settlementBatchMax: 25,
   settlementBatchesInFlightMax: 1,

@@ -1,5 +1,5 @@
 -- `purchase-real-schema.sql` for :batch bookings at once: the same write set on trustfare's own
--- tables in the same two statements, each writing :batch purchases (docs/performance.md,
+-- tables in the same two statements, each writing :batch purchases (docs/performance-history.md,
 -- "Batching across requests"). pgbench's tps times :batch is the purchases per second.
 --
 -- Set up as for purchase-real-schema.sql, plus a sequence stepping by 10:

@@ -1,12 +1,12 @@
 -- purchase-real-schema.sql with the two reads the service also makes folded into its two
 -- statements: the attempt returns the look-up (the channel and its site, the linked transaction as
 -- JSON, its card), and the settlement returns the answer's view (the row, its author, the channel
--- secret, the site path, the booking shares). 2 round trips and 2 commits: one statement per
--- phase as a redesign of the write path would send it. Against purchase-real-schema-service.sql
--- (today's grouping, the same reads) it bounds that redesign in the database alone
--- (docs/performance.md, "Three last levers"). Set up and run it exactly as purchase-real-schema.sql.
--- The writes are purchase-real-schema.sql's, repeated on purpose: pgbench has no include, and the
--- comparison holds only while both scripts write exactly the same rows.
+-- secret, the site path, the booking shares). 2 round trips and 2 commits: one statement per phase
+-- as a redesign of the write path would send it. Against purchase-real-schema-service.sql (today's
+-- grouping, the same reads) it bounds that redesign in the database alone
+-- (docs/performance-history.md, "Three last levers"). Set up and run it exactly as
+-- purchase-real-schema.sql. The writes are purchase-real-schema.sql's, repeated on purpose: pgbench
+-- has no include, and the comparison holds only while both scripts write exactly the same rows.
 \set k random(1, 2000000000)
 WITH auth AS (SELECT site_id FROM api_tokens WHERE token_hash = :token_hash),
   booking AS (SELECT b.id, b.site_id, b.channel_id, b.total FROM bookings b JOIN auth ON auth.site_id = b.site_id

@@ -7,7 +7,8 @@
 -- key's answer. 12 round trips and 2 commits; no processor record, as in the other scripts. Set up
 -- and run it exactly as purchase-real-schema.sql. With it and purchase-real-schema-statements.sql
 -- (17 round trips) it bounds, in the database alone, what folding each phase into one statement
--- could save (docs/performance.md, "Three last levers": "One statement per phase, bounded in the database").
+-- could save (docs/performance-history.md, "Three last levers": "One statement per phase, bounded
+-- in the database").
 \set k random(1, 2000000000)
 SELECT site_id FROM api_tokens WHERE token_hash = :token_hash \gset
 BEGIN;

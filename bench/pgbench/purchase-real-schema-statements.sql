@@ -1,8 +1,8 @@
 -- purchase-real-schema.sql's write set on trustfare's own tables, one statement per step, in the
--- same two database transactions (the attempt, then the settlement): 17 round trips and 2
--- commits instead of 2 and 2. The pair bounds what folding the service's write path into one
--- statement per phase could save in the database (docs/performance.md, "Three last levers",
--- "One statement per phase, bounded in the database"). Set up and run it exactly as
+-- same two database transactions (the attempt, then the settlement): 17 round trips and 2 commits
+-- instead of 2 and 2. The pair bounds what folding the service's write path into one statement per
+-- phase could save in the database (docs/performance-history.md, "Three last levers", "One
+-- statement per phase, bounded in the database"). Set up and run it exactly as
 -- purchase-real-schema.sql (same variables, same pgb_fresh table and pgb_seq sequence).
 \set k random(1, 2000000000)
 BEGIN;

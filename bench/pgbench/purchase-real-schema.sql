@@ -1,10 +1,10 @@
 -- trustfare's own purchase write set on its own tables (every index, key, CHECK and the ledger's
 -- balance trigger), in two statements as the bare two-phase purchase makes it: the attempt
--- (API-token read, booking locked, transaction row, booking share, Idempotency-Key claimed,
--- booking updated) and the settlement (row locked, status, shares restored, two ledger entries,
--- booking money, mail request, the key's answer). No processor record and no view: the same
--- write set as `purchase-two-phases.sql`, whose tables carry keys only (docs/performance.md,
--- "The real schema's floor").
+-- (API-token read, booking locked, transaction row, booking share, Idempotency-Key claimed, booking
+-- updated) and the settlement (row locked, status, shares restored, two ledger entries, booking
+-- money, mail request, the key's answer). No processor record and no view: the same write set as
+-- `purchase-two-phases.sql`, whose tables carry keys only (docs/performance-history.md, "The real
+-- schema's floor").
 --
 -- Run it on the database of `npm run bench:serve` (its PostgreSQL port from `ss -ltnp`, user
 -- postgres, password trustfare, database trustfare), with the tenant's ids as variables:

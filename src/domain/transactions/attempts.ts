@@ -9,8 +9,8 @@ import { IdempotencyKeyTakenError, isFollowUpType, StalePrincipalError, type Act
 
 /**
  * Steps one and two of the processing discipline (docs/payments.md) for concurrent requests
- * together (docs/performance.md, "Batching across requests"): the requests' validation and their
- * attempts are written in one short database transaction per batch, committed before any
+ * together (docs/performance-history.md, "Batching across requests"): the requests' validation and
+ * their attempts are written in one short database transaction per batch, committed before any
  * processor call. Each step is one statement for the whole batch: the look-up, the insert (rows,
  * shares, Idempotency-Keys, the bookings locked in id order) and the bookings' attempt lists with
  * the over-funding sums. A lone request is a batch of one and waits for nothing.

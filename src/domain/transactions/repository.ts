@@ -162,7 +162,7 @@ const insertedColumnList = insertedColumns.map(([column]) => column).join(', ');
 /**
  * Inserts new rows with their booking shares, claiming each row's Idempotency-Key, in one
  * statement whatever the number of rows (issue 7: the attempts of concurrent requests are written
- * together, docs/performance.md "Batching across requests"):
+ * together, docs/performance-history.md "Batching across requests"):
  *  - `input` gives each row (a JSON array typed by the table's own row type) its id up front,
  *    so a key can be claimed before its row exists;
  *  - `claim` claims the keys; a key another request holds is skipped (ON CONFLICT DO NOTHING);
