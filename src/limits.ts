@@ -44,8 +44,6 @@ export const limits = {
   /** Argon2id cost of new password hashes (OWASP 2023 minimum: 19 MiB, 2 passes). */
   passwordHashMemoryKib: 19_456,
   passwordHashPasses: 2,
-  /** Refresh tokens kept per user (one per logged-in device); the least recently used is dropped beyond. */
-  refreshTokensPerUserMax: 20,
   /** Sites listed in the user object's `sites` (site_count is always the true count). */
   userSitesListedMax: 1000,
   /** Furthest `expires_at` of an API token, in days from today. */

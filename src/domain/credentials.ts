@@ -22,7 +22,10 @@ export interface JwtClaims {
   siteId?: number;
   /** `iat` of a verified token, in Unix seconds. */
   issuedAt?: number;
-  /** `jti` of a verified token: random per token signed, so it names the token (card-vault-user.ts). */
+  /**
+   * `jti`: random per token signed, so it names the token (card-vault-user.ts). Given when signing,
+   * it re-signs a token issued before (with its `iat`): a user's one refresh token (refresh-tokens.ts).
+   */
   tokenId?: string;
   /**
    * `pwd_at`: the user's password_changed_at, in microseconds since the epoch (passwordStampSql),
@@ -42,6 +45,11 @@ const issuer = 'trustfare';
 // The algorithm is pinned: tokens with any other `alg`, including `none`, are refused.
 const algorithm = 'HS256';
 
+/** A new random `jti`. */
+export function newTokenId(): string {
+  return randomBytes(12).toString('base64url');
+}
+
 export async function signJwt(secret: Uint8Array, claims: JwtClaims, now: Date = new Date()): Promise<string> {
   const issuedAt = Math.floor(now.getTime() / 1000);
   const jwt = new SignJWT({ kind: claims.kind, ...(claims.siteId ? { site: claims.siteId } : {}), ...(claims.passwordAt !== undefined ? { pwd_at: claims.passwordAt } : {}) })
@@ -49,7 +57,7 @@ export async function signJwt(secret: Uint8Array, claims: JwtClaims, now: Date =
     .setIssuer(issuer)
     .setSubject(String(claims.userId))
     .setIssuedAt(issuedAt)
-    .setJti(randomBytes(12).toString('base64url'));
+    .setJti(claims.tokenId ?? newTokenId());
   // Refresh tokens do not expire (decisions.md); they are revoked by rotation instead.
   if (claims.kind !== 'refresh') {
     const lifetime = claims.kind === 'cardvaultuser' ? limits.cardVaultJwtLifetimeSeconds : limits.jwtLifetimeSeconds;

@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js';
 import { signJwt } from '../../domain/credentials.js';
 import { logIn, type LoginResult } from '../../domain/users/login.js';
 import { loadProfile, type UserProfile } from '../../domain/users/profile.js';
-import { issueRefreshToken, revokeRefreshTokens, verifyRefreshToken } from '../../domain/users/refresh-tokens.js';
+import { refreshTokenOfLogin, revokeRefreshTokens, verifyRefreshToken } from '../../domain/users/refresh-tokens.js';
 import { authenticate, bearerToken } from '../../http/auth.js';
 import { ApiError, forbidden, invalidId, invalidToken } from '../../http/errors.js';
 import { errorResponses, refreshTokenSecurity } from '../../http/openapi.js';
@@ -45,7 +45,7 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
       const profile = await loadProfile(db, userId, request.params.path);
       if (!profile) throw badCredentials();
       noStore(reply);
-      return userObject(profile, await issueRefreshToken(db, { jwtSecret, userId, passwordStamp, now: context.now() }), passwordAt);
+      return userObject(profile, await refreshTokenOfLogin(db, { jwtSecret, userId, passwordStamp, now: context.now() }), passwordAt);
     },
   );
 
