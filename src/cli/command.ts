@@ -8,8 +8,14 @@ export interface Command {
   name: string;
   summary: string;
   options?: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: false }>;
-  /** How many positional arguments it takes (a FILE); 0 unless told, and more are refused. */
+  /** How many positional arguments it takes (a FILE), all required; 0 unless told, and more are refused. */
   positionals?: number;
+  /**
+   * The options it cannot run without: a name, or names of which at least one must be given. A
+   * missing one is a usage error (exit 2, before any database is opened: runCli), as an unknown
+   * option is; bad values stay the command's to refuse (exit 1).
+   */
+  required?: readonly (string | readonly string[])[];
   /** Returns what is printed as JSON; throws an Error with a clear message on failure. */
   run(context: CommandContext, options: Record<string, string | boolean | undefined>, positionals: string[]): Promise<unknown>;
 }
@@ -41,7 +47,24 @@ export function instantOption(options: Record<string, string | boolean | undefin
   }
 }
 
-/** A required string option, or a clear error naming it. */
+/**
+ * The refusal of a command line that lacks a required option or the FILE argument, or undefined.
+ * An empty value of a required option (`--path=`) is no value.
+ */
+export function missingRequirement(command: Command, options: Record<string, string | boolean | undefined>, positionals: readonly string[]): string | undefined {
+  for (const requirement of command.required ?? []) {
+    if (typeof requirement === 'string') {
+      if (options[requirement] === undefined || options[requirement] === '') return `--${requirement} is required`;
+    } else if (requirement.every((name) => options[name] === undefined)) {
+      // One of a group may be empty: `channel set --descriptor=` clears the descriptor.
+      const names = requirement.map((name) => `--${name}`);
+      return names.length === 2 ? `give ${names.join(' or ')}` : `give at least one of ${names.join(', ')}`;
+    }
+  }
+  return positionals.length < (command.positionals ?? 0) ? 'the FILE argument is required' : undefined;
+}
+
+/** A required string option (declared in `Command.required`, so present when `run` runs), or a clear error naming it. */
 export function required(options: Record<string, string | boolean | undefined>, name: string): string {
   const value = options[name];
   if (typeof value !== 'string' || value === '') throw new Error(`--${name} is required`);
@@ -67,8 +90,9 @@ export async function passwordOption(options: Record<string, string | boolean | 
   return password;
 }
 
-/** The options every password-taking command declares. */
+/** The options every password-taking command declares, and its requirement of one of them. */
 export const passwordOptions = { password: { type: 'string' }, 'password-stdin': { type: 'boolean' } } as const;
+export const passwordRequirement = ['password', 'password-stdin'] as const;
 
 /**
  * Options that cannot be given together: which one was meant is the operator's to say. Found as

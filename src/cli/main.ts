@@ -4,7 +4,7 @@ import { limits } from '../limits.js';
 import { openDatabase } from '../storage/database.js';
 import { takeOverShutdownSignals, type ShutdownSignals } from '../signals.js';
 import { createAppContext } from '../context.js';
-import { conflictingOptions, type Command, type CommandContext } from './command.js';
+import { conflictingOptions, missingRequirement, type Command, type CommandContext } from './command.js';
 import * as keysCommands from './commands/keys.js';
 import * as ratesCommands from './commands/rates.js';
 import * as grantCommands from './commands/grants.js';
@@ -54,8 +54,9 @@ export async function runCli(argv: string[], options: { signals?: ShutdownSignal
     if (parsed.positionals.length > (command.positionals ?? 0)) {
       throw Object.assign(new Error(`unexpected argument "${parsed.positionals[command.positionals ?? 0]}"`), { code: 'TRUSTFARE_EXTRA_ARGUMENT' });
     }
-    const conflict = conflictingOptions(parsed.values as Record<string, string | boolean | undefined>);
-    if (conflict) throw new Error(conflict);
+    const values = parsed.values as Record<string, string | boolean | undefined>;
+    const problem = conflictingOptions(values) ?? missingRequirement(command, values, parsed.positionals);
+    if (problem) throw new Error(problem);
   } catch (error) {
     console.error(`trustfare ${command.name}: ${argumentProblem(command, error as Error & { code?: string })} (\`trustfare ${command.name} --help\` lists its options)`);
     return 2;

@@ -53,4 +53,37 @@ describe('trustfare <command> --help', () => {
     const resend = await cli(noDatabase, ['mail', 'resend', '--mail', '1', '--since', '2026-01-01']);
     expect([resend.code, resend.stderr]).toEqual([2, 'trustfare mail resend: give --mail or --since, not both (`trustfare mail resend --help` lists its options)']);
   });
+
+  it('answers a missing required option or argument with exit 2 before opening a database, naming it, for every command', async () => {
+    const cases: [string[], string][] = [
+      [['site', 'create', '--name', 'X'], '--path is required'],
+      [['user', 'create', '--site', 'a', '--username', 'u', '--email', 'u@a.test', '--role', 'member'], 'give --password or --password-stdin'],
+      [['user', 'create', '--site', 'a', '--username', 'u', '--password', 'long enough', '--role', 'member'], '--email is required'],
+      [['user', 'password', '--password', 'long enough'], '--username is required'],
+      [['user', '2fa', 'enrol'], '--username is required'],
+      [['user', '2fa', 'confirm', '--username', 'u'], '--code is required'],
+      [['membership', 'add', '--site', 'a', '--username', 'u'], '--role is required'],
+      [['membership', 'remove', '--site', 'a'], '--username is required'],
+      [['token', 'create', '--site', 'a', '--username', 'u'], '--name is required'],
+      [['channel', 'set', '--site', 'a', '--account-mode', 'live'], '--id is required'],
+      [['channel', 'set', '--site', 'a', '--id', '1'], 'give at least one of --account-mode, --channel-status'],
+      [['chargeback', '--site', 'a', '--transaction', '1'], '--total is required'],
+      [['grant', 'allocate', '--from-site', 'a'], '--to-site is required'],
+      [['grant', 'revoke', '--to-site', 'a'], '--from-site is required'],
+      [['mail', 'render', '--language', 'enGB', '--out', 'x.eml'], '--kind is required'],
+      [['mail', 'retry'], 'give --request or --all'],
+      [['mail', 'resend'], 'give --mail or --since'],
+      [['rates', 'list'], '--base is required'],
+      [['rates', 'set'], 'the FILE argument is required'],
+      [['suppliers', 'import'], 'the FILE argument is required'],
+      [['statement', '--site', 'a', '--channel', '1', '--from', '2026-01-01'], '--to is required'],
+      [['transaction', 'settle', '--site', 'a', '--transaction', '1', '--outcome', 'declined'], '--reason is required'],
+      [['site', 'create', '--path=', '--name', 'X'], '--path is required'],
+    ];
+    for (const [args, message] of cases) {
+      const result = await cli(noDatabase, args);
+      expect([result.code, result.stderr], args.join(' ')).toEqual([2, expect.stringContaining(message)]);
+      expect(result.stderr, args.join(' ')).toContain('--help` lists its options');
+    }
+  });
 });

@@ -70,13 +70,13 @@ const channelSet: Command = {
   name: 'channel set',
   summary: `set admin-only channel fields: --site P --id ID and any of ${adminFields.map((field) => `--${field.option}`).join(' ')}`,
   options: { site: { type: 'string' }, id: { type: 'string' }, ...Object.fromEntries(adminFields.map((field) => [field.option, { type: 'string' as const }])) },
+  required: ['site', 'id', adminFields.map((field) => field.option)],
   async run(context, options: Options) {
     const sitePath = required(options, 'site');
     const idText = required(options, 'id');
     if (!/^[1-9]\d{0,14}$/.test(idText)) throw new Error('--id must be a channel id');
     // Parse everything before touching the database: one bad value changes nothing.
     const changes = adminFields.filter((field) => typeof options[field.option] === 'string').map((field) => ({ column: field.column, value: field.parse(options[field.option] as string) }));
-    if (changes.length === 0) throw new Error(`nothing to set: give at least one of ${adminFields.map((field) => `--${field.option}`).join(', ')}`);
     const site = await findSite(context.db, sitePath);
     const channel = await context.db.transaction(async (tx) => {
       const current = await loadChannel(tx, { siteId: site.id, id: Number(idText), lock: 'update' });

@@ -14,6 +14,7 @@ export const commands: Command[] = [
     name: 'chargeback',
     summary: 'record a chargeback, chargeback-reversal or chargeback-override (platform operator)',
     options: { site: { type: 'string' }, transaction: { type: 'string' }, total: { type: 'string' }, type: { type: 'string' } },
+    required: ['site', 'transaction', 'total'],
     async run(context, options) {
       const site = await findSite(context.db, required(options, 'site'));
       const linkedId = positiveInteger('transaction', required(options, 'transaction'));

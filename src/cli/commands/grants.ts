@@ -21,6 +21,7 @@ const grant: Command = {
   name: 'grant allocate',
   summary: 'let channels of --from-site allocate funds to channels of --to-site',
   options: pairOptions,
+  required: ['from-site', 'to-site'],
   async run(context, options) {
     const { fromSite, toSite, ids } = await sitePairOf(context, options);
     const result = await grantAllocation(context.db, ids);
@@ -32,6 +33,7 @@ const revoke: Command = {
   name: 'grant revoke',
   summary: 'withdraw an allocation grant (existing allocations stay)',
   options: pairOptions,
+  required: ['from-site', 'to-site'],
   async run(context, options) {
     const { fromSite, toSite, ids } = await sitePairOf(context, options);
     const result = await revokeAllocationGrant(context.db, ids);

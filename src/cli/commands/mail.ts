@@ -23,6 +23,7 @@ const render: Command = {
   name: 'mail render',
   summary: 'render an email of any kind in any language to a file for review',
   options: { kind: { type: 'string' }, language: { type: 'string' }, transaction: { type: 'string' }, out: { type: 'string' } },
+  required: ['kind', 'language', 'out'],
   async run(context, options) {
     const kind = required(options, 'kind');
     const language = required(options, 'language');
@@ -88,9 +89,9 @@ const retry: Command = {
   name: 'mail retry',
   summary: 'put set-aside mail requests back in the delivery queue (--request ID or --all)',
   options: { request: { type: 'string' }, all: { type: 'boolean' } },
+  required: [['request', 'all']],
   async run(context, options) {
     // Both together is a usage error, refused before the database opens (exclusiveOptions in ../command.ts).
-    if (options.request === undefined && options.all !== true) throw new Error('give either --request ID or --all');
     if (options.all === true) return { retried: await retrySetAsideRequests(context.db, 'all') };
     const id = positiveInteger('request', String(options.request), 'a mail request id');
     const retried = await retrySetAsideRequests(context.db, { id });
@@ -108,11 +109,11 @@ const resend: Command = {
   name: 'mail resend',
   summary: `send failed mails again: --mail ID, or --since YYYY-MM-DD|ISO date-time (the oldest ${limits.mailResendMax} written since)`,
   options: { mail: { type: 'string' }, since: { type: 'string' } },
+  required: [['mail', 'since']],
   async run(context, options) {
     // Both together is a usage error, refused before the database opens (exclusiveOptions in ../command.ts).
     const since = instantOption(options, 'since');
     if (since !== undefined) return resendFailedMails(context.db, { since }, { count: limits.mailResendMax, now: context.now() });
-    if (options.mail === undefined) throw new Error('give either --mail ID or --since YYYY-MM-DD|ISO date-time');
     const id = positiveInteger('mail', String(options.mail), 'a mail id (email_outbox)');
     const resent = await resendFailedMails(context.db, { id }, { count: 1, now: context.now() });
     if (resent.resent.length > 0 || resent.requested.length > 0) return resent;

@@ -38,8 +38,7 @@ const setRates: Command = {
   options: { provider: { type: 'string' }, 'expires-hours': { type: 'string' } },
   positionals: 1,
   async run(context, options, positionals) {
-    const file = positionals[0];
-    if (!file || positionals.length > 1) throw new Error('usage: trustfare rates set FILE [--provider NAME] [--expires-hours H]');
+    const file = positionals[0]!; // runCli refuses a command line without it (Command.positionals)
     const now = context.now();
     const parsed = parseRatesFile(readRatesFile(file), { now, lifetimeHours: lifetimeHoursOf(options['expires-hours']) });
     const provider = typeof options.provider === 'string' ? options.provider : parsed.format === 'ecb' ? 'ecb' : 'file';
@@ -65,6 +64,7 @@ const listRates: Command = {
   name: 'rates list',
   summary: 'show the current loaded quote of each currency for a base currency',
   options: { base: { type: 'string' } },
+  required: ['base'],
   async run(context, options) {
     const base = required(options, 'base');
     if (!isCurrencyCode(base)) throw new Error(`--base must be one of ${currencyCodes.join(', ')}`);

@@ -10,6 +10,7 @@ const statement: Command = {
   name: 'statement',
   summary: 'ledger statement of a channel for a period (JSON or CSV)',
   options: { site: { type: 'string' }, channel: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, format: { type: 'string' } },
+  required: ['site', 'channel', 'from', 'to'],
   async run(context, options) {
     const path = required(options, 'site');
     const channelId = positiveInteger('channel', required(options, 'channel'), 'a channel id');

@@ -147,8 +147,7 @@ const suppliersImport: Command = {
   summary: 'insert or update suppliers from a JSON array or a CSV file (header id,name,url,country,category)',
   positionals: 1,
   async run(context, _options, positionals) {
-    const file = positionals[0];
-    if (!file || positionals.length > 1) throw new Error('usage: trustfare suppliers import FILE');
+    const file = positionals[0]!; // runCli refuses a command line without it (Command.positionals)
     const rows = parseSupplierFile(readBounded(file));
     if (rows.length > limits.supplierImportRowsMax) throw new Error(`${rows.length} rows, more than ${limits.supplierImportRowsMax}`);
     const valid: SupplierInput[] = [];

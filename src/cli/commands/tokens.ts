@@ -7,6 +7,7 @@ const tokenCreate: Command = {
   name: 'token create',
   summary: 'create an API token for a user in a site (printed once): --site P --username U --name N [--expires-at Y-m-d]',
   options: { site: { type: 'string' }, username: { type: 'string' }, name: { type: 'string' }, 'expires-at': { type: 'string' } },
+  required: ['site', 'username', 'name'],
   async run(context, options) {
     const site = await findSite(context.db, required(options, 'site'));
     const user = await findUser(context.db, required(options, 'username'));

@@ -29,6 +29,7 @@ export const commands: Command[] = [
       'auth-code': { type: 'string' },
       'decline-code': { type: 'string' },
     },
+    required: ['site', 'transaction', 'outcome', 'reason'],
     async run(context, options) {
       const site = await findSite(context.db, required(options, 'site'));
       const id = positiveInteger('transaction', required(options, 'transaction'));

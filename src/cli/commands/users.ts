@@ -1,5 +1,5 @@
 import type { Command, CommandContext } from '../command.js';
-import { passwordOption, passwordOptions, required } from '../command.js';
+import { passwordOption, passwordOptions, passwordRequirement, required } from '../command.js';
 import { confirmTwoFactor, createUser, enrolTwoFactor, findSite, findUser, removeMembership, roles, setMembership, setPassword, type Role } from '../../domain/users/accounts.js';
 
 function roleOption(options: Record<string, string | boolean | undefined>): Role {
@@ -21,6 +21,7 @@ const userCreate: Command = {
     'read-only': { type: 'boolean' },
     'platform-admin': { type: 'boolean' },
   },
+  required: ['site', 'username', passwordRequirement, 'email', 'role'],
   async run(context, options) {
     const role = roleOption(options);
     const sitePath = required(options, 'site');
@@ -45,6 +46,7 @@ const membershipAdd: Command = {
   name: 'membership add',
   summary: "add a user to a site, or change the user's role there: --site P --username U --role R [--read-only]",
   options: { site: { type: 'string' }, username: { type: 'string' }, role: { type: 'string' }, 'read-only': { type: 'boolean' } },
+  required: ['site', 'username', 'role'],
   async run(context, options) {
     const role = roleOption(options);
     const site = await findSite(context.db, required(options, 'site'));
@@ -58,6 +60,7 @@ const membershipRemove: Command = {
   name: 'membership remove',
   summary: "remove a user from a site; the user's API tokens there are revoked: --site P --username U",
   options: { site: { type: 'string' }, username: { type: 'string' } },
+  required: ['site', 'username'],
   async run(context, options) {
     const site = await findSite(context.db, required(options, 'site'));
     const user = await findUser(context.db, required(options, 'username'));
@@ -70,6 +73,7 @@ const userPassword: Command = {
   name: 'user password',
   summary: "set a user's password (revokes the user's refresh tokens, lifts a lock-out): --username U --password W|--password-stdin",
   options: { username: { type: 'string' }, ...passwordOptions },
+  required: ['username', passwordRequirement],
   async run(context, options) {
     const user = await findUser(context.db, required(options, 'username'));
     const password = await passwordOption(options);
@@ -86,6 +90,7 @@ const twoFactorEnrol: Command = {
   name: 'user 2fa enrol',
   summary: 'start two-factor enrolment: prints the TOTP secret and otpauth URI (--username U)',
   options: { username: { type: 'string' } },
+  required: ['username'],
   async run(context, options) {
     const user = await userOf(context, options);
     const enrolment = await enrolTwoFactor(context.db, { userId: user.id, username: user.username, signingSecret: context.config.secrets.signingSecret, issuer: 'trustfare' });
@@ -97,6 +102,7 @@ const twoFactorConfirm: Command = {
   name: 'user 2fa confirm',
   summary: "confirm two-factor enrolment with a current code; logins then need an otp, and the user's refresh tokens and JWTs issued before end (--username U --code C)",
   options: { username: { type: 'string' }, code: { type: 'string' } },
+  required: ['username', 'code'],
   async run(context, options) {
     const user = await userOf(context, options);
     const code = required(options, 'code');
