@@ -79,7 +79,7 @@ export function loadConfig(env: Env = process.env): Config {
   const defaultOrigin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const baseUrl = httpUrlSetting(env.BASE_URL ?? defaultOrigin, 'BASE_URL');
   const workersDefault = mode === 'production' ? os.availableParallelism() : 1;
-  return {
+  const config: Config = {
     env: mode,
     host,
     port,
@@ -97,6 +97,12 @@ export function loadConfig(env: Env = process.env): Config {
     loginRateLimitPerMinute: parseInteger(env.LOGIN_RATE_LIMIT_PER_MINUTE ?? String(limits.loginRateLimitPerMinute), 'LOGIN_RATE_LIMIT_PER_MINUTE', 1, 10_000_000),
     secrets: loadSecrets(env, mode, dataDir),
   };
+  // Required as the secrets are: payment request links, receipts and 3-D Secure returns sent to
+  // payers would name the listening address, and HSTS (sent for an https BASE_URL) would be off.
+  if (mode === 'production' && !env.BASE_URL) {
+    throw new ConfigError(`NODE_ENV=production requires BASE_URL, the public origin that links in mails and pages are built on (such as https://pay.example.com); without it they would point at ${defaultOrigin}`);
+  }
+  return config;
 }
 
 /**

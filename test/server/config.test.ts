@@ -88,6 +88,23 @@ describe('settings', () => {
   });
 });
 
+describe('BASE_URL in production', () => {
+  const withoutBaseUrl = (env: Record<string, string>) => ({ ...testEnv, BASE_URL: undefined, ...env });
+
+  it('refuses to start without it: every link in mails and pages would name the listening address', () => {
+    expect(() => loadConfig(withoutBaseUrl({ NODE_ENV: 'production', HOST: '0.0.0.0' }))).toThrow(ConfigError);
+    expect(() => loadConfig(withoutBaseUrl({ NODE_ENV: 'production' }))).toThrow(
+      'NODE_ENV=production requires BASE_URL, the public origin that links in mails and pages are built on (such as https://pay.example.com); without it they would point at http://127.0.0.1:3000',
+    );
+    expect(loadConfig({ ...testEnv, NODE_ENV: 'production', BASE_URL: 'https://pay.example.com' }).baseUrl).toBe('https://pay.example.com');
+  });
+
+  it('is still optional in development and tests, where the listening address is the public one', () => {
+    expect(loadConfig(withoutBaseUrl({ NODE_ENV: 'development' })).baseUrl).toBe('http://127.0.0.1:3000');
+    expect(loadConfig(withoutBaseUrl({ NODE_ENV: 'test', PORT: '3777' })).baseUrl).toBe('http://127.0.0.1:3777');
+  });
+});
+
 describe('where it listens', () => {
   // Without BASE_URL, which testEnv sets: the links are then built from HOST and PORT.
   const env = { ...testEnv, BASE_URL: undefined };

@@ -236,7 +236,8 @@ describe('a database that cannot be reached', () => {
 });
 
 describe('production', () => {
-  const secrets = Object.fromEntries(['JWT_SECRET', 'CARD_KEYS', 'CARD_FINGERPRINT_KEY', 'SIGNING_SECRET'].map((name) => [name, testEnv[name]!]));
+  // What production cannot start without: the four secrets and BASE_URL.
+  const secrets = Object.fromEntries(['JWT_SECRET', 'CARD_KEYS', 'CARD_FINGERPRINT_KEY', 'SIGNING_SECRET', 'BASE_URL'].map((name) => [name, testEnv[name]!]));
 
   it('refuses to start without real secrets: message on stderr, exit code 1', async () => {
     const server = await start({ NODE_ENV: 'production', DATA_DIR: path.join(dataDir, 'production') });
