@@ -201,9 +201,18 @@ describe('payments model', () => {
 
   it('holds them with forex parts (EUR, and JPY without minor units), two bookings per payment and chargebacks closed in parts', async () => {
     const sequences = fc.array(forexOpArb, { minLength: 12, maxLength: 24, size: 'max' });
-    // A fixed seed: the coverage check below reads what the runs drew, and one CI run's twelve
-    // random draws missed the override. Change the seed to explore other sequences.
-    await fc.assert(fc.asyncProperty(fc.constantFrom('EUR', 'JPY'), sequences, runForexSequence), { numRuns: 12, seed: 42 });
+    // One fixed sequence per currency reaches every part whatever the random runs draw, so the
+    // coverage check below holds by construction and the random runs can draw anything (a seed
+    // fixed to make them reach an override explored the same twelve sequences on every run):
+    // a capture charged back and the dispute lost (override), a purchase charged back and won.
+    const everyPart: ForexOp[] = [
+      { kind: 'purchase', amount: 5000, split: 50 }, { kind: 'authorize', amount: 4000, split: 50 }, { kind: 'authorize', amount: 2000, split: 100 },
+      { kind: 'capture', target: 0, amount: 0, whole: true, first: false }, { kind: 'void', target: 1 },
+      { kind: 'refund', target: 0, amount: 700, whole: false, first: true },
+      { kind: 'chargeback', target: 1, amount: 900, whole: false, first: false }, { kind: 'chargeback', target: 0, amount: 500, whole: false, first: false },
+      { kind: 'override', target: 0, amount: 0, whole: true, first: false }, { kind: 'reversal', target: 1, amount: 0, whole: true, first: false },
+    ];
+    await fc.assert(fc.asyncProperty(fc.constantFrom('EUR', 'JPY'), sequences, runForexSequence), { numRuns: 12, examples: [['EUR', everyPart], ['JPY', everyPart]] });
     // The runs reached the forex parts: refunds and both ways of closing a chargeback.
     const after = await t.db.query<{ type: string }>(`SELECT DISTINCT type FROM transactions WHERE site_id = $1 AND channel_total IS NOT NULL AND status = 'complete'`, [shop.site.siteId]);
     expect(after.map((row) => row.type)).toEqual(expect.arrayContaining(['capture', 'refund', 'chargeback-reversal', 'chargeback-override', 'void']));
