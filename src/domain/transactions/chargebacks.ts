@@ -48,7 +48,9 @@ async function chargeBack(tx: Queryable, actor: Actor, target: TransactionRecord
   await updateTransaction(tx, parent.id, { status: nextStatus(parent.status, 'chargeback'), at });
   const id = await insertAdminRow(tx, actor, { type: 'chargeback', parent, money, at, shares: taken.map((share) => ({ ...share, totalRemaining: share.total })), totalRemaining: total });
   const deltas = completionBookingDeltas({ type: 'chargeback', shares: taken });
-  await applyBookingDeltas(tx, withLockChange(deltas, parentShares, +1), at);
+  // Bookings count locked transactions, not chargebacks: a second one of a locked transaction
+  // adds no lock (the last one decided takes it off, closeChargeback).
+  await applyBookingDeltas(tx, parent.status === 'locked' ? deltas : withLockChange(deltas, parentShares, +1), at);
   await requestMails(tx, id);
   return id;
 }

@@ -27,6 +27,7 @@ export const transactionTransitions: readonly Transition[] = [
   { from: 'pending', event: 'declined', to: 'failed', because: 'the 3DS challenge failed or the bank declined after it' },
   { from: 'pending', event: 'expire', to: 'expired', because: 'pending for longer than limits.pendingExpiryMinutes (job)' },
   { from: 'complete', event: 'chargeback', to: 'locked', because: 'an operator recorded a chargeback' },
+  { from: 'locked', event: 'chargeback', to: 'locked', because: 'another chargeback of it while one is open (the spec: any → locked)' },
   { from: 'locked', event: 'chargeback_closed', to: 'complete', because: 'every chargeback of it was reversed' },
 ];
 

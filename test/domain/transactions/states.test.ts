@@ -29,6 +29,6 @@ describe('transaction status table', () => {
       expect(canTransition('expired', event)).toBe(false);
     }
     expect(transactionTransitions.filter((t) => t.from === 'complete').map((t) => t.event)).toEqual(['chargeback']);
-    expect(transactionTransitions.filter((t) => t.from === 'locked').map((t) => t.event)).toEqual(['chargeback_closed']);
+    expect(transactionTransitions.filter((t) => t.from === 'locked').map((t) => t.event)).toEqual(['chargeback', 'chargeback_closed']);
   });
 });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestContext } from '../../support/context.js';
 import { addUser } from '../../support/fixtures.js';
 import { parseRedirect } from '../../../src/domain/hosted/vault-app.js';
+import { verifyLedger } from '../../../src/domain/ledger/verify.js';
 import { addChannel, bookingRow, createBooking, createShop, entriesOf, get, paymentsContext, post, purchaseBody, type Shop } from '../../payments/support.js';
 
 let t: TestContext;
@@ -240,6 +241,32 @@ describe('chargebacks (platform operators only)', () => {
     expect(await bookingRow(t, booking)).toMatchObject({ status: 'paid', total_paid: 2500, locked_transactions: 0 });
     expect((await entriesOf(t, chargeback.json().id)).length).toBe(4);
     expect((await entriesOf(t, reversal.json().id)).length).toBe(4);
+  });
+
+  /** A booking paid in full by a purchase, `disputed` of which the operator charged back. */
+  async function chargedBack(total: number, disputed: number) {
+    const admin = await addUser(t.db, shop.site.siteId, { role: 'member_admin', platformAdmin: true });
+    const asAdmin = { ...shop, site: { ...shop.site, headers: admin.headers } };
+    const booking = await createBooking(t, shop, { total });
+    const purchase = (await post(t, shop, purchaseBody(shop, booking, total))).json();
+    const chargeback = (await post(t, asAdmin, { transaction_types: 'chargeback', linked_id: purchase.id, total: disputed })).json();
+    return { asAdmin, booking, purchase, chargeback };
+  }
+
+  it('records a second chargeback of a payment while the first is open, and unlocks it once both are reversed', async () => {
+    const { asAdmin, booking, purchase, chargeback } = await chargedBack(10_000, 3000);
+    const second = await post(t, asAdmin, { transaction_types: 'chargeback', linked_id: purchase.id, total: 2000 });
+    expect(second.statusCode).toBe(201);
+    expect((await get(t, shop, `/transactions/${purchase.id}`)).json()).toMatchObject({ status: 'locked', total_remaining: 5000 });
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'locked', total_paid: 5000, locked_transactions: 1 });
+    const tooMuch = await post(t, asAdmin, { transaction_types: 'chargeback', linked_id: purchase.id, total: 5001 });
+    expect(tooMuch.json().data.params.total).toContain('5000');
+    await post(t, asAdmin, { transaction_types: 'chargeback-reversal', linked_id: chargeback.id, total: 3000 });
+    expect((await get(t, shop, `/transactions/${purchase.id}`)).json()).toMatchObject({ status: 'locked', total_remaining: 8000 });
+    await post(t, asAdmin, { transaction_types: 'chargeback-reversal', linked_id: second.json().id, total: 2000 });
+    expect((await get(t, shop, `/transactions/${purchase.id}`)).json()).toMatchObject({ status: 'complete', total_remaining: 10_000 });
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'paid', total_paid: 10_000, locked_transactions: 0 });
+    expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
   });
 });
 
