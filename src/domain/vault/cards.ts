@@ -162,11 +162,13 @@ async function loadChannel(db: Queryable, siteId: number, channelId: number): Pr
 }
 
 /**
- * Stores a card for a channel, or finds it again: the same PAN on the same channel (same
- * fingerprint) reuses the existing record, refreshing its expiry and any holder fields given,
- * so a customer re-entering a card does not multiply records. Concurrency-safe (one upsert).
- * Only while the channel still has the currency and account type the record is bound to: once
- * they changed, the card is stored afresh (migration 038), or it could never be vaulted there again.
+ * Stores a card for a channel, or finds it again: the same PAN (fingerprint) entered again on the
+ * same channel with the same expiry and holder fields reuses its record (and vault token), so a
+ * customer re-entering a card does not multiply records. A stored card is never changed: a capture
+ * with any other detail gets a record of its own, since nobody verified it, and the old vault token
+ * and the capture tokens already issued go on paying with the details they were issued with
+ * (migration 048). Likewise once the channel's currency or account type changed (migration 038).
+ * Concurrency-safe (one upsert).
  */
 async function storeCard(db: Queryable, deps: VaultDeps, channel: ChannelRow, input: { siteId: number; pan: string; expiryMonth: number; expiryYear: number; holder: Partial<CardHolder> }): Promise<CardRecord> {
   const { id } = await db.one<{ id: number }>(`SELECT nextval(pg_get_serial_sequence('cards', 'id'))::bigint AS id`);
@@ -179,15 +181,8 @@ async function storeCard(db: Queryable, deps: VaultDeps, channel: ChannelRow, in
                         currency, account_type, is_test_card, holder_name, holder_email, holder_address, holder_city, holder_zip,
                         holder_country, key_id, wrapped_key, pan_ciphertext)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)
-     ON CONFLICT (site_id, channel_id, fingerprint, currency, account_type) DO UPDATE
-        SET expiry_month = EXCLUDED.expiry_month, expiry_year = EXCLUDED.expiry_year,
-            holder_name = COALESCE(EXCLUDED.holder_name, cards.holder_name),
-            holder_email = COALESCE(EXCLUDED.holder_email, cards.holder_email),
-            holder_address = COALESCE(EXCLUDED.holder_address, cards.holder_address),
-            holder_city = COALESCE(EXCLUDED.holder_city, cards.holder_city),
-            holder_zip = COALESCE(EXCLUDED.holder_zip, cards.holder_zip),
-            holder_country = COALESCE(EXCLUDED.holder_country, cards.holder_country),
-            updated_at = now()
+     -- A no-op update, so the existing record is returned; it changes nothing a charge reads.
+     ON CONFLICT ON CONSTRAINT cards_same_card_key DO UPDATE SET updated_at = cards.updated_at
      RETURNING ${cardColumns}`,
     [
       id, input.siteId, channel.id, randomAlphanumeric(vaultTokenLength), fingerprintPan(deps.keys, input.siteId, input.pan), shownBinOf(input.pan),

@@ -10,7 +10,8 @@
  * Functions (db is the pool or a transaction handle)
  * - `captureCard(db, deps, {siteId, channelId, pan, expiryMonth, expiryYear, cvv, holder?})`
  *   → `{card, cardToken, cardTokenExpiresAt}`. Throws ApiError 400 (Luhn/expiry/CVV, test card vs
- *   channel mode) or 404 (channel not in the site). Same PAN on the same channel reuses the record.
+ *   channel mode) or 404 (channel not in the site). Same PAN and details on the same channel reuse
+ *   the record; a stored card is never changed (other details make a new record).
  * - `resolvePaymentCard(db, deps, {siteId, token, channelId?})`
  *   → `{card, cvv?, via, redemption?} | null` for a capture token (`ct_...`, with its CVV; null
  *   once redeemed), a permanent vault token, or a sandbox token (`tok_visa`..., needs channelId;

@@ -54,16 +54,34 @@ describe('captureCard', () => {
     expect((await capture({ pan: '4111111111111111' })).card.bin).toBe('411111');
   });
 
-  it('reuses the record for the same card on the same channel, and not on another channel', async () => {
-    const first = await capture({ pan: '5555555555554444' });
-    const again = await capture({ pan: '5555555555554444', expiryMonth: 9, holder: { email: 'ada@example.com' } });
+  it('reuses the record for the same card entered again with the same details on the same channel, and not on another channel', async () => {
+    const first = await capture({ pan: '5555555555554444', holder: { name: 'Ada Lovelace' } });
+    const again = await capture({ pan: '5555555555554444', holder: { name: 'Ada Lovelace' } });
     expect(again.card.id).toBe(first.card.id);
     expect(again.card.token).toBe(first.card.token);
-    expect(again.card.expiryMonth).toBe(9);
-    expect(again.card.holder.email).toBe('ada@example.com');
     const otherChannel = await createChannel(t.db, site.siteId, { accountMode: 'test' });
-    const elsewhere = await capture({ pan: '5555555555554444', channelId: otherChannel });
+    const elsewhere = await capture({ pan: '5555555555554444', channelId: otherChannel, holder: { name: 'Ada Lovelace' } });
     expect(elsewhere.card.id).not.toBe(first.card.id);
+  });
+
+  it('never changes a vaulted card with a later capture: other details make a record of their own, and the old token pays as verified', async () => {
+    const verified = await capture({ pan: '5555555555554444', expiryMonth: 4, holder: { name: 'Ada Lovelace', email: 'ada@example.com' } });
+    const vault = await t.app.inject({
+      method: 'POST', url: `/${site.path}/site-json/vendor/v2/transactions`, headers: site.headers,
+      payload: { transaction_types: 'vault', channels: testChannel, currencies: 'USD', total: 0, token: verified.cardToken },
+    });
+    expect(vault.json()).toMatchObject({ status: 'complete', token: verified.card.token });
+    // Anyone holding a page may type the same number with another expiry and name; nothing verified them.
+    const retyped = await capture({ pan: '5555555555554444', expiryMonth: 9, holder: { name: 'Mallory', email: 'ada@example.com' } });
+    const byVaultToken = await resolvePaymentCard(t.db, t.context.vault, { siteId: site.siteId, token: verified.card.token });
+    expect(await openCard(t.db, t.context.vault, byVaultToken!.card)).toEqual({ pan: '5555555555554444', expiryMonth: 4, expiryYear: futureYear, holderName: 'Ada Lovelace' });
+    expect(retyped.card.id).not.toBe(verified.card.id);
+    expect(retyped.card.token).not.toBe(verified.card.token);
+    // The new entry's own capture token goes to the bank with what was typed with it.
+    const byCaptureToken = await resolvePaymentCard(t.db, t.context.vault, { siteId: site.siteId, token: retyped.cardToken });
+    expect(await openCard(t.db, t.context.vault, byCaptureToken!.card, byCaptureToken!.cvv)).toMatchObject({ expiryMonth: 9, holderName: 'Mallory' });
+    // Its vault token pays without CVV only once a vault of that record completes.
+    expect((await apiErrorOf(resolvePaymentCard(t.db, t.context.vault, { siteId: site.siteId, token: retyped.card.token }))).status).toBe(400);
   });
 
   it('refuses bad numbers, expired cards and wrong CVV length, storing nothing', async () => {
@@ -168,7 +186,7 @@ describe('stored card data', () => {
     const other = await createSite(t.db);
     // The database keeps a card on a channel of its own site (migration 015): move both.
     const otherChannel = await createChannel(t.db, other.siteId);
-    const { card } = await capture({ pan: '5105105105105100' });
+    const { card } = await capture({ pan: '5555555555554444' });
     await t.db.query('UPDATE cards SET site_id = $2, channel_id = $3 WHERE id = $1', [card.id, other.siteId, otherChannel]);
     const moved = await cardById(t.db, other.siteId, card.id);
     await expect(openCard(t.db, t.context.vault, moved!)).rejects.toBeInstanceOf(CardDecryptionError);
