@@ -165,6 +165,15 @@ export const limits = {
    */
   vaultFailedAttemptsPerTokenMax: 3,
   /**
+   * Cards one cardvaultuser token may capture (POST .../cards, accepted or refused), posted with
+   * the token itself or by any vaulting app session it opened, together; the next one is 403
+   * rest_attempts_exhausted and stores nothing. The token is in the cardholder's browser for 15
+   * minutes, and each load of the app has its own `hostedCardCapturesPerSessionMax`: leaked, it
+   * would otherwise store cards and mint capture tokens without end. Twenty leaves a user room to
+   * vault a few cards within one token's lifetime (docs/vault.md "Capture endpoint").
+   */
+  cardVaultCapturesPerTokenMax: 20,
+  /**
    * Cards captured by the payment request pages of one booking together, opened within
    * `payRequestFailedAttemptsWindowSeconds`: each load's session has its own
    * `hostedCardCapturesPerSessionMax`, so the booking bounds them all (twice its failed attempts).

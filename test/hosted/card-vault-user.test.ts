@@ -36,10 +36,10 @@ function openVaultApp(m: Merchant, token: string, language = 'enGB') {
   return t.app.inject({ url: `/vault/1.8.0/?${query}` });
 }
 
-function capture(m: Merchant, token: string) {
+function capture(m: Merchant, token: string, overrides: Record<string, unknown> = {}) {
   return t.app.inject({
     method: 'POST', url: `/${m.site.path}/site-json/vendor/v2/cards`, headers: { authorization: `Bearer ${token}` },
-    payload: { channels: m.channel.id, card_number: '4111111111111111', expiry_month: '04', expiry_year: new Date().getUTCFullYear() + 2, cvv: '123' },
+    payload: { channels: m.channel.id, card_number: '4111111111111111', expiry_month: '04', expiry_year: new Date().getUTCFullYear() + 2, cvv: '123', ...overrides },
   });
 }
 
@@ -308,5 +308,46 @@ describe('one cardvaultuser token, many loads of the vaulting app', () => {
     expect((await saveCard(m, sessionOf(first), declinedCard)).json()).toMatchObject({ outcome: 'failed' });
     expect((await saveCard(m, sessionOf(first), '4111111111111111')).json()).toMatchObject({ outcome: 'complete' });
     expect(attemptsLeftOf(await openVaultApp(m, token))).toBe(limits.vaultFailedAttemptsPerTokenMax - 1);
+  });
+});
+
+// A cardvaultuser token sits in a URL in the cardholder's browser for 15 minutes: leaked, it must
+// not capture cards without end, neither directly nor through the vaulting app sessions it opens.
+describe('cards one cardvaultuser token may capture', () => {
+  const refusedAsExhausted = (answer: { statusCode: number; body: string; json: () => unknown }) => {
+    expect(answer.statusCode).toBe(403);
+    expect(answer.json()).toMatchObject({ code: 'rest_attempts_exhausted', data: { status: 403 } });
+    expect(answer.body).not.toContain('ct_');
+  };
+
+  it('are bounded when posted with the token itself, even at once: the next one stores nothing', async () => {
+    const m = await merchant();
+    const token = await earlierToken(m);
+    const sent = limits.cardVaultCapturesPerTokenMax + 3;
+    const answers = await Promise.all(Array.from({ length: sent }, () => capture(m, token)));
+    expect(answers.filter((answer) => answer.statusCode === 201)).toHaveLength(limits.cardVaultCapturesPerTokenMax);
+    for (const refused of answers.filter((answer) => answer.statusCode !== 201)) refusedAsExhausted(refused);
+    // Another card is refused the same way, before it is stored.
+    const before = await stored(m);
+    refusedAsExhausted(await capture(m, token, { card_number: '5555555555554444' }));
+    expect(await stored(m)).toEqual(before);
+    // A new token of the same user starts afresh.
+    expect((await capture(m, await signJwt(t.config.secrets.jwtSecret, { userId: m.site.userId, kind: 'cardvaultuser', siteId: m.site.siteId }))).statusCode).toBe(201);
+  });
+
+  it('are bounded together across the token itself and every vaulting app load it opens', async () => {
+    const m = await merchant();
+    const token = await earlierToken(m);
+    let captured = 0;
+    let last: string | null = null;
+    while (captured < limits.cardVaultCapturesPerTokenMax) {
+      last = pageSessionOf((await openVaultApp(m, token)).body)!;
+      for (let index = 0; index < limits.hostedCardCapturesPerSessionMax - 1 && captured < limits.cardVaultCapturesPerTokenMax; index++, captured++) {
+        expect((await capture(m, last)).statusCode).toBe(201);
+      }
+    }
+    // The last page still has room of its own; the token has none, by page or by itself.
+    refusedAsExhausted(await capture(m, last!));
+    refusedAsExhausted(await capture(m, token));
   });
 });

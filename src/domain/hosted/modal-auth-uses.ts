@@ -47,11 +47,46 @@ export async function claimModalAuthSession(tx: Queryable, use: ModalAuthUse, no
  * all verify, each of which would otherwise count apart. Sessions are not bounded (no draft
  * bookings here, and a session without attempts left takes no card). Answers the record's id.
  */
-export async function claimCardVaultTokenSession(tx: Queryable, token: { tokenId: string; issuedAt: number; channelId: number }, now: Date): Promise<number> {
-  const expiresAt = new Date((token.issuedAt + limits.cardVaultJwtLifetimeSeconds + limits.hostedSessionLifetimeSeconds) * 1000);
-  const id = await claimSession(tx, { authHash: hashToken(`cardvaultuser:${token.tokenId}`), channelId: token.channelId, drafts: 0, expiresAt, sessionsMax: null, draftsMax: null }, now);
+export async function claimCardVaultTokenSession(tx: Queryable, token: CardVaultToken, now: Date): Promise<number> {
+  const id = await claimSession(tx, { ...cardVaultTokenRecord(token), channelId: token.channelId, drafts: 0, sessionsMax: null, draftsMax: null }, now);
   if (id === null) throw new Error('unbounded claim refused');
   return id;
+}
+
+/** A cardvaultuser token as its shared record knows it: `channelId` is recorded if the record is new. */
+export interface CardVaultToken {
+  tokenId: string;
+  issuedAt: number;
+  channelId: number;
+}
+
+/**
+ * The token's record: named by its jti, and kept until every session the token can open has
+ * ended, so no live session loses the shared counts.
+ */
+function cardVaultTokenRecord(token: CardVaultToken): { authHash: string; expiresAt: Date } {
+  return {
+    authHash: hashToken(`cardvaultuser:${token.tokenId}`),
+    expiresAt: new Date((token.issuedAt + limits.cardVaultJwtLifetimeSeconds + limits.hostedSessionLifetimeSeconds) * 1000),
+  };
+}
+
+/**
+ * Counts one card posted to the capture endpoint with the token itself, or refuses it (false)
+ * once the token captured `cardVaultCapturesPerTokenMax` cards, directly or through its vaulting
+ * app sessions (countCardCapture counts those on the same record). One conditional upsert, so
+ * parallel captures cannot pass the bound. `channelId` must be a channel of the token's site.
+ */
+export async function countCardVaultTokenCapture(db: Queryable, token: CardVaultToken, now: Date): Promise<boolean> {
+  await pruneExpired(db, now);
+  const { authHash, expiresAt } = cardVaultTokenRecord(token);
+  const counted = await db.maybeOne(
+    `INSERT INTO modal_auth_uses AS u (auth_hash, channel_id, captures, expires_at) VALUES ($1, $2, 1, $3)
+     ON CONFLICT (auth_hash) DO UPDATE SET captures = u.captures + 1 WHERE u.captures < $4
+     RETURNING captures`,
+    [authHash, token.channelId, expiresAt, limits.cardVaultCapturesPerTokenMax],
+  );
+  return counted !== undefined;
 }
 
 /** One more session on the record of `authHash` (created if new), or null past a bound given. */

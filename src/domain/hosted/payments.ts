@@ -44,7 +44,8 @@ const sourceOf: Record<HostedSession['kind'], TransactionSource> = { vault: 'vau
 
 /**
  * `captures_exhausted`: the capture endpoint's refusal once the page submitted its cards
- * (countCardCapture). The code is the attempts' own: the pages then end the form as for a
+ * (countCardCapture); `token_captures_exhausted`, once a cardvaultuser token posting cards itself
+ * did (countCardVaultTokenCapture). The code is the attempts' own: the pages then end the form as for a
  * rejected payment (the modal emits transaction_rejected), which is what it is.
  */
 /**
@@ -56,9 +57,10 @@ export function sessionExpired(): ApiError {
   return new ApiError(403, 'jwt_auth_invalid_request', 'Your session has expired or the authorisation is invalid. Please reopen the payment page.');
 }
 
-export function attemptRefusal(reason: 'attempts_exhausted' | 'captures_exhausted' | 'already_completed' | 'in_progress'): ApiError {
+export function attemptRefusal(reason: 'attempts_exhausted' | 'captures_exhausted' | 'token_captures_exhausted' | 'already_completed' | 'in_progress'): ApiError {
   if (reason === 'attempts_exhausted') return new ApiError(403, 'rest_attempts_exhausted', rejectedMessage);
   if (reason === 'captures_exhausted') return new ApiError(403, 'rest_attempts_exhausted', 'This page has taken as many cards as it may: no further card can be entered here.');
+  if (reason === 'token_captures_exhausted') return new ApiError(403, 'rest_attempts_exhausted', 'This cardvaultuser token has captured as many cards as it may: obtain a new token.');
   if (reason === 'already_completed') return new ApiError(409, 'rest_session_completed', 'This page has already completed its payment.');
   return new ApiError(409, 'rest_payment_in_progress', 'A payment of this page is still awaiting its outcome.');
 }

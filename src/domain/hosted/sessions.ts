@@ -217,21 +217,31 @@ const bookingCapturesSql = (booking: string, since: string) =>
 
 /**
  * Counts one card the session submits to the capture endpoint, accepted or not, or refuses it
- * (false): after `limits.hostedCardCapturesPerSessionMax`, or for a payment request page once its
- * booking's pages together captured `payRequestCapturesPerBookingMax` within the window. Each
- * page load opens a new session with its own allowance, so the booking's bound is what ends a
- * card tester's reloading. One statement: the session's bound is re-checked on the row it
- * updates, so parallel captures cannot pass it; the booking's sum is read as the statement
- * starts, so pages capturing at the same moment can pass it by the captures in flight (as with
- * `payRequestFailedAttemptsPerBookingMax`).
+ * (false): after `limits.hostedCardCapturesPerSessionMax`, for a payment request page once its
+ * booking's pages together captured `payRequestCapturesPerBookingMax` within the window, and for
+ * a vaulting app page once its cardvaultuser token captured `cardVaultCapturesPerTokenMax`
+ * (directly or by any of its pages, on the token's shared record). Each page load opens a new
+ * session with its own allowance, so the booking's and the token's bounds are what end a card
+ * tester's reloading. One statement: the session row is locked first (as startAttempt does, then
+ * the shared record) and its bound re-checked on it, so parallel captures cannot pass it, nor the
+ * token's; the booking's sum is read as the statement starts, so pages capturing at the same
+ * moment can pass it by the captures in flight (as with `payRequestFailedAttemptsPerBookingMax`).
  */
 export async function countCardCapture(db: Queryable, sessionId: number, now: Date): Promise<boolean> {
   const counted = await db.maybeOne(
-    `UPDATE hosted_sessions s SET captures = s.captures + 1
-      WHERE s.id = $1 AND s.captures < $2
-        AND (s.kind <> 'pay' OR s.booking_id IS NULL OR ${bookingCapturesSql('s.booking_id', '$4')} < $3)
+    `WITH session AS (
+       SELECT s.id, s.kind, s.modal_auth_id FROM hosted_sessions s
+        WHERE s.id = $1 AND s.captures < $2
+          AND (s.kind <> 'pay' OR s.booking_id IS NULL OR ${bookingCapturesSql('s.booking_id', '$4')} < $3)
+          FOR UPDATE),
+     shared AS (
+       UPDATE modal_auth_uses u SET captures = u.captures + 1 FROM session
+        WHERE session.kind = 'vault' AND u.id = session.modal_auth_id AND u.captures < $5
+        RETURNING u.id)
+     UPDATE hosted_sessions s SET captures = s.captures + 1 FROM session
+      WHERE s.id = session.id AND (session.kind <> 'vault' OR session.modal_auth_id IS NULL OR EXISTS (SELECT 1 FROM shared))
       RETURNING s.captures`,
-    [sessionId, limits.hostedCardCapturesPerSessionMax, limits.payRequestCapturesPerBookingMax, payRequestWindowStart(now)],
+    [sessionId, limits.hostedCardCapturesPerSessionMax, limits.payRequestCapturesPerBookingMax, payRequestWindowStart(now), limits.cardVaultCapturesPerTokenMax],
   );
   return counted !== undefined;
 }

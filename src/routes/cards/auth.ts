@@ -6,6 +6,8 @@ import { bearerToken } from '../../http/auth.js';
 import { forbidden, invalidId, invalidParam, invalidToken, notLoggedIn } from '../../http/errors.js';
 import { attemptRefusal, sessionExpired } from '../../domain/hosted/payments.js';
 import { countCardCapture, findHostedSession, looksLikeHostedSessionToken } from '../../domain/hosted/sessions.js';
+import { countCardVaultTokenCapture } from '../../domain/hosted/modal-auth-uses.js';
+import { loadChannel } from '../../domain/channels.js';
 
 /** Who may post card data: a hosted page acting for one site. */
 export interface CardCaptureCaller {
@@ -32,7 +34,10 @@ export async function authorizeCardCapture(request: FastifyRequest, context: App
   const secret = context.config.secrets.jwtSecret;
   const sitePath = (request.params as { path?: string }).path ?? '';
   const user = await checkCardVaultUser(context.db, { jwtSecret: secret, token, now: context.now(), sitePath });
-  if (user.ok) return { siteId: user.siteId, userId: user.userId, via: 'cardvaultuser' };
+  if (user.ok) {
+    await countTokenCapture(request, context, user);
+    return { siteId: user.siteId, userId: user.userId, via: 'cardvaultuser' };
+  }
   switch (user.reason) {
     case 'invalid_token':
       if (await verifyJwt(secret, token, 'user', context.now())) throw refusal;
@@ -46,6 +51,19 @@ export async function authorizeCardCapture(request: FastifyRequest, context: App
     case 'read_only':
       throw forbidden('Read-only users may only read; card capture stores a card.');
   }
+}
+
+/**
+ * Counts the card on the token's shared record before the card is looked at, accepted or not
+ * (limits.cardVaultCapturesPerTokenMax): a token leaked from a vaulting app URL must not store
+ * cards and mint capture tokens without end. The record names a channel, so the body's must be
+ * the site's first (the answer captureCard gives another site's channel).
+ */
+async function countTokenCapture(request: FastifyRequest, context: AppContext, user: { siteId: number; tokenId: string; issuedAt: number }): Promise<void> {
+  const channelId = (request.body as { channels: number }).channels;
+  if (!(await loadChannel(context.db, { siteId: user.siteId, id: channelId }))) throw invalidId('channel ID');
+  const counted = await countCardVaultTokenCapture(context.db, { tokenId: user.tokenId, issuedAt: user.issuedAt, channelId }, context.now());
+  if (!counted) throw attemptRefusal('token_captures_exhausted');
 }
 
 /**
