@@ -104,6 +104,18 @@ describe('every kind in every language', () => {
     // A 24-hour clock in every language: Korean's default wrote a Latin "PM 09:30".
     for (const language of languageCodes) expect(renderMail(sampleMailData('receipt', language)).text, language).not.toMatch(/\b[AP]M\b/);
   });
+
+  it('writes Latvian and Uzbek chargeback notices and the Latvian dispute mail in correct words', () => {
+    const latvian = renderMail(sampleMailData('chargeback-notice', 'lvLV')).text;
+    // "Darījums un tā rezervācijas": a masculine and a feminine noun together take the masculine plural.
+    expect(latvian).toContain('Darījums un tā rezervācijas ir bloķēti,');
+    // The payer's gender is unknown: no masculine-only participle ("esat apstrīdējis").
+    expect(renderMail(sampleMailData('chargeback', 'lvLV')).text).not.toMatch(/apstrīdējis/);
+    const uzbek = renderMail(sampleMailData('chargeback-notice', 'uzUZ'));
+    // The English term only after the Uzbek one, as the Latvian and Romanian notices have it.
+    for (const part of [uzbek.subject, uzbek.text.split('\n')[0]!]) expect(part, part).toMatch(/toʻlovni qaytarib olish \(chargeback\)/i);
+    expect(uzbek.text.replace(/\(chargeback\)/g, '')).not.toMatch(/chargeback/i);
+  });
 });
 
 describe('file transport (the default without SMTP_URL)', () => {

@@ -51,6 +51,14 @@ describe('catalogue completeness', () => {
   }
 });
 
+describe('spelling', () => {
+  it('writes Uzbek oʻ and gʻ with the turned comma (U+02BB) in every namespace, not a quotation mark a search or a screen reader takes for one', () => {
+    const quoted = namespaces.flatMap((namespace) => Object.entries(messagesOf(namespace, 'uzUZ'))
+      .filter(([, text]) => /[‘’'`]/.test(text)).map(([key]) => `${namespace}.${key}`));
+    expect(quoted).toEqual([]);
+  });
+});
+
 describe('translate', () => {
   it('fills placeholders in the chosen language', () => {
     expect(translate('frFR', 'emails.refundSubject', { company: 'Voyages Soleil', bookingId: '7-42' })).toBe('Remboursement de Voyages Soleil (7-42)');

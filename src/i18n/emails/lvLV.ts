@@ -23,7 +23,7 @@ export const messages = {
   refundIntro: '{company} ir atmaksājis {amount} uz jūsu karti. Atkarībā no bankas var paiet dažas darba dienas, līdz atmaksa parādīsies jūsu konta izrakstā.',
   chargebackSubject: 'Maksājums apstrīdēts: {company} ({bookingId})',
   chargebackHeading: 'Maksājums apstrīdēts',
-  chargebackIntro: 'Jūsu kartes izdevējs mums paziņoja, ka esat apstrīdējis {amount} maksājumu uzņēmumam {company}. Rezervācija ir apturēta, līdz strīds tiks atrisināts. Ja nevēlējāties apstrīdēt šo maksājumu, lūdzu, sazinieties ar savas kartes izdevēju.',
+  chargebackIntro: 'Jūsu kartes izdevējs mums paziņoja, ka jūsu maksājums {amount} apmērā uzņēmumam {company} ir apstrīdēts. Rezervācija ir apturēta, līdz strīds tiks atrisināts. Ja nevēlējāties apstrīdēt šo maksājumu, lūdzu, sazinieties ar savas kartes izdevēju.',
   failureSubject: 'Neizdevies maksājums kanālā {channel} ({bookingId})',
   failureHeading: 'Maksājums neizdevās',
   failureIntro: 'Maksājuma mēģinājums {amount} apmērā kanālā {channel} neizdevās. Nauda netika noņemta.',
@@ -38,7 +38,7 @@ export const messages = {
   failureCaptureIntro: '{amount} iekasēšana no autorizācijas kanālā {channel} neizdevās. Nauda netika noņemta, un autorizācija joprojām rezervē summu kartē.',
   chargebackNoticeSubject: 'Atprasījums (chargeback) kanālā {channel} ({bookingId})',
   chargebackNoticeHeading: 'Saņemts atprasījums',
-  chargebackNoticeIntro: 'Darījumam {transactionId} reģistrēts atprasījums {amount} apmērā. Darījums un tā rezervācijas ir bloķētas, līdz strīds tiks atrisināts.',
+  chargebackNoticeIntro: 'Darījumam {transactionId} reģistrēts atprasījums {amount} apmērā. Darījums un tā rezervācijas ir bloķēti, līdz strīds tiks atrisināts.',
   footerPayer: 'Šis ir automātisks ziņojums no {company}. Lūdzu, saglabājiet to savai uzskaitei.',
   footerMerchant: 'Jūs saņemat šo ziņojumu, jo kanālam {channel} ir ieslēgti paziņojumi.',
 } as const;

@@ -36,9 +36,9 @@ export const messages = {
   failureCaptureSubject: '{channel} kanalida yechib olish amalga oshmadi ({bookingId})',
   failureCaptureHeading: 'Yechib olish amalga oshmadi',
   failureCaptureIntro: '{channel} kanalida avtorizatsiyadan {amount} miqdorini yechib olish muvaffaqiyatsiz tugadi. Hech qanday pul yechilmadi, mablagʻ avtorizatsiya boʻyicha kartada hamon band qilingan.',
-  chargebackNoticeSubject: '{channel} kanalida chargeback ({bookingId})',
-  chargebackNoticeHeading: 'Chargeback qayd etildi',
-  chargebackNoticeIntro: '{transactionId} tranzaksiyasi boʻyicha {amount} miqdorida chargeback qayd etildi. Nizo hal boʻlgunga qadar tranzaksiya va unga tegishli bronlar bloklanadi.',
+  chargebackNoticeSubject: '{channel} kanalida toʻlovni qaytarib olish (chargeback) ({bookingId})',
+  chargebackNoticeHeading: 'Toʻlovni qaytarib olish (chargeback) qayd etildi',
+  chargebackNoticeIntro: '{transactionId} tranzaksiyasi boʻyicha {amount} miqdorida toʻlovni qaytarib olish (chargeback) qayd etildi. Nizo hal boʻlgunga qadar tranzaksiya va unga tegishli bronlar bloklanadi.',
   footerPayer: 'Bu {company} tomonidan yuborilgan avtomatik xabar. Iltimos, uni saqlab qoʻying.',
   footerMerchant: 'Siz ushbu xabarni {channel} kanali uchun bildirishnomalar yoqilganligi sababli oldingiz.',
 } as const;

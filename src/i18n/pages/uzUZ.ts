@@ -67,7 +67,7 @@ export const messages = {
   amountDue: 'Toʻlanishi kerak',
   payIn: 'Toʻlov valyutasi',
   converted: '{amount}, kurs {rate}',
-  rateChanged: 'Valyuta kursi o‘zgardi: summa endi {amount}. Iltimos, tekshirib, qaytadan to‘lang.',
+  rateChanged: 'Valyuta kursi oʻzgardi: summa endi {amount}. Iltimos, tekshirib, qaytadan toʻlang.',
   fullyPaid: 'Bu bron toʻliq toʻlangan. Hech narsa toʻlash shart emas.',
   nothingDue: 'Bu bron boʻyicha hech narsa toʻlash shart emas: umumiy summa allaqachon toʻlangan yoki kartada band qilingan.',
   nothingToPay: 'Bu bron boʻyicha toʻlanadigan hech narsa yoʻq.',
