@@ -122,6 +122,20 @@ describe('mails from real payments', () => {
     expect(inEnglish.text).toMatch(/Reason:\s+800\.100\.159 declined \(stolen card\)/);
   });
 
+  it('declined vault: the notice says the card was not saved, not that a payment of 0.00 failed', async () => {
+    const channelId = await channel({ name: 'Card Desk', language: 'enGB', primary_mail: 'ops@cards.example', mail_failures: true });
+    const vault = await api('POST', '/transactions', { transaction_types: 'vault', channels: channelId, currencies: 'EUR', total: 0, token: 'tok_visa_declined' });
+    expect(vault.status).toBe('failed');
+    const [mail, ...others] = await deliver();
+    expect(others).toEqual([]);
+    expect(mail!.envelopeTo).toEqual(['ops@cards.example']);
+    expect(mail!.subject).toBe(`Card not saved on Card Desk (${vault.trust_id})`);
+    expect(mail!.text).toContain('Saving a card on channel Card Desk did not succeed.');
+    // A vault moves no money: no "payment attempt", and no amount of 0.00.
+    expect(mail!.text).not.toMatch(/payment|Amount|0\.00/i);
+    expect(mail!.text).toMatch(/Reason:\s+800\.100\.100 /);
+  });
+
   it('declined refund: the notice says the refund failed and nothing went back to the card, not that a payment failed', async () => {
     const channelId = await channel({ name: 'Refund Desk', language: 'deDE', primary_mail: 'ops@refunds.example', mail_failures: true });
     const bookingId = await booking(channelId);

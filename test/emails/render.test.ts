@@ -79,6 +79,17 @@ describe('every kind in every language', () => {
     });
   }
 
+  it('says in every language that a card was not saved, with no amount, when the failure is a vault\'s', () => {
+    for (const language of languageCodes) {
+      const vault = { ...sampleMailData('failure', language), transactionType: 'vault', amount: { total: 0, currency: 'EUR' }, bookingAmount: null, exchangeRate: null, bookings: [] };
+      const mail = renderMail(vault);
+      expect(mail.subject, language).toBe(translate(language, 'emails.failureVaultSubject', { channel: 'Sunny Tours EUR', bookingId: '12-98765' }));
+      expect(mail.text.split('\n')[0], language).toBe(translate(language, 'emails.failureVaultHeading'));
+      expect(mail.text, language).toContain(translate(language, 'emails.failureVaultIntro', { channel: 'Sunny Tours EUR' }));
+      expect(composeMail(vault).details.map((row) => row.label), language).not.toContain(translate(language, 'emails.labelAmount'));
+    }
+  });
+
   it('lines the plain-text values up in one column in every language, CJK labels counted at two columns a character', () => {
     // The width a fixed-width font gives a label (UAX #11): Han, kana, Hangul and fullwidth forms take two columns.
     const columns = (text: string) => [...text].reduce((sum, character) => sum + (/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u3000-\u303f\uff01-\uff60]/u.test(character) ? 2 : 1), 0);

@@ -44,7 +44,7 @@ const templates: Record<MailKind, Template> = {
     intro: say('emails.chargebackIntro', { company: data.company, amount: money(data, data.amount) }),
   }),
   failure: (data, say) => {
-    const keys = failureKeys[data.transactionType === 'refund' || data.transactionType === 'void' || data.transactionType === 'capture' ? data.transactionType : 'payment'];
+    const keys = failureKeys[Object.hasOwn(failureKeys, data.transactionType) ? data.transactionType as keyof typeof failureKeys : 'payment'];
     return merchantDocument(data, say, {
       subject: say(keys.subject, { channel: data.channelName, bookingId: mainId(data) }),
       heading: say(keys.heading),
@@ -74,14 +74,16 @@ type Words = { subject: string; heading: string; intro: string };
  * A failed refund owes the payer money back, and a failed void leaves the amount held on the card:
  * "payment failed, no money was taken" told the merchant the opposite of what happened. A failed
  * capture took nothing, but the authorisation still holds the amount on the card (to capture
- * again or void), which the payment's words left out. Every other type that fails takes or holds
- * money.
+ * again or void), which the payment's words left out. A failed vault only did not save the card:
+ * "a payment attempt of 0.00" named a payment that never was. Every other type that fails takes
+ * or holds money.
  */
 const failureKeys = {
   payment: { subject: 'emails.failureSubject', heading: 'emails.failureHeading', intro: 'emails.failureIntro' },
   refund: { subject: 'emails.failureRefundSubject', heading: 'emails.failureRefundHeading', intro: 'emails.failureRefundIntro' },
   void: { subject: 'emails.failureVoidSubject', heading: 'emails.failureVoidHeading', intro: 'emails.failureVoidIntro' },
   capture: { subject: 'emails.failureCaptureSubject', heading: 'emails.failureCaptureHeading', intro: 'emails.failureCaptureIntro' },
+  vault: { subject: 'emails.failureVaultSubject', heading: 'emails.failureVaultHeading', intro: 'emails.failureVaultIntro' },
 } as const satisfies Record<string, Record<keyof Words, MessageKey>>;
 
 function payerDocument(data: MailData, say: Say, words: Words): MailDocument {
@@ -123,7 +125,8 @@ function bookingDetails(data: MailData, say: Say): MailDocument['details'] {
 }
 
 function paymentDetails(data: MailData, say: Say): MailDocument['details'] {
-  const rows = [{ label: say('emails.labelAmount'), value: money(data, data.amount) }];
+  // A vault moves no money (its total is 0 by the spec): an amount of 0.00 reads as a payment.
+  const rows = data.transactionType === 'vault' ? [] : [{ label: say('emails.labelAmount'), value: money(data, data.amount) }];
   if (data.bookingAmount) rows.push({ label: say('emails.labelBookingAmount'), value: money(data, data.bookingAmount) });
   if (data.bookingAmount && data.exchangeRate !== null) rows.push({ label: say('emails.labelExchangeRate'), value: rateText(data) });
   if (data.card) rows.push({ label: say('emails.labelCard'), value: say('emails.cardEnding', { cardType: cardName(data.card.type, say), lastFour: data.card.lastFour }) });
