@@ -269,6 +269,8 @@ export const limits = {
   mailRenderTransientFailuresMax: 5,
   /** Set-aside mail requests `trustfare mail set-aside` lists, oldest first. */
   mailSetAsideListMax: 100,
+  /** Failed mails `trustfare mail failed` lists, oldest first (it says when more are left). */
+  mailFailedListMax: 100,
   /** Failed mails one `trustfare mail resend --since` puts back in the outbox, oldest first (it says when more are left). */
   mailResendMax: 1000,
   /** SMTP connection, greeting and socket timeouts. */

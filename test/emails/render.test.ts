@@ -274,6 +274,29 @@ describe('trustfare mail', () => {
     expect((await cli(url, ['mail', 'deliver'])).json).toMatchObject({ sent: 2 });
   });
 
+  it('failed lists the failed mails written since a time, oldest first, with the recipients still owed each and why, for resend', async () => {
+    const since = new Date(Date.now() - 1000).toISOString();
+    const site = await createSite(t.db);
+    const channelId = await insertChannel(t.db, site, { primaryMail: 'ops@owed.example', bccTransactionalMails: true });
+    const paid = [];
+    for (const name of ['greylisted', 'refused', 'fine']) paid.push(await paidWithMailsRequested(t.db, site, { channelId, total: 4600, payeeEmail: `${name}@example.com` }));
+    expect((await cli(url, ['mail', 'deliver'])).json).toMatchObject({ sent: 3 });
+    const [greylisted, refused] = await Promise.all(paid.map(async (transactionId) => (await t.db.one<{ id: number }>('SELECT id FROM email_outbox WHERE transaction_id = $1', [transactionId])).id));
+    // As the delivery job leaves them: one the relay still deferred for the payer at the last attempt, one refused for good.
+    await t.db.query(`UPDATE email_outbox SET status = 'failed', sent_at = NULL, retry_recipients = '{greylisted@example.com}', last_error = 'still deferred at the last attempt (8): greylisted@example.com' WHERE id = $1`, [greylisted]);
+    await t.db.query(`UPDATE email_outbox SET status = 'failed', sent_at = NULL, last_error = '550 mailbox unavailable' WHERE id = $1`, [refused]);
+    const listed = await cli(url, ['mail', 'failed', '--since', since]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.json).toEqual({
+      mails: [
+        { id: greylisted, transaction_id: paid[0], kind: 'receipt', created_at: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/), owed_to: ['greylisted@example.com'], last_error: 'still deferred at the last attempt (8): greylisted@example.com' },
+        { id: refused, transaction_id: paid[1], kind: 'receipt', created_at: expect.any(String), owed_to: ['refused@example.com', 'ops@owed.example'], last_error: '550 mailbox unavailable' },
+      ],
+      more: false,
+    });
+    expect((await cli(url, ['mail', 'failed', '--since', new Date(Date.now() + 60_000).toISOString()])).json).toEqual({ mails: [], more: false });
+  });
+
   it('resend renders a mail stored unrendered before session 28 from its transaction now, by id or since a time, and deliver sends it', async () => {
     const site = await createSite(t.db);
     const channelId = await insertChannel(t.db, site, {});

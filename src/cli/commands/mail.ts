@@ -10,7 +10,7 @@ import { sampleMailData } from '../../domain/emails/sample.js';
 import { renderMail, type RenderedMail } from '../../domain/emails/templates.js';
 import { buildRawMessage } from '../../domain/emails/transport.js';
 import { deliverPendingMails } from '../../jobs/mail-delivery.js';
-import { outboxMail, resendFailedMails, retrySetAsideRequests, setAsideRequests } from '../../domain/emails/outbox.js';
+import { failedMails, outboxMail, resendFailedMails, retrySetAsideRequests, setAsideRequests } from '../../domain/emails/outbox.js';
 import { limits } from '../../limits.js';
 import { gmtDateTime } from '../../domain/gmt.js';
 
@@ -101,6 +101,20 @@ const retry: Command = {
 };
 
 /**
+ * `trustfare mail failed [--since TIME]`: the mails the delivery gave up on, with who never got
+ * each and why, so an operator knows what `mail resend` would send, and to whom, before running it.
+ */
+const failed: Command = {
+  name: 'mail failed',
+  summary: `list failed mails (the oldest ${limits.mailFailedListMax} written since --since YYYY-MM-DD|ISO date-time, else ever) with the recipients still owed each`,
+  options: { since: { type: 'string' } },
+  async run(context, options) {
+    const listed = await failedMails(context.db, instantOption(options, 'since') ?? new Date(0), limits.mailFailedListMax);
+    return { ...listed, mails: listed.mails.map((mail) => ({ ...mail, created_at: gmtDateTime(mail.created_at) })) };
+  },
+};
+
+/**
  * `trustfare mail resend --mail ID | --since TIME`: puts mails the delivery gave up on (`failed`:
  * refused for good, or every attempt used) back in the outbox with every attempt again, once the
  * cause is fixed (the relay's settings, a recipient's mailbox). Nothing else ever sends them again.
@@ -126,4 +140,4 @@ const resend: Command = {
   },
 };
 
-export const commands: Command[] = [render, deliver, setAside, retry, resend];
+export const commands: Command[] = [render, deliver, setAside, retry, failed, resend];

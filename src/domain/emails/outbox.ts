@@ -229,6 +229,33 @@ export async function resendFailedMails(db: Queryable, which: { id: number } | {
   return { resent: ids(resent), requested: ids(requested), more };
 }
 
+export interface FailedMail {
+  id: number;
+  transaction_id: number;
+  kind: string;
+  created_at: Date;
+  /** Who never got it: the recipients a relay still deferred at the last attempt, else every To and Bcc address. */
+  owed_to: string[];
+  last_error: string | null;
+}
+
+/**
+ * Failed mails that still have their text, written since `since`, oldest first, at most `count`
+ * (`trustfare mail failed`): what `mail resend` would send again, and to whom. `more` says others
+ * are left. `status <> 'pending'` lets it read email_outbox_prunable_idx (created_at, id).
+ */
+export async function failedMails(db: Queryable, since: Date, count: number): Promise<{ mails: FailedMail[]; more: boolean }> {
+  const rows = await db.query<FailedMail & Record<string, unknown>>(
+    `SELECT id, transaction_id, kind, created_at, COALESCE(retry_recipients, to_addresses || bcc_addresses) AS owed_to, last_error
+       FROM email_outbox
+      WHERE status = 'failed' AND status <> 'pending' AND bodies_pruned_at IS NULL AND created_at >= $1
+      ORDER BY created_at, id
+      LIMIT $2`,
+    [since, count + 1],
+  );
+  return { mails: rows.slice(0, count), more: rows.length > count };
+}
+
 /** What an operator needs to know of one outbox mail that was not resent; undefined when there is none with that id. */
 export async function outboxMail(db: Queryable, id: number): Promise<{ status: string; transaction_id: number; kind: string; language: string } | undefined> {
   return db.maybeOne('SELECT status, transaction_id, kind, language FROM email_outbox WHERE id = $1', [id]);
