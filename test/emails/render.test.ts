@@ -278,7 +278,7 @@ describe('trustfare mail', () => {
     const since = new Date(Date.now() - 1000).toISOString();
     const site = await createSite(t.db);
     const channelId = await insertChannel(t.db, site, { primaryMail: 'ops@owed.example', bccTransactionalMails: true });
-    const paid = [];
+    const paid: number[] = [];
     for (const name of ['greylisted', 'refused', 'fine']) paid.push(await paidWithMailsRequested(t.db, site, { channelId, total: 4600, payeeEmail: `${name}@example.com` }));
     expect((await cli(url, ['mail', 'deliver'])).json).toMatchObject({ sent: 3 });
     const [greylisted, refused] = await Promise.all(paid.map(async (transactionId) => (await t.db.one<{ id: number }>('SELECT id FROM email_outbox WHERE transaction_id = $1', [transactionId])).id));
@@ -295,12 +295,17 @@ describe('trustfare mail', () => {
       more: false,
     });
     expect((await cli(url, ['mail', 'failed', '--since', new Date(Date.now() + 60_000).toISOString()])).json).toEqual({ mails: [], more: false });
+    // What resend then sends, to whom the list said.
+    expect((await cli(url, ['mail', 'resend', '--since', since])).json).toEqual({ resent: [greylisted, refused], requested: [], more: false });
+    expect((await cli(url, ['mail', 'deliver'])).json).toMatchObject({ sent: 2, failed: 0 });
+    expect((await cli(url, ['mail', 'failed', '--since', since])).json).toEqual({ mails: [], more: false });
   });
 
   it('resend renders a mail stored unrendered before session 28 from its transaction now, by id or since a time, and deliver sends it', async () => {
     const site = await createSite(t.db);
     const channelId = await insertChannel(t.db, site, {});
-    const paid = await Promise.all(['byid', 'bysince'].map((name) => paidWithMailsRequested(t.db, site, { channelId, total: 4500, reference: `UNR-${name}`, payeeEmail: `${name}@example.com` })));
+    const paid: number[] = [];
+    for (const name of ['byid', 'bysince']) paid.push(await paidWithMailsRequested(t.db, site, { channelId, total: 4500, reference: `UNR-${name}`, payeeEmail: `${name}@example.com` }));
     expect((await cli(url, ['mail', 'deliver'])).json).toMatchObject({ sent: 2 });
     // As a template that threw was stored before session 28: failed, '(not rendered)', no text; it
     // holds the transaction's one place for a receipt, so no request can write the receipt again.
