@@ -202,10 +202,8 @@ export async function retrySetAsideRequests(db: Queryable, which: { id: number }
  * (`requested`, below) is requested again instead.
  */
 export async function resendFailedMails(db: Queryable, which: { id: number } | { since: Date }, options: { count: number; now: Date }): Promise<{ resent: number[]; requested: number[]; more: boolean }> {
-  // `status <> 'pending'` is what lets the since look-up read email_outbox_prunable_idx (created_at, id).
-  const failed = `status = 'failed' AND status <> 'pending' AND bodies_pruned_at IS NULL`;
   const chosen = 'id' in which ? 'id = $1' : 'created_at >= $1';
-  const oldest = (text: string) => `SELECT id FROM email_outbox WHERE ${failed} AND text_body ${text} AND ${chosen} ORDER BY created_at, id LIMIT $2 FOR UPDATE`;
+  const oldest = (text: string) => `SELECT id FROM email_outbox WHERE ${failedNotPruned} AND text_body ${text} AND ${chosen} ORDER BY created_at, id LIMIT $2 FOR UPDATE`;
   const key = 'id' in which ? which.id : which.since;
   const count = 'id' in which ? 1 : options.count;
   const resent = await db.query<{ id: number }>(
@@ -224,10 +222,13 @@ export async function resendFailedMails(db: Queryable, which: { id: number } | {
      SELECT id FROM unrendered`,
     [key, count - resent.length],
   );
-  const more = 'id' in which ? false : (await db.one<{ more: boolean }>(`SELECT EXISTS (SELECT 1 FROM email_outbox WHERE ${failed} AND ${chosen}) AS more`, [key])).more;
+  const more = 'id' in which ? false : (await db.one<{ more: boolean }>(`SELECT EXISTS (SELECT 1 FROM email_outbox WHERE ${failedNotPruned} AND ${chosen}) AS more`, [key])).more;
   const ids = (rows: { id: number }[]) => rows.map((row) => row.id).sort((a, b) => a - b);
   return { resent: ids(resent), requested: ids(requested), more };
 }
+
+/** Failed mails whose bodies were not pruned. `status <> 'pending'` lets a look-up by time read email_outbox_prunable_idx (created_at, id). */
+const failedNotPruned = `status = 'failed' AND status <> 'pending' AND bodies_pruned_at IS NULL`;
 
 export interface FailedMail {
   id: number;
@@ -240,15 +241,15 @@ export interface FailedMail {
 }
 
 /**
- * Failed mails that still have their text, written since `since`, oldest first, at most `count`
- * (`trustfare mail failed`): what `mail resend` would send again, and to whom. `more` says others
- * are left. `status <> 'pending'` lets it read email_outbox_prunable_idx (created_at, id).
+ * Failed mails not pruned, written since `since`, oldest first, at most `count` (`trustfare mail
+ * failed`): what `mail resend` would send again (or request again), and to whom. `more` says
+ * others are left.
  */
 export async function failedMails(db: Queryable, since: Date, count: number): Promise<{ mails: FailedMail[]; more: boolean }> {
   const rows = await db.query<FailedMail & Record<string, unknown>>(
     `SELECT id, transaction_id, kind, created_at, COALESCE(retry_recipients, to_addresses || bcc_addresses) AS owed_to, last_error
        FROM email_outbox
-      WHERE status = 'failed' AND status <> 'pending' AND bodies_pruned_at IS NULL AND created_at >= $1
+      WHERE ${failedNotPruned} AND created_at >= $1
       ORDER BY created_at, id
       LIMIT $2`,
     [since, count + 1],
