@@ -241,6 +241,15 @@ export class WhereBuilder {
   }
 }
 
+/**
+ * A text column as lists sort it: by code point (`COLLATE "C"`), not by the database's collation,
+ * which is whatever the cluster was created with (an English locale sorts `alpha, beta, Zeta`, C
+ * `Zeta, alpha, beta`), so every installation pages alike (docs/resources.md "Sorting").
+ */
+export function codePointOrder(column: string): string {
+  return `${column} COLLATE "C"`;
+}
+
 /** ORDER BY for a whitelisted wire field; ties broken by `idColumn` so pages are stable. */
 export function orderBySql(columns: Record<string, string>, orderby: string, order: 'asc' | 'desc', idColumn: string): string {
   const column = Object.hasOwn(columns, orderby) ? columns[orderby] : undefined;

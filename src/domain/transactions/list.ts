@@ -1,5 +1,5 @@
 import type { Queryable } from '../../storage/db.js';
-import { fetchPage, orderBySql, WhereBuilder, type PageRequest } from '../../http/pagination.js';
+import { codePointOrder, fetchPage, orderBySql, WhereBuilder, type PageRequest } from '../../http/pagination.js';
 
 /** Filters of GET /transactions (spec "Transaction list query parameters"), parsed. */
 export interface TransactionFilters {
@@ -32,7 +32,7 @@ export const transactionOrderColumns: Record<string, string> = {
   created: 't.created_at',
   modified: 't.modified_at',
   total: 't.total',
-  status: 't.status',
+  status: codePointOrder('t.status'),
   statement_date: 't.statement_date',
 };
 

@@ -15,7 +15,7 @@ import { principalOf, requireAccess, requireAccessWithRead } from '../../http/au
 import { conflict, invalidId, invalidParams } from '../../http/errors.js';
 import { createdForKey, type ResourceAnswer } from '../../http/idempotency.js';
 import {
-  ItemParams, SiteParams, WhereBuilder, apiPrefix, fetchPage, integerIds, isoCalendarDate, listValues, orderBySql, pageRequest, parseItemId, publishedRange, setPaginationHeaders,
+  ItemParams, SiteParams, WhereBuilder, apiPrefix, codePointOrder, fetchPage, integerIds, isoCalendarDate, listValues, orderBySql, pageRequest, parseItemId, publishedRange, setPaginationHeaders,
 } from '../../http/pagination.js';
 import { BookingCreateBody, BookingListQuery, BookingSchema, BookingUpdateBody, PaymentRequestQuery, type BookingWire } from './schemas.js';
 
@@ -31,8 +31,8 @@ const orderColumns: Record<string, string> = {
   date: 'b.date_end',
   date_start: 'b.date_start',
   total: 'b.total',
-  surname: 'b.surname',
-  reference: 'b.reference',
+  surname: codePointOrder('b.surname'),
+  reference: codePointOrder('b.reference'),
 };
 
 export async function bookingRoutes(app: App, context: AppContext): Promise<void> {

@@ -10,7 +10,7 @@ import { requireAccess, principalOf, type Principal } from '../../http/auth.js';
 import { conflict, invalidId, invalidParam } from '../../http/errors.js';
 import { createdForKey, type ResourceAnswer } from '../../http/idempotency.js';
 import {
-  ItemParams, SiteParams, WhereBuilder, apiPrefix, fetchPage, integerIds, listValues, orderBySql, pageRequest, parseItemId, setPaginationHeaders, wildcardPattern,
+  ItemParams, SiteParams, WhereBuilder, apiPrefix, codePointOrder, fetchPage, integerIds, listValues, orderBySql, pageRequest, parseItemId, setPaginationHeaders, wildcardPattern,
 } from '../../http/pagination.js';
 // Forex integration (issue 4): forex_feed.rates come from the rates provider.
 import { channelRatesLoader, type ForexFeedRate } from '../../domain/forex/index.js';
@@ -24,11 +24,11 @@ const DeletedSchema = Type.Object({ deleted: Type.Boolean() });
 /** Sort keys of the list, wire name → SQL. */
 const orderColumns: Record<string, string> = {
   id: 'c.id',
-  name: 'c.name',
-  slug: 'c.slug',
-  currencies: 'c.currency',
-  account_mode: 'c.account_mode',
-  external_id: 'c.external_id',
+  name: codePointOrder('c.name'),
+  slug: codePointOrder('c.slug'),
+  currencies: codePointOrder('c.currency'),
+  account_mode: codePointOrder('c.account_mode'),
+  external_id: codePointOrder('c.external_id'),
 };
 
 export async function channelRoutes(app: App, context: AppContext): Promise<void> {

@@ -6,7 +6,7 @@ import { errorResponseSchema } from '../../http/openapi.js';
 import { requireAccess } from '../../http/auth.js';
 import { invalidId } from '../../http/errors.js';
 import {
-  EnumList, ItemParams, SiteParams, StringEnum, ValueList, WhereBuilder, apiPrefix, fetchPage, listValues, orderBySql, pageParam, pageRequest, perPageParam, orderParam,
+  EnumList, ItemParams, SiteParams, StringEnum, ValueList, WhereBuilder, apiPrefix, codePointOrder, fetchPage, listValues, orderBySql, pageParam, pageRequest, perPageParam, orderParam,
   setPaginationHeaders, wildcardPattern,
 } from '../../http/pagination.js';
 import { limits } from '../../limits.js';
@@ -27,7 +27,9 @@ export const SupplierSchema = Type.Object({
 export type SupplierWire = Static<typeof SupplierSchema>;
 
 const supplierIdRegExp = new RegExp(supplierIdPattern);
-const orderColumns: Record<string, string> = { id: 'id', name: 'name', url: 'url', country: 'country', category: 'category' };
+// Supplier ids are text too (GB-1042-ACC), so even the default order is by code point (migration 050's index).
+const supplierIdOrder = codePointOrder('id');
+const orderColumns: Record<string, string> = { id: supplierIdOrder, name: codePointOrder('name'), url: codePointOrder('url'), country: codePointOrder('country'), category: codePointOrder('category') };
 
 export const SupplierListQuery = Type.Object({
   include: Type.Optional(ValueList(supplierIdItemPattern, 'supplier ids such as GB-1042-ACC', 20)),
@@ -68,7 +70,7 @@ export async function supplierRoutes(app: App, context: AppContext): Promise<voi
       .andIf(query.url, (w, url) => w.and`url ILIKE ${wildcardPattern(url)}`)
       .andIf(listValues('countries', query.countries), (w, countries) => w.and`country = ANY(${countries}::text[])`)
       .andIf(listValues('categories', query.categories), (w, categories) => w.and`category = ANY(${categories}::text[])`);
-    const result = await fetchPage<SupplierRow>(context.db, { select, from: 'suppliers', where, orderBy: orderBySql(orderColumns, query.orderby ?? 'id', page.order, 'id'), page });
+    const result = await fetchPage<SupplierRow>(context.db, { select, from: 'suppliers', where, orderBy: orderBySql(orderColumns, query.orderby ?? 'id', page.order, supplierIdOrder), page });
     setPaginationHeaders(reply, request, { baseUrl: context.config.baseUrl, total: result.total, page });
     return result.rows.map(supplierToWire);
   });
