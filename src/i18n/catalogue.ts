@@ -1,7 +1,9 @@
 /**
  * The one message catalogue of the service, shared by transactional emails (namespace
  * `emails`), the hosted pages (namespace `pages`) and both (namespace `declines`: the gateway's
- * decline reasons, keyed by decline code). Each namespace has one file per language,
+ * decline reasons, keyed by decline code), and the sandbox processor's 3-D Secure challenge page
+ * (namespace `sandbox`: the bank's page, not ours, so apart from the text our pages carry). Each
+ * namespace has one file per language,
  * `src/i18n/<namespace>/<languageCode>.ts`, exporting
  * `export const messages = { key: 'text with {placeholders}' } as const`, and optionally
  * `export const identicalToEnglish = ['key'] as const` naming the few keys whose text is
@@ -56,6 +58,21 @@ import * as pagesRuRU from './pages/ruRU.js';
 import * as pagesUkUK from './pages/ukUK.js';
 import * as pagesUzUZ from './pages/uzUZ.js';
 import * as pagesZhZH from './pages/zhZH.js';
+import * as sandboxDeDE from './sandbox/deDE.js';
+import * as sandboxEnGB from './sandbox/enGB.js';
+import * as sandboxEsES from './sandbox/esES.js';
+import * as sandboxFrFR from './sandbox/frFR.js';
+import * as sandboxItIT from './sandbox/itIT.js';
+import * as sandboxJaJA from './sandbox/jaJA.js';
+import * as sandboxKkKK from './sandbox/kkKK.js';
+import * as sandboxKoKO from './sandbox/koKO.js';
+import * as sandboxLvLV from './sandbox/lvLV.js';
+import * as sandboxPtBR from './sandbox/ptBR.js';
+import * as sandboxRoRO from './sandbox/roRO.js';
+import * as sandboxRuRU from './sandbox/ruRU.js';
+import * as sandboxUkUK from './sandbox/ukUK.js';
+import * as sandboxUzUZ from './sandbox/uzUZ.js';
+import * as sandboxZhZH from './sandbox/zhZH.js';
 
 export { defaultLanguage, isLanguageCode, languageCodes, localeByLanguage, parseLanguage, type LanguageCode, type Locale } from './languages.js';
 import { defaultLanguage, localeByLanguage, parseLanguage, type LanguageCode, type Locale } from './languages.js';
@@ -93,6 +110,10 @@ const namespaceFiles = {
   pages: {
     zhZH: pagesZhZH, enGB: pagesEnGB, frFR: pagesFrFR, deDE: pagesDeDE, itIT: pagesItIT, jaJA: pagesJaJA, kkKK: pagesKkKK, koKO: pagesKoKO,
     lvLV: pagesLvLV, ptBR: pagesPtBR, roRO: pagesRoRO, ruRU: pagesRuRU, esES: pagesEsES, ukUK: pagesUkUK, uzUZ: pagesUzUZ,
+  },
+  sandbox: {
+    zhZH: sandboxZhZH, enGB: sandboxEnGB, frFR: sandboxFrFR, deDE: sandboxDeDE, itIT: sandboxItIT, jaJA: sandboxJaJA, kkKK: sandboxKkKK, koKO: sandboxKoKO,
+    lvLV: sandboxLvLV, ptBR: sandboxPtBR, roRO: sandboxRoRO, ruRU: sandboxRuRU, esES: sandboxEsES, ukUK: sandboxUkUK, uzUZ: sandboxUzUZ,
   },
 } satisfies Record<string, Record<LanguageCode, NamespaceFile>>;
 

@@ -24,6 +24,11 @@ export interface ThreeDsRequest {
   returnUrl: string;
   /** Shown on the challenge page (e.g. the channel's descriptor or name). */
   merchantName?: string;
+  /**
+   * The cardholder's language (EMV 3-D Secure's browserLanguage), a catalogue code: the payment's,
+   * which the hosted page around the challenge is shown in. The issuer's page speaks it.
+   */
+  language?: string;
 }
 
 export interface AuthoriseRequest {

@@ -3,6 +3,7 @@ import type { Page } from 'playwright-core';
 import { insertQuotes } from '../../src/domain/forex/index.js';
 import { signPaymentRequestToken } from '../../src/domain/payment-request-link.js';
 import { messages as frenchPages } from '../../src/i18n/pages/frFR.js';
+import { messages as frenchSandbox } from '../../src/i18n/sandbox/frFR.js';
 import { createMerchant, fillCard, loseFirstPaymentAnswer, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
 
 let e2e: E2E;
@@ -87,8 +88,9 @@ describe('payment request page in Chromium', () => {
     await screenshots(page, 'pay-form');
     await fillCard(page, { number: testCards.visaChallenge });
     await page.click('#submit');
+    // The bank's challenge speaks the page language too (it was English in every page).
     const challenge = page.frameLocator('#challenge-frame');
-    await challenge.getByRole('button', { name: 'Authenticate' }).click();
+    await challenge.getByRole('button', { name: frenchSandbox.authenticate }).click();
     await page.waitForSelector('#outcome.success');
     expect(await page.textContent('#outcome')).toContain('Paiement effectué');
     // Its date in French, on a 24-hour clock, as the receipt mail writes it (was the API's raw text).

@@ -5,6 +5,7 @@ import { createHostedSession } from '../../src/domain/hosted/sessions.js';
 import { signAuthString } from '../../src/domain/hosted/auth-string.js';
 import { buildWebBundles } from '../e2e/support.js';
 import { limits } from '../../src/limits.js';
+import { formatMoney } from '../../src/domain/money.js';
 
 let t: TestContext;
 let site: SiteFixture;
@@ -104,6 +105,23 @@ describe('hosted page APIs', () => {
     expect(returnPage.body).toContain('Traitement en cours, veuillez patienter…');
     // Without a language (a link from before, a hand-typed URL): English, as every page's default.
     expect((await t.app.inject({ url: '/hosted/3ds-return' })).body).toContain('<html lang="en-GB">');
+  });
+
+  it("shows the bank's 3DS challenge (the sandbox's) in the page language, as every other page of the payment", async () => {
+    const { token } = await bookingSession(2_150, { kind: 'pay', language: 'frFR' });
+    const challenged = (await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: `Bearer ${token}` }, payload: { card_token: 'tok_visa_3ds_challenge' } })).json();
+    const path = new URL(challenged.challenge_url).pathname;
+    const challenge = (await t.app.inject({ url: path })).body;
+    expect(challenge).toContain('<html lang="fr-FR">');
+    expect(challenge).toContain('Confirmez ce paiement');
+    expect(challenge).toMatch(/<button type="submit" name="result" value="authenticate">Authentifier<\/button>/);
+    expect(challenge).toMatch(/<button type="submit" name="result" value="fail">Échouer<\/button>/);
+    // The amount as the French page showed it, the card in French.
+    expect(challenge).toContain(formatMoney(2_150, 'USD', 'fr-FR'));
+    expect(challenge).toContain('Visa se terminant par 0042');
+    expect(challenge).not.toContain('Authenticate');
+    await t.app.inject({ method: 'POST', url: path, payload: 'result=fail', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect((await t.app.inject({ url: path })).body).toContain('Cette authentification a déjà été effectuée.');
   });
 
   it("reads back only the page's own payments, never another payment of its booking (its payer, card and vault token)", async () => {

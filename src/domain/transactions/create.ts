@@ -158,7 +158,7 @@ async function callProcessor(context: AppContext, plan: PaymentPlan, record: Tra
       capture: capturesAtOnce(type),
       mode,
       merchantInitiated: isRetainedType(type),
-      threeDs: record.attempt3ds ? { returnUrl: threeDsReturnUrl(context, record.uuid), merchantName: plan.channel.descriptor ?? receiptLabelOf(plan.channel) } : null,
+      threeDs: record.attempt3ds ? { returnUrl: threeDsReturnUrl(context, record.uuid), merchantName: plan.channel.descriptor ?? receiptLabelOf(plan.channel), language: record.language } : null,
       ...(plan.input.forcedDeclineCode !== undefined ? { forcedDeclineCode: plan.input.forcedDeclineCode } : {}),
     }),
   );

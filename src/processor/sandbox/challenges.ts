@@ -8,6 +8,8 @@ export interface ChallengeView {
   amount: number;
   currency: string;
   merchantName: string | null;
+  /** The cardholder's language (a catalogue code), null when the payment named none. */
+  language: string | null;
   cardBrand: string | null;
   cardLastFour: string | null;
   returnUrl: string;
@@ -28,6 +30,7 @@ function toView(row: OperationRow, expired: boolean): ChallengeView {
     amount: row.amount,
     currency: row.currency.trim(),
     merchantName: row.merchant_name,
+    language: row.language,
     cardBrand: row.card_brand,
     cardLastFour: row.card_last_four,
     returnUrl: row.return_url!,

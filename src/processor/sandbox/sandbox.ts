@@ -95,6 +95,7 @@ export class SandboxConnector implements Connector {
       three_ds: decision.threeDs === 'not_enrolled' ? null : decision.threeDs,
       return_url: request.threeDs?.returnUrl ?? null,
       merchant_name: request.threeDs?.merchantName ?? null,
+      language: request.threeDs?.language ?? null,
       after_challenge: decision.afterChallenge,
     });
   }

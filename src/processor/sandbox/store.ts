@@ -24,6 +24,8 @@ export interface OperationRow {
   /** Set for every authorisation that requested 3DS (the challenge page returns there). */
   return_url: string | null;
   merchant_name: string | null;
+  /** The cardholder's language for the challenge page (ThreeDsRequest.language). */
+  language: string | null;
   after_challenge: { status: 'approved' | 'declined'; code: string | null; message: string } | null;
   challenge_result: 'authenticated' | 'failed' | null;
   captured_amount: number;
@@ -33,7 +35,7 @@ export interface OperationRow {
 }
 
 export type NewOperation = Pick<OperationRow, 'reference' | 'kind' | 'mode' | 'amount' | 'currency' | 'capture' | 'status' | 'code' | 'message'> &
-  Partial<Pick<OperationRow, 'parent_reference' | 'card_brand' | 'card_last_four' | 'no_answer' | 'three_ds' | 'return_url' | 'merchant_name' | 'after_challenge'>>;
+  Partial<Pick<OperationRow, 'parent_reference' | 'card_brand' | 'card_last_four' | 'no_answer' | 'three_ds' | 'return_url' | 'merchant_name' | 'language' | 'after_challenge'>>;
 
 export function newAuthCode(): string {
   return String(randomInt(0, 1_000_000)).padStart(6, '0');
@@ -46,7 +48,7 @@ export async function findOperation(db: Queryable, reference: string): Promise<O
 }
 
 const operationColumns = `reference, processor_reference, kind, parent_reference, mode, amount, currency, capture, status, auth_code, code, message, card_brand,
-  card_last_four, no_answer, three_ds, challenge_id, return_url, merchant_name, after_challenge`;
+  card_last_four, no_answer, three_ds, challenge_id, return_url, merchant_name, language, after_challenge`;
 
 /**
  * Records operations, any number in one statement (the sandbox writes concurrent calls together,
@@ -88,6 +90,7 @@ export async function insertOperations(db: Queryable, operations: readonly NewOp
     challenge_id: operation.status === 'challenge' ? randomBytes(24).toString('base64url') : null,
     return_url: operation.return_url ?? null,
     merchant_name: operation.merchant_name ?? null,
+    language: operation.language ?? null,
     after_challenge: operation.after_challenge ?? null,
   }));
   const found = new Map((await db.query<OperationRow & Record<string, unknown>>(insertStatement, [JSON.stringify(rows)])).map((row) => [row.reference, row]));

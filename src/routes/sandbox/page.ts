@@ -1,4 +1,5 @@
 import { formatMoney } from '../../domain/money.js';
+import { localeOf, normaliseLanguage, translate, type LanguageCode, type MessageKey } from '../../i18n/catalogue.js';
 import type { ChallengeView } from '../../processor/sandbox/challenges.js';
 
 const escapeHtml = (value: string) =>
@@ -6,9 +7,9 @@ const escapeHtml = (value: string) =>
 
 const brandNames: Record<string, string> = { visa: 'Visa', master: 'Mastercard', amex: 'American Express' };
 
-function layout(nonce: string, title: string, body: string): string {
+function layout(nonce: string, title: string, body: string, lang = 'en'): string {
   return `<!doctype html>
-<html lang="en">
+<html lang="${lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -27,31 +28,49 @@ button:focus-visible{outline:3px solid #0b5fff;outline-offset:2px}
 </html>`;
 }
 
-/** The hosted sandbox 3DS challenge: a summary and two real buttons in a plain POST form. */
+/**
+ * The hosted sandbox 3DS challenge: a summary and two real buttons in a plain POST form, in the
+ * cardholder's language (the payment's, which the page around the challenge is shown in; English
+ * for a payment that named none). It was English inside a page in any of the 15 languages.
+ */
 export function challengePage(view: ChallengeView, nonce: string, action: string): string {
-  const card = view.cardLastFour ? `${brandNames[view.cardBrand ?? ''] ?? 'Card'} ending ${view.cardLastFour}` : 'Card';
+  const language: LanguageCode = normaliseLanguage(view.language);
+  const t = (key: SandboxKey, vars?: Record<string, string>) => escapeHtml(sandboxText(language, key, vars));
+  const brand = brandNames[view.cardBrand ?? ''] ?? sandboxText(language, 'card');
+  const card = view.cardLastFour ? t('cardEnding', { brand, lastFour: view.cardLastFour }) : t('card');
+  const merchant = view.merchantName ? escapeHtml(view.merchantName) : t('sandboxMerchant');
   const summary = `<dl>
-<dt>Merchant</dt><dd>${escapeHtml(view.merchantName ?? 'Sandbox merchant')}</dd>
-<dt>Amount</dt><dd>${escapeHtml(formatMoney(view.amount, view.currency))}</dd>
-<dt>Card</dt><dd>${escapeHtml(card)}</dd>
+<dt>${t('merchant')}</dt><dd>${merchant}</dd>
+<dt>${t('amount')}</dt><dd>${escapeHtml(formatMoney(view.amount, view.currency, localeOf(language)))}</dd>
+<dt>${t('card')}</dt><dd>${card}</dd>
 </dl>`;
+  const lang = localeOf(language);
   if (view.state !== 'pending') {
-    const message = view.state === 'done' ? 'This authentication has already been completed.' : 'This authentication request has expired.';
-    return layout(nonce, '3-D Secure', `<h1>3-D Secure</h1>${summary}<p role="status">${message}</p>`);
+    const message = view.state === 'done' ? t('completed') : t('expired');
+    return layout(nonce, '3-D Secure', `<h1>3-D Secure</h1>${summary}<p role="status">${message}</p>`, lang);
   }
   return layout(
     nonce,
-    '3-D Secure authentication (sandbox)',
-    `<h1>Confirm this payment</h1>
-<p class="note">Sandbox 3-D Secure challenge. No real bank is involved: choose the outcome to simulate.</p>
+    sandboxText(language, 'title'),
+    `<h1>${t('heading')}</h1>
+<p class="note">${t('note')}</p>
 ${summary}
 <form method="post" action="${escapeHtml(action)}">
-<button type="submit" name="result" value="authenticate">Authenticate</button>
-<button type="submit" name="result" value="fail">Fail</button>
+<button type="submit" name="result" value="authenticate">${t('authenticate')}</button>
+<button type="submit" name="result" value="fail">${t('fail')}</button>
 </form>`,
+    lang,
   );
 }
 
+/** A key of the catalogue's `sandbox` namespace, without the namespace. */
+type SandboxKey = MessageKey extends infer Key ? (Key extends `sandbox.${infer Name}` ? Name : never) : never;
+
+function sandboxText(language: LanguageCode, key: SandboxKey, vars?: Record<string, string>): string {
+  return translate(language, `sandbox.${key}`, vars);
+}
+
+/** No challenge to name, so no payment's language: English, as for any unknown link. */
 export function notFoundPage(nonce: string): string {
   return layout(nonce, 'Not found', '<h1>Authentication not found</h1><p>This link is not valid.</p>');
 }
