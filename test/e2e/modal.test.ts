@@ -254,6 +254,31 @@ describe('payment modal in Chromium', () => {
     expect(events[1]!.argument).toMatchObject({ status: 'complete', bookings: [expect.objectContaining({ id: booking.id })] });
   });
 
+  /** The payer reloads the modal's frame alone (context menu, "Reload frame"): it says `ready` again. */
+  async function reloadFrame(): Promise<void> {
+    const inner = page.frames().find((candidate) => candidate.url().includes('/modal/1.0.0/frame'))!;
+    await inner.evaluate(() => setTimeout(() => location.reload()));
+  }
+
+  it('makes no second booking when the frame is reloaded before its first session answered', async () => {
+    let held = false;
+    await page.route('**/hosted/modal/sessions', async (route) => {
+      if (held) return route.continue();
+      held = true;
+      // The service opens the session and creates the booking; the frame is reloaded before the
+      // answer arrives (the reload cancels the request: it is never answered here).
+      await route.fetch();
+      await reloadFrame();
+    });
+    await openModal(modalOptions(9_190, { auth: signed(9_190, { reference: 'SEA-EARLY' }), booking: { ...bookingData, reference: 'SEA-EARLY' } }));
+    await expect.poll(names, slow).toEqual(['booking_logged']);
+    await frame().locator('#submit').waitFor();
+    const made = await e2e.t.db.query<{ id: number }>("SELECT id FROM bookings WHERE reference = 'SEA-EARLY'");
+    expect(made).toHaveLength(1);
+    expect(events[0]!.argument).toMatchObject({ id: made[0]!.id, status: 'draft' });
+    expect(await frame().locator('#booking-id').textContent()).toBe(String(made[0]!.id));
+  });
+
   it('fires transaction_error, not booking_error, when the service cannot open the modal for a reason other than the booking data', async () => {
     await page.route('**/hosted/modal/sessions', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ code: 'rest_unavailable', message: 'Try again in a minute.', data: { status: 503 } }) }));
     await openModal(modalOptions(9_200));

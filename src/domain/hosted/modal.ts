@@ -4,6 +4,7 @@ import { parseLanguage } from '../../i18n/catalogue.js';
 import { verifyAuthString, type AuthStringCheck, type SignedValue } from './auth-string.js';
 import { createHostedSession, type HostedSession } from './sessions.js';
 import { claimModalAuthSession } from './modal-auth-uses.js';
+import { hashToken } from '../credentials.js';
 import { siteActorCondition } from '../users/accounts.js';
 import { cardholderNameOf } from './vault-app.js';
 
@@ -94,6 +95,16 @@ async function openedWithAuth(db: Queryable, modalAuthId: number, bookingId: num
   return row !== undefined;
 }
 
+/** The booking the auth string's latest session opened (a frame reloaded before it heard), or null. */
+async function latestBookingOfAuth(db: Queryable, auth: string): Promise<number | null> {
+  const row = await db.maybeOne<{ booking_id: number }>(
+    `SELECT s.booking_id FROM hosted_sessions s JOIN modal_auth_uses u ON u.id = s.modal_auth_id
+      WHERE u.auth_hash = $1 AND s.kind = 'modal' AND s.booking_id IS NOT NULL ORDER BY s.id DESC LIMIT 1`,
+    [hashToken(auth)],
+  );
+  return row?.booking_id ?? null;
+}
+
 export type ModalBooking =
   | { ok: true; event: 'booking_logged' | 'booking_exists'; booking: BookingRecord; token: string; session: HostedSession }
   | { ok: false; params: Record<string, string> }
@@ -121,6 +132,13 @@ export interface ModalBookingRequest {
    * string's booking data again: a second draft booking, and booking_logged fired twice.
    */
   resumed: boolean;
+  /**
+   * The frame was reloaded before its host heard of a booking (the first session's answer never
+   * reached it): with booking ID 0, the booking the string's latest session opened is opened
+   * again, when there is one. Without this, a frame reloaded while its first session was being
+   * opened made a second draft booking.
+   */
+  reloaded: boolean;
   newBooking: BookingInput | null;
   language: string | undefined;
   hostOrigin: string;
@@ -133,19 +151,24 @@ export async function openModalBooking(db: Queryable, request: ModalBookingReque
   if (request.currency !== channel.currency) return { ok: false, params: { currencies: `must be the channel base currency (${channel.currency})` } };
   // Before the booking is read: an unsigned booking ID learns nothing, not even whether it exists.
   if (!request.resumed && !bookingIdSigned(request.bookingId, request.verified)) return { ok: false, tokenError: 'booking_not_signed' };
+  // The draft an earlier session of the string made, which the host of a reloaded frame never heard of.
+  const earlierDraft = request.reloaded && request.bookingId === 0 ? await latestBookingOfAuth(db, request.auth) : null;
+  const bookingId = earlierDraft ?? request.bookingId;
+  const resumed = request.resumed || earlierDraft !== null;
   // First, so concurrent openings with one auth string queue on its record before any booking is made.
-  const modalAuthId = await claimModalAuthSession(db, { auth: request.auth, channelId: channel.id, signedAt: request.signedAt, createsDraft: request.bookingId === 0 }, request.now);
+  const modalAuthId = await claimModalAuthSession(db, { auth: request.auth, channelId: channel.id, signedAt: request.signedAt, createsDraft: bookingId === 0 }, request.now);
   if (modalAuthId === null) return { ok: false, tokenError: 'auth_used_up' };
-  if (request.resumed && !(await openedWithAuth(db, modalAuthId, request.bookingId))) return { ok: false, tokenError: 'booking_not_signed' };
+  if (resumed && !(await openedWithAuth(db, modalAuthId, bookingId))) return { ok: false, tokenError: 'booking_not_signed' };
   const authorId = await siteActor(db, channel.siteId);
   if (authorId === undefined) return { ok: false, noSiteActor: true };
   let booking: BookingRecord;
   let event: 'booking_logged' | 'booking_exists';
-  if (request.bookingId > 0) {
-    const found = await loadBooking(db, { siteId: channel.siteId, id: request.bookingId });
+  if (bookingId > 0) {
+    const found = await loadBooking(db, { siteId: channel.siteId, id: bookingId });
     if (!found || found.channelId !== channel.id) return { ok: false, params: { booking_id: 'Invalid booking ID.' } };
     booking = found;
-    event = 'booking_exists';
+    // The host was not told of that draft: it hears of it as the booking its data created.
+    event = earlierDraft !== null ? 'booking_logged' : 'booking_exists';
   } else {
     if (!request.newBooking) return { ok: false, params: { booking_id: 'must be a booking ID, or 0 with the booking details' } };
     const created = await createBooking(db, { siteId: channel.siteId, authorId, input: request.newBooking, draft: true });

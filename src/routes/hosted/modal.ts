@@ -52,6 +52,8 @@ const SessionBody = Type.Object(
     origin: Type.Unknown(),
     /** The frame was reloaded: the booking its first session opened (payment-modal.js; openModalBooking). */
     resume_booking_id: Type.Optional(Type.Unknown()),
+    /** The frame was reloaded before the host heard of a booking (openModalBooking `reloaded`). */
+    reloaded: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: false },
 );
@@ -100,6 +102,7 @@ interface SessionRequest {
   language: string | undefined;
   origin: string;
   resumeBookingId: number | null;
+  reloaded: boolean;
 }
 
 /** Anything wrong with what the auth string covers is a token error; the rest is the booking's. */
@@ -126,6 +129,7 @@ function parseSessionBody(body: Record<string, unknown>): SessionRequest {
     path: body.path as string, channels: body.channels as number, currencies: body.currencies as string, total: body.total as number, auth: body.auth as string,
     verify: verify as string[], booking: booking as Record<string, unknown>, signed: signed as Record<string, unknown>, language: typeof body.language === 'string' ? body.language : undefined, origin,
     resumeBookingId,
+    reloaded: body.reloaded === true,
   };
 }
 
@@ -217,7 +221,7 @@ export async function modalRoutes(app: App, context: AppContext): Promise<void> 
     const newBooking = bookingId === 0 ? newBookingInput(parsed.booking, { channels: parsed.channels, currencies: parsed.currencies, total: parsed.total }) : null;
     // One database transaction: a refused amount must not leave a created booking behind.
     const opened = await context.db.transaction(async (tx) => {
-      const result = await openModalBooking(tx, { channel: auth.channel, auth: parsed.auth, signedAt: auth.signedAt, total: parsed.total, currency: parsed.currencies, bookingId, resumed: parsed.resumeBookingId !== null, newBooking, language: parsed.language, hostOrigin: parsed.origin, verified, now });
+      const result = await openModalBooking(tx, { channel: auth.channel, auth: parsed.auth, signedAt: auth.signedAt, total: parsed.total, currency: parsed.currencies, bookingId, resumed: parsed.resumeBookingId !== null, reloaded: parsed.reloaded, newBooking, language: parsed.language, hostOrigin: parsed.origin, verified, now });
       if (!result.ok && 'tokenError' in result) {
         // Reopening beyond the bound, or a booking the string does not sign, needs a new auth
         // string: the token_error the spec names (the same answer as a wrong hash).

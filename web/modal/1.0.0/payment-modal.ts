@@ -162,8 +162,9 @@ export function open(options: ModalOptions): ModalHandle {
   let processing = false;
   let closed = false;
   // A frame reloaded on its own (the browser's "Reload frame") says `ready` again: it is sent the
-  // options it had, read once, with the booking already reported, and that booking's event is not
-  // fired again. Answered as a first `ready`, it made a second draft booking and booking_logged.
+  // options it had, read once, marked reloaded with the booking already reported (if one was), and
+  // that booking's event is not fired again.
+  // Answered as a first `ready`, it made a second draft booking and booking_logged.
   let init: ModalInit | null = null;
   let bookingId: number | null = null;
   const onMessage = (event: MessageEvent) => {
@@ -172,8 +173,10 @@ export function open(options: ModalOptions): ModalHandle {
     const message = event.data as FrameMessage | null;
     if (!message || message.source !== frameSource) return;
     if (message.type === 'ready') {
+      const reloaded = init !== null;
       init ??= initMessage(options);
-      iframe.contentWindow!.postMessage({ source: hostSource, type: 'init', options: bookingId === null ? init : { ...init, resume_booking_id: bookingId } }, frameOrigin);
+      const again = !reloaded ? init : bookingId === null ? { ...init, reloaded: true as const } : { ...init, resume_booking_id: bookingId };
+      iframe.contentWindow!.postMessage({ source: hostSource, type: 'init', options: again }, frameOrigin);
     } else if (message.type === 'close') {
       handle.close();
     } else if (message.type === 'processing') {
@@ -181,10 +184,10 @@ export function open(options: ModalOptions): ModalHandle {
     } else if (message.type === 'language') {
       nameIn(message.value);
     } else if (message.type === 'event' && (callbackNames as readonly string[]).includes(message.name)) {
-      if (message.name === 'booking_logged' || message.name === 'booking_exists') {
-        const id = (message.argument as { id?: unknown } | null)?.id;
-        if (typeof id === 'number' && id === bookingId) return;
-        if (typeof id === 'number') bookingId = id;
+      const id = (message.argument as { id?: unknown } | null)?.id;
+      if (typeof id === 'number' && (message.name === 'booking_logged' || message.name === 'booking_exists')) {
+        if (id === bookingId) return;
+        bookingId = id;
       }
       fire(message.name, message.argument);
     }

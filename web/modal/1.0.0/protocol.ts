@@ -29,6 +29,12 @@ export interface ModalInit {
    * which the service opens again for the same auth string instead of a second draft booking.
    */
   resume_booking_id?: number;
+  /**
+   * The frame said `ready` again before the host heard of a booking (its first session's answer was
+   * lost with the reload): the service opens the booking the auth string's latest session opened,
+   * if any, rather than a second draft.
+   */
+  reloaded?: true;
 }
 
 export type HostMessage =
