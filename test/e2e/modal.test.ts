@@ -279,6 +279,33 @@ describe('payment modal in Chromium', () => {
     expect(await frame().locator('#booking-id').textContent()).toBe(String(made[0]!.id));
   });
 
+  it('shows the payment made, not a booking error, when the frame is reloaded after paying, and reports it once', async () => {
+    await openModal(modalOptions(9_195, { auth: signed(9_195, { reference: 'SEA-PAID' }), booking: { ...bookingData, reference: 'SEA-PAID' } }));
+    await frame().locator('#submit').waitFor();
+    await pay(testCards.visa);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_logged']);
+    const transaction = events[1]!.argument;
+    await reloadFrame();
+    await expect.poll(() => frame().locator('#outcome.success').textContent().catch(() => null), slow).toContain('Payment complete');
+    expect(await frame().locator('#outcome').textContent()).toContain(String(transaction.id));
+    expect(await frame().locator('#fatal').isVisible()).toBe(false);
+    expect(await frame().locator('#card-form').isVisible()).toBe(false);
+    // The integrator heard of the payment once, and of no error.
+    expect(names()).toEqual(['booking_logged', 'transaction_logged']);
+  });
+
+  it('reports the payment made when the frame is reloaded after its answer was lost (transaction_logged), never a second charge', async () => {
+    await loseFirstPaymentAnswer(page);
+    await openModal(modalOptions(9_196, { auth: signed(9_196, { reference: 'SEA-LOST' }), booking: { ...bookingData, reference: 'SEA-LOST' } }));
+    await frame().locator('#submit').waitFor();
+    await pay(testCards.visa);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_error']);
+    await reloadFrame();
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_error', 'transaction_logged']);
+    expect(events[2]!.argument).toMatchObject({ status: 'complete', total: 9_196, bookings: [expect.objectContaining({ id: events[0]!.argument.id })] });
+    await frame().locator('#outcome.success').waitFor();
+  });
+
   it('fires transaction_error, not booking_error, when the service cannot open the modal for a reason other than the booking data', async () => {
     await page.route('**/hosted/modal/sessions', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ code: 'rest_unavailable', message: 'Try again in a minute.', data: { status: 503 } }) }));
     await openModal(modalOptions(9_200));

@@ -98,6 +98,11 @@ function paymentUnderWay(result: { status: number; body: unknown }): boolean {
   return result.status === 409 && (code === 'rest_session_completed' || code === 'rest_payment_in_progress');
 }
 
+/** The page's latest payment, as the flow ends on it: a reloaded modal frame whose earlier self paid. */
+export async function paymentMade(data: PageData): Promise<FlowEnd> {
+  return flowEnd(await currentPayment(data));
+}
+
 /** The page's latest payment: after its 3DS challenge, or when its first answer was lost. */
 function currentPayment(data: PageData): Promise<CallResult<PaymentAnswer | ApiErrorBody>> {
   return callApi<PaymentAnswer | ApiErrorBody>({ method: 'GET', url: '/hosted/payments/current', session: data.session, timeoutMs: data.timeoutMs });

@@ -105,7 +105,17 @@ async function latestBookingOfAuth(db: Queryable, auth: string): Promise<number 
   return row?.booking_id ?? null;
 }
 
+/** The payment a session of the auth string completed on the booking (the frame reloaded after paying), or null. */
+async function paymentWithAuth(db: Queryable, modalAuthId: number, bookingId: number): Promise<number | null> {
+  const row = await db.maybeOne<{ transaction_id: number }>(
+    'SELECT transaction_id FROM hosted_sessions WHERE modal_auth_id = $1 AND booking_id = $2 AND transaction_id IS NOT NULL ORDER BY id DESC LIMIT 1',
+    [modalAuthId, bookingId],
+  );
+  return row?.transaction_id ?? null;
+}
+
 export type ModalBooking =
+  /** `session.transactionId` set: a reloaded frame's booking, which the string's earlier session paid. */
   | { ok: true; event: 'booking_logged' | 'booking_exists'; booking: BookingRecord; token: string; session: HostedSession }
   | { ok: false; params: Record<string, string> }
   /**
@@ -177,9 +187,14 @@ export async function openModalBooking(db: Queryable, request: ModalBookingReque
     event = 'booking_logged';
   }
   if (request.total <= 0) return { ok: false, params: { total: 'must be a positive amount in cents' } };
+  // A reloaded frame whose earlier session paid: the new session carries that payment, so the frame
+  // shows it and reports it (the host fires transaction_logged once). The booking has nothing left
+  // for it to pay, and a booking_error on `total` told the payer who had just paid that the booking
+  // details were not valid.
+  const paid = resumed ? await paymentWithAuth(db, modalAuthId, booking.id) : null;
   // Not total_unpaid: a payment above what can be paid now would be refused once the card is in.
   const payable = payableNow(await loadBookingFunding(db, booking.id));
-  if (request.total > payable) return { ok: false, params: { total: `exceeds what can be paid on the booking now (${payable}): ${payableNowExplained}` } };
+  if (paid === null && request.total > payable) return { ok: false, params: { total: `exceeds what can be paid on the booking now (${payable}): ${payableNowExplained}` } };
   const language = parseLanguage(request.language) ?? parseLanguage(booking.language) ?? 'enGB';
   const { token, session } = await createHostedSession(db, {
     kind: 'modal',
@@ -192,6 +207,7 @@ export async function openModalBooking(db: Queryable, request: ModalBookingReque
     hostOrigin: request.hostOrigin,
     language,
     modalAuthId,
+    transactionId: paid,
     options: { verify: request.verified, cardholder: { name: cardholderNameOf(booking), email: booking.email } },
   }, request.now);
   return { ok: true, event, booking, token, session };

@@ -254,6 +254,7 @@ export async function modalRoutes(app: App, context: AppContext): Promise<void> 
       channels: auth.channel.id,
       language,
       cardholder: opened.session.options.cardholder ?? {},
+      payment_made: opened.session.transactionId !== null,
     });
   });
 }

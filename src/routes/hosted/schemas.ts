@@ -59,4 +59,6 @@ export const ModalSessionReply = Type.Object({
   channels: Type.Integer(),
   language: Type.String(),
   cardholder: Type.Record(Type.String(), Type.String()),
+  /** A reloaded frame whose earlier session paid the booking: the page reads that payment (GET /hosted/payments/current) instead of taking a card. */
+  payment_made: Type.Boolean(),
 });

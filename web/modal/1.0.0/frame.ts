@@ -4,7 +4,7 @@
 import { callApi } from '../../shared/api.js';
 import { CardForm } from '../../shared/card-form.js';
 import { byId, readPageData, translator, type PageData } from '../../shared/page-data.js';
-import { declineLine, runPayment, showOutcome, showRefusal, type ApiErrorBody, type FlowEnd, type PaymentAnswer } from '../../shared/payment-flow.js';
+import { declineLine, paymentMade, runPayment, showOutcome, showRefusal, type ApiErrorBody, type FlowEnd, type PaymentAnswer } from '../../shared/payment-flow.js';
 import { frameSource, hostSource, type CallbackName, type HostMessage, type ModalInit } from './protocol.js';
 
 interface FrameData {
@@ -26,6 +26,8 @@ interface SessionAnswer {
   channels: number;
   language: string;
   cardholder: { name?: string; email?: string };
+  /** The frame was reloaded after its earlier session paid: show that payment, take no card. */
+  payment_made: boolean;
 }
 
 const data = readPageData<FrameData>();
@@ -146,6 +148,12 @@ function showForm(session: SessionAnswer): void {
   if (emailInput && session.cardholder.email) emailInput.value = session.cardholder.email;
   byId('loading').hidden = true;
   byId('payment').hidden = false;
+  if (session.payment_made) {
+    // Reloaded after paying: the receipt and transaction_logged (the host fires it once), no form.
+    form.form.hidden = true;
+    void paymentMade(pageData).then((end) => report(end, pageData, form));
+    return;
+  }
   byId('card_number').focus();
 
   form.payOnSubmit({

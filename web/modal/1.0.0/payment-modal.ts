@@ -163,10 +163,11 @@ export function open(options: ModalOptions): ModalHandle {
   let closed = false;
   // A frame reloaded on its own (the browser's "Reload frame") says `ready` again: it is sent the
   // options it had, read once, marked reloaded with the booking already reported (if one was), and
-  // that booking's event is not fired again.
+  // what it reports again (that booking, a payment its earlier self made) is not fired again.
   // Answered as a first `ready`, it made a second draft booking and booking_logged.
   let init: ModalInit | null = null;
   let bookingId: number | null = null;
+  const reported = new Set<string>();
   const onMessage = (event: MessageEvent) => {
     // Only our frame, from our origin, in this overlay.
     if (event.origin !== frameOrigin || event.source !== iframe.contentWindow) return;
@@ -185,9 +186,12 @@ export function open(options: ModalOptions): ModalHandle {
       nameIn(message.value);
     } else if (message.type === 'event' && (callbackNames as readonly string[]).includes(message.name)) {
       const id = (message.argument as { id?: unknown } | null)?.id;
-      if (typeof id === 'number' && (message.name === 'booking_logged' || message.name === 'booking_exists')) {
-        if (id === bookingId) return;
-        bookingId = id;
+      const booking = message.name === 'booking_logged' || message.name === 'booking_exists';
+      if (typeof id === 'number' && (booking || message.name === 'transaction_logged')) {
+        const key = `${booking ? 'booking' : 'transaction'} ${id}`;
+        if (reported.has(key)) return;
+        reported.add(key);
+        if (booking) bookingId = id;
       }
       fire(message.name, message.argument);
     }
