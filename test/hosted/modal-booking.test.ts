@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestContext } from '../support/context.js';
 import { signAuthString, type SignedValue } from '../../src/domain/hosted/auth-string.js';
 import { createBooking, createShop, paymentsContext, post, purchaseBody, type Shop } from '../payments/support.js';
+import { openModalBooking, verifyModalAuth } from '../../src/domain/hosted/modal.js';
 
 // A modal auth string authorises the booking it names, and no other (docs/modal.md "Which
 // booking a session may open"): an existing booking_id must be signed into it, so a string
@@ -124,4 +125,41 @@ describe('which booking a modal session may open', () => {
     expect(await sessionsOf(victim)).toBe(0);
     expect((await open({ auth, booking: newBooking, resume_booking_id: 'x' })).statusCode).toBe(403);
   });
+
+  it('reopens, for a frame reloaded before it heard, the booking its string is creating at that moment, not an earlier one', async () => {
+    const auth = authFor({ reference: 'RACE-1' });
+    const body = { auth, verify: ['reference'], booking: { ...newBooking, reference: 'RACE-1' } };
+    // An earlier modal with the same string (closed since) made a draft.
+    const earlier = (await open(body)).json();
+    // The string opens the modal again: its session is being opened, the draft not committed yet...
+    const now = new Date();
+    const verified = { reference: 'RACE-1' };
+    const check = await verifyModalAuth(t.db, { sitePath: shop.site.path, channelId: shop.channelId, currency: 'USD', total, auth, verified, now });
+    if (!check.ok) throw new Error('auth refused');
+    let commit!: () => void;
+    const held = new Promise<void>((resolve) => (commit = resolve));
+    let opened!: () => void;
+    const claimed = new Promise<void>((resolve) => (opened = resolve));
+    const second = t.db.transaction(async (tx) => {
+      const result = await openModalBooking(tx, {
+        channel: check.channel, auth, signedAt: check.signedAt, total, currency: 'USD', bookingId: 0, resumed: false, reloaded: false,
+        newBooking: { firstname: 'Eve', surname: 'Example', email: 'eve@example.com', dateEnd: '2031-05-20', total, currency: 'USD', country: 'GB', channelId: shop.channelId, reference: 'RACE-1' },
+        language: undefined, hostOrigin: 'https://shop.example', verified, now,
+      });
+      opened();
+      await held;
+      return result;
+    });
+    await claimed;
+    // ...when its frame is reloaded: the reload waits for that session, and opens its booking.
+    const reloaded = open({ ...body, reloaded: true });
+    const waiting = async () => (await t.db.one<{ count: number }>("SELECT count(*)::int AS count FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).count;
+    await expect.poll(waiting, { timeout: 10_000 }).toBeGreaterThan(0);
+    commit();
+    const created = await second;
+    if (!created.ok) throw new Error('second opening refused');
+    expect(created.booking.id).not.toBe(earlier.booking.id);
+    expect((await reloaded).json()).toMatchObject({ booking_event: 'booking_logged', booking: { id: created.booking.id } });
+  });
 });
+

@@ -95,8 +95,14 @@ async function openedWithAuth(db: Queryable, modalAuthId: number, bookingId: num
   return row !== undefined;
 }
 
-/** The booking the auth string's latest session opened (a frame reloaded before it heard), or null. */
+/**
+ * The booking the auth string's latest session opened (a frame reloaded before it heard), or null.
+ * The string's record is locked first, as claimModalAuthSession will: a session of the string
+ * being opened at this moment (its booking not committed yet) is waited for and then seen, rather
+ * than an earlier one of a modal since closed.
+ */
 async function latestBookingOfAuth(db: Queryable, auth: string): Promise<number | null> {
+  await db.query('SELECT 1 FROM modal_auth_uses WHERE auth_hash = $1 FOR UPDATE', [hashToken(auth)]);
   const row = await db.maybeOne<{ booking_id: number }>(
     `SELECT s.booking_id FROM hosted_sessions s JOIN modal_auth_uses u ON u.id = s.modal_auth_id
       WHERE u.auth_hash = $1 AND s.kind = 'modal' AND s.booking_id IS NOT NULL ORDER BY s.id DESC LIMIT 1`,
