@@ -14,7 +14,8 @@ export type LoginResult =
   | { ok: true; userId: number; siteId: number; passwordStamp: string; passwordAt: number }
   | { ok: false; reason: 'bad_credentials' }
   | { ok: false; reason: 'locked'; retryAfterSeconds: number }
-  | { ok: false; reason: 'otp_required' }
+  /** `createsApiTokens`: whether the user may create API tokens in the site (POST api-tokens), the way out the answer names. */
+  | { ok: false; reason: 'otp_required'; createsApiTokens: boolean }
   | { ok: false; reason: 'otp_invalid' };
 
 export interface LoginInput {
@@ -36,11 +37,13 @@ interface LoginRow {
   two_factor_confirmed_at: Date | null;
   totp_last_step: number | null;
   site_id: number | null;
+  creates_api_tokens: boolean | null;
 }
 
 const loginStatement = {
   name: 'auth_login_user',
-  text: `SELECT u.id, u.password_hash, u.password_changed_at::text AS password_stamp, ${passwordStampSql} AS password_at, u.totp_secret, u.two_factor_confirmed_at, u.totp_last_step, m.site_id
+  text: `SELECT u.id, u.password_hash, u.password_changed_at::text AS password_stamp, ${passwordStampSql} AS password_at, u.totp_secret, u.two_factor_confirmed_at, u.totp_last_step, m.site_id,
+                (m.role = 'member_admin' AND NOT m.read_only) AS creates_api_tokens
            FROM users u
            LEFT JOIN sites s ON s.path = $2
            LEFT JOIN memberships m ON m.user_id = u.id AND m.site_id = s.id
@@ -72,7 +75,7 @@ export async function logIn(db: Queryable, input: LoginInput): Promise<LoginResu
   if (user.two_factor_confirmed_at && user.totp_secret) {
     if (!input.otp) {
       await uncountLoginAttempt(db, input.username);
-      return { ok: false, reason: 'otp_required' };
+      return { ok: false, reason: 'otp_required', createsApiTokens: user.creates_api_tokens === true };
     }
     const secret = openTotpSecret(input.signingSecret, user.id, user.totp_secret);
     const step = matchTotp(secret, input.otp, input.now, user.totp_last_step);

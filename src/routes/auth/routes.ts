@@ -122,7 +122,8 @@ function loginError(result: Exclude<LoginResult, { ok: true }>, sitePath: string
       return new ApiError(
         401,
         'rest_not_logged_in',
-        `Two-factor authentication is enabled for this user: send the 6-digit code of the authenticator app as "otp". For integrations, use an API token instead (POST /${sitePath}/api-tokens).`,
+        // Only a member_admin who is not read-only may create API tokens (docs/auth.md "Roles"): others get theirs from the operator.
+        `Two-factor authentication is enabled for this user: send the 6-digit code of the authenticator app as "otp". For integrations, use an API token instead (${result.createsApiTokens ? `POST /${sitePath}/api-tokens` : 'ask the operator: trustfare token create'}).`,
         { two_factor_required: true },
       );
     case 'otp_invalid':

@@ -96,8 +96,8 @@ describe('lock-out after repeated failures', () => {
 });
 
 describe('two-factor authentication', () => {
-  async function enrolled() {
-    const site = await createSite(t.db);
+  async function enrolled(options: { role?: 'member_admin' | 'member' } = {}) {
+    const site = await createSite(t.db, options);
     const { secret } = await enrolTwoFactor(t.db, { userId: site.userId, username: site.username, signingSecret: t.config.secrets.signingSecret, issuer: 'trustfare' });
     // Confirm with the previous step's code so the current one is still unused.
     const confirmAt = new Date(clock.getTime() - 30_000);
@@ -119,6 +119,16 @@ describe('two-factor authentication', () => {
     expect(body).toMatchObject({ code: 'rest_not_logged_in', data: { status: 401, two_factor_required: true } });
     expect(body.message).toContain('API token');
     expect(body.message).toContain(`/${site.path}/api-tokens`);
+  });
+
+  it('points a member, who may not create API tokens (403), to the operator instead of POST api-tokens', async () => {
+    const { site } = await enrolled({ role: 'member' });
+    const response = await postToken(t, site.path, { username: site.username, password: site.password });
+    expect(response.json()).toMatchObject({ code: 'rest_not_logged_in', data: { status: 401, two_factor_required: true } });
+    expect(response.json().message).not.toContain('/api-tokens');
+    expect(response.json().message).toContain('trustfare token create');
+    const refused = await t.app.inject({ method: 'POST', url: `/${site.path}/api-tokens`, headers: site.headers, payload: { name: 'integration' } });
+    expect(refused.statusCode).toBe(403);
   });
 
   it('accepts the current code once, and reports two_factor_confirmed_at', async () => {
