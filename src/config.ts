@@ -106,6 +106,27 @@ export function loadConfig(env: Env = process.env): Config {
 }
 
 /**
+ * What a production start says it runs with though it should not, and goes on (server.ts logs
+ * them): a public origin in plain http, on which payment links, receipts and the hosted card pages
+ * reach payers. TLS is usually the proxy's, so http is refused nowhere, but the origin given must be
+ * the one payers see. A machine's own address (a benchmark, a smoke test) is no public origin.
+ */
+export function startWarnings(config: Config): string[] {
+  if (config.env !== 'production') return [];
+  const origins = [['BASE_URL', config.baseUrl], ['VAULT_APP_URL', config.vaultAppUrl]] as const;
+  return origins
+    .filter(([, origin]) => {
+      const url = new URL(origin);
+      return url.protocol === 'http:' && !isLoopbackHost(url.hostname);
+    })
+    .map(([name, origin]) => `${name} is ${origin}, plain http: payment links, receipts and the hosted card pages would reach payers without TLS; set the https origin the proxy answers on`);
+}
+
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || (isIP(hostname) === 4 && hostname.startsWith('127.'));
+}
+
+/**
  * Production refuses to start without real secrets. Development and tests generate them once
  * into DATA_DIR/dev-secrets.json (with a warning) so restarts keep vaulted cards readable.
  */

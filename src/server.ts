@@ -1,5 +1,5 @@
 import { buildApp, type App } from './app.js';
-import { ConfigError, loadConfig, shutdownGraceMsOf } from './config.js';
+import { ConfigError, loadConfig, shutdownGraceMsOf, startWarnings } from './config.js';
 import { limits } from './limits.js';
 import { createAppContext } from './context.js';
 import { openDatabase } from './storage/database.js';
@@ -51,6 +51,7 @@ async function main(): Promise<void> {
     await listen(app, config);
     // The server still starts (test channels work); the operator learns why live payments are refused.
     if (!takesLiveMode(config, context.connector)) app.log.warn(noLiveProcessorWarning);
+    for (const warning of startWarnings(config)) app.log.warn(warning);
     // A database short of connections for the pools, or not in UTF8, fails requests later (under
     // load, or for some names): said at start, which still goes on (database-checks.ts). A
     // cluster's primary says it once for its workers.

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, developmentSecretsPath, loadConfig } from '../../src/config.js';
+import { ConfigError, developmentSecretsPath, loadConfig, startWarnings } from '../../src/config.js';
 import { testEnv } from '../support/context.js';
 
 const key = () => randomBytes(32).toString('base64');
@@ -97,6 +97,20 @@ describe('BASE_URL in production', () => {
       'NODE_ENV=production requires BASE_URL, the public origin that links in mails and pages are built on (such as https://pay.example.com); without it they would point at http://127.0.0.1:3000',
     );
     expect(loadConfig({ ...testEnv, NODE_ENV: 'production', BASE_URL: 'https://pay.example.com' }).baseUrl).toBe('https://pay.example.com');
+  });
+
+  it('warns at start when a public origin is plain http: card pages and payment links would go to payers without TLS', () => {
+    const production = (env: Record<string, string>) => startWarnings(loadConfig({ ...testEnv, NODE_ENV: 'production', ...env }));
+    expect(production({ BASE_URL: 'http://pay.example.com' })).toEqual([
+      'BASE_URL is http://pay.example.com, plain http: payment links, receipts and the hosted card pages would reach payers without TLS; set the https origin the proxy answers on',
+      'VAULT_APP_URL is http://pay.example.com, plain http: payment links, receipts and the hosted card pages would reach payers without TLS; set the https origin the proxy answers on',
+    ]);
+    expect(production({ BASE_URL: 'https://pay.example.com', VAULT_APP_URL: 'http://vault.example.com' })).toHaveLength(1);
+    expect(production({ BASE_URL: 'https://pay.example.com' })).toEqual([]);
+    // A machine's own address is no public origin: a benchmark or smoke test of a production build.
+    expect(production({ BASE_URL: 'http://127.0.0.1:3000' })).toEqual([]);
+    expect(production({ BASE_URL: 'http://localhost:3000' })).toEqual([]);
+    expect(startWarnings(loadConfig({ ...testEnv, NODE_ENV: 'development', BASE_URL: 'http://pay.example.com' }))).toEqual([]);
   });
 
   it('is still optional in development and tests, where the listening address is the public one', () => {

@@ -257,6 +257,8 @@ describe('production', () => {
       expect((await db.query('SELECT 1 FROM sites')).length).toBe(0);
       // Logged right after "listening"; the pipe may bring it a moment later.
       await vi.waitFor(() => expect(server.output()).toMatch(/"level":40,.*"msg":"no live payment processor is configured \(PROCESSOR=sandbox moves no money\)/), { timeout: 10_000 });
+      // testEnv's BASE_URL is plain http on a public name.
+      expect(server.output()).toMatch(/"level":40,.*"msg":"BASE_URL is http:\/\/trustfare.test, plain http: /);
       server.child.kill('SIGTERM');
       await expectCleanExit(server);
     } finally {
