@@ -56,7 +56,7 @@ export async function listTransactionIds(db: Queryable, options: { siteId: numbe
     .andIf(f.paymentMethods, (w, v) => w.and`t.payment_method = ANY(${v}::text[])`)
     .andIf(f.transactionTypes, (w, v) => w.and`t.type = ANY(${v}::text[])`)
     .andIf(f.payeeSurname, (w, v) => w.and`t.payee_surname = ${v}`)
-    .andIf(f.payeeEmail, (w, v) => w.and`lower(t.payee_email) = lower(${v})`)
+    .andIf(f.payeeEmail, (w, v) => w.and`lower(t.payee_email COLLATE "C") = lower(${v}::text COLLATE "C")`)
     .andIf(f.reference, (w, v) => w.and`EXISTS (SELECT 1 FROM transaction_bookings tb JOIN bookings b ON b.id = tb.booking_id WHERE tb.transaction_id = t.id AND b.reference = ANY(${v}::text[]))`)
     .andIf(f.statementDateAfter, (w, v) => w.and`t.statement_date >= ${v}::date`)
     .andIf(f.statementDateBefore, (w, v) => w.and`t.statement_date <= ${v}::date`);

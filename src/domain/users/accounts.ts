@@ -79,7 +79,7 @@ export async function createUser(db: Queryable, input: NewUser): Promise<UserRec
 
 export async function findUser(db: Queryable, username: string): Promise<UserRecord> {
   const row = await db.maybeOne<{ id: number; username: string; email: string; display_name: string; is_platform_admin: boolean }>(
-    'SELECT id, username, email, display_name, is_platform_admin FROM users WHERE lower(username) = lower($1)',
+    'SELECT id, username, email, display_name, is_platform_admin FROM users WHERE lower(username COLLATE "C") = lower($1::text COLLATE "C")',
     [username],
   );
   if (!row) throw new AccountError('not_found', `no user named ${username}`, 'username');

@@ -47,7 +47,7 @@ const loginStatement = {
            FROM users u
            LEFT JOIN sites s ON s.path = $2
            LEFT JOIN memberships m ON m.user_id = u.id AND m.site_id = s.id
-          WHERE lower(u.username) = lower($1)`,
+          WHERE lower(u.username COLLATE "C") = lower($1::text COLLATE "C")`,
 };
 
 /**

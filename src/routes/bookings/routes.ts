@@ -70,7 +70,7 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
       .andIf(integerIds('channels', query.channels), (w, ids) => w.and`b.channel_id = ANY(${ids}::bigint[])`)
       .andIf(listValues('countries', query.countries), (w, countries) => w.and`b.country = ANY(${countries}::text[])`)
       .andIf(query.surname, (w, surname) => w.and`b.surname = ${surname}`)
-      .andIf(query.email, (w, email) => w.and`lower(b.email) = lower(${email})`)
+      .andIf(query.email, (w, email) => w.and`lower(b.email COLLATE "C") = lower(${email}::text COLLATE "C")`)
       .andIf(isoCalendarDate('date_before', query.date_before), (w, date) => w.and`b.date_end < ${date}::date`)
       .andIf(isoCalendarDate('date_after', query.date_after), (w, date) => w.and`b.date_end > ${date}::date`)
       .andIf(query.reference, (w, reference) => w.and`b.reference = ${reference}`);
