@@ -122,6 +122,21 @@ describe('chargebacks of forex transactions', () => {
   });
 });
 
+describe('a chargeback naming another currency or channel than its payment', () => {
+  it('is refused, and nothing is booked: a USD total read as EUR would take another amount', async () => {
+    const payment = await eurPayment();
+    const usd = await post(t, admin, { transaction_types: 'chargeback', linked_id: payment.id, total: 1000, currencies: 'USD' });
+    expect(usd.statusCode).toBe(400);
+    expect(usd.json().data.params.currencies).toContain('EUR');
+    const elsewhere = await post(t, admin, { transaction_types: 'chargeback', linked_id: payment.id, total: 100, channels: shop.channelId + 1000 });
+    expect(elsewhere.json().data.params).toHaveProperty('channels');
+    expect((await get(t, shop, `/transactions/${payment.id}`)).json()).toMatchObject({ status: 'complete', total_remaining: 3066, adjustments: [] });
+    // Naming the payment's own currency and channel is fine.
+    const named = await post(t, admin, { transaction_types: 'chargeback', linked_id: payment.id, total: 3066, currencies: 'EUR', channels: shop.channelId });
+    expect(named.json()).toMatchObject({ status: 'complete', total: 3066, forex: [{ total: 3333 }] });
+  });
+});
+
 describe('ledger verify on forex payments', () => {
   it('names a payment whose entries carry other paid amounts than the cardholder paid, or another paid currency', async () => {
     const payment = await eurPayment();

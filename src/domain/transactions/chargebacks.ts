@@ -29,9 +29,22 @@ export async function recordChargeback(context: AppContext, actor: Actor, input:
   return context.db.transaction(async (tx) => {
     const target = await findTransaction(tx, { siteId: actor.siteId, id: input.linkedId! });
     if (!target) throw invalidId('linked_id');
+    assertNamesTarget(input, target);
     if (input.type === 'chargeback') return chargeBack(tx, actor, target, input.total!, at);
     return closeChargeback(tx, actor, { type: input.type, target, total: input.total!, at });
   });
+}
+
+/**
+ * A record takes only `linked_id` and `total`, the total in the currency the cardholder paid. A
+ * request naming another currency or channel than its transaction's means something else (a USD
+ * total of a EUR payment): refused, since read as the payment's it would book another amount.
+ */
+function assertNamesTarget(input: TransactionInput, target: TransactionRecord): void {
+  if (input.currency !== undefined && input.currency !== target.currency) {
+    throw invalidParam('currencies', `The transaction was paid in ${target.currency}; a chargeback's total is in that currency.`);
+  }
+  if (input.channelId !== undefined && input.channelId !== target.channelId) throw invalidParam('channels', `The transaction is on channel ${target.channelId}.`);
 }
 
 async function chargeBack(tx: Queryable, actor: Actor, target: TransactionRecord, total: number, at: Date): Promise<number> {
