@@ -100,6 +100,23 @@ async function assertInvariants(): Promise<void> {
   expect(mismatched).toEqual([]);
   const negativeBooking = await t.db.query('SELECT id FROM bookings WHERE site_id = $1 AND (total_paid < 0 OR total_authorized < 0)', [shop.site.siteId]);
   expect(negativeBooking).toEqual([]);
+  // A booking reads `locked` exactly while one of its payments is locked (counted once however
+  // many disputes it has). A payment is locked only by a dispute open or lost (decisions.md:
+  // locked -> complete by a reversal alone).
+  const wronglyLocked = await t.db.query<{ id: number; status: string; locked_transactions: number; locked: number }>(
+    `SELECT b.id, b.status, b.locked_transactions, (SELECT count(*) FROM transaction_bookings tb JOIN transactions t ON t.id = tb.transaction_id
+                                                     WHERE tb.booking_id = b.id AND t.status = 'locked')::int AS locked
+       FROM bookings b WHERE b.site_id = $1`,
+    [shop.site.siteId],
+  );
+  expect(wronglyLocked.filter((row) => row.locked_transactions !== row.locked || (row.status === 'locked') !== (row.locked > 0))).toEqual([]);
+  const lockedWithoutDispute = await t.db.query(
+    `SELECT t.id FROM transactions t WHERE t.site_id = $1 AND t.status = 'locked'
+        AND NOT EXISTS (SELECT 1 FROM transactions c WHERE c.linked_id = t.id AND c.type = 'chargeback'
+                           AND (c.total_remaining > 0 OR EXISTS (SELECT 1 FROM transactions o WHERE o.linked_id = c.id AND o.type = 'chargeback-override')))`,
+    [shop.site.siteId],
+  );
+  expect(lockedWithoutDispute).toEqual([]);
   // Both sides of a transaction close together (docs/forex.md "Parts"): nothing left in the paid
   // currency (total_remaining) exactly when nothing is left of its booking shares (channel currency).
   const halfOpen = await t.db.query(
