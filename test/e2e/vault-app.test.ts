@@ -238,6 +238,31 @@ describe('vaulting app 1.8.0 in Chromium', () => {
     }
   });
 
+  it('redirects with the outcome when the page gave up waiting but the vault went through meanwhile', async () => {
+    // The page gives up after 1.5 s here (its data says 45 s); the service answers after 2.5 s.
+    await page.route('**/vault/1.8.0/?*', async (route) => {
+      const response = await route.fetch();
+      await route.fulfill({ response, body: (await response.text()).replace(/"timeoutMs":\d+/, '"timeoutMs":1500') });
+    });
+    await page.route('**/hosted/payments', async (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      const response = await route.fetch();
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      await route.fulfill({ response }).catch(() => undefined);
+    });
+    try {
+      await page.goto(await vaultUrl({ redirect: `${e2e.host.origin}/done`, session_id: 'slowpage' }));
+      await fillCard(page, { number: testCards.visa });
+      await Promise.all([page.waitForURL(`${e2e.host.origin}/done**`, slow), page.click('#submit')]);
+      const params = Object.fromEntries(new URL(page.url()).searchParams);
+      expect(params).toMatchObject({ session_id: 'slowpage', last_four: '1111', status: 'success' });
+      const transaction = await e2e.t.app.inject({ url: `/${merchant.site.path}/site-json/vendor/v2/transactions/${params.transaction_id}`, headers: merchant.site.headers });
+      expect(transaction.json()).toMatchObject({ status: 'complete', transaction_types: 'vault', token: params.token });
+    } finally {
+      await page.unrouteAll();
+    }
+  });
+
   it('runs the 3DS challenge inside the page: Fail declines', async () => {
     await page.goto(await vaultUrl({ redirect: `${e2e.host.origin}/done`, session_id: 's3dsfail' }));
     await fillCard(page, { number: testCards.visaChallenge });
