@@ -113,6 +113,26 @@ describe('card captures of a hosted page session', () => {
   });
 });
 
+// A page whose payment completed has nothing more to pay: a card it captured would only be stored,
+// and its capture token minted, for nothing (a payment link forwarded after paying).
+describe('card captures of a page whose payment completed', () => {
+  it('are refused as the page payment API refuses a second payment (409 rest_session_completed): no card stored', async () => {
+    const booking = await newBooking(channel, 1_000);
+    const { session: paySession } = await openPage(booking.link);
+    const { token: vaultSession } = await createHostedSession(t.db, { kind: 'vault', siteId: site.siteId, channelId: channel, userId: site.userId, currency: 'USD', language: 'enGB' }, new Date());
+    for (const session of [paySession!, vaultSession]) {
+      const token = (await capture(session, channel, { number: '5555555555554444' })).json().token as string;
+      expect((await pay(session, token)).json()).toMatchObject({ outcome: 'complete' });
+      const before = await cardCount();
+      const again = await capture(session, channel, { number: '4111111111111111' });
+      expect(again.statusCode).toBe(409);
+      expect(again.json()).toMatchObject({ code: 'rest_session_completed', data: { status: 409 } });
+      expect(again.body).not.toContain('ct_');
+      expect(await cardCount()).toBe(before);
+    }
+  });
+});
+
 describe('a capture token on a hosted page', () => {
   it('pays for one attempt: after a CVV decline the page must capture the card again, and the refusal costs no attempt', async () => {
     // A total ending in 53 makes the sandbox decline the CVV (800.100.153).

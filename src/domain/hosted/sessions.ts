@@ -168,6 +168,7 @@ export async function attachBooking(db: Queryable, sessionId: number, bookingId:
 }
 
 export type AttemptRefusal = 'attempts_exhausted' | 'already_completed' | 'in_progress';
+export type CaptureRefusal = 'captures_exhausted' | 'already_completed';
 
 /** Failed attempts allowed across every session of one shared record, by the kind of session. */
 function sharedFailuresMax(kind: HostedSessionKind): number {
@@ -219,8 +220,10 @@ const bookingCapturesSql = (booking: string, since: string) =>
   `(SELECT coalesce(sum(o.captures), 0)::int FROM hosted_sessions o WHERE o.booking_id = ${booking} AND o.kind = 'pay' AND o.created_at > ${since})`;
 
 /**
- * Counts one card the session submits to the capture endpoint, accepted or not, or refuses it
- * (false): after `limits.hostedCardCapturesPerSessionMax`, for a payment request page once its
+ * Counts one card the session submits to the capture endpoint, accepted or not, or refuses it:
+ * `already_completed` once the session's payment (or vault) completed, since it has nothing left to
+ * pay and the card would only be stored and a capture token minted for nothing; otherwise
+ * `captures_exhausted` after `limits.hostedCardCapturesPerSessionMax`, for a payment request page once its
  * booking's pages together captured `payRequestCapturesPerBookingMax` within the window, and for
  * a vaulting app page once its cardvaultuser token captured `cardVaultCapturesPerTokenMax`
  * (directly or by any of its pages, on the token's shared record). Each page load opens a new
@@ -230,11 +233,11 @@ const bookingCapturesSql = (booking: string, since: string) =>
  * token's; the booking's sum is read as the statement starts, so pages capturing at the same
  * moment can pass it by the captures in flight (as with `payRequestFailedAttemptsPerBookingMax`).
  */
-export async function countCardCapture(db: Queryable, sessionId: number, now: Date): Promise<boolean> {
+export async function countCardCapture(db: Queryable, sessionId: number, now: Date): Promise<CaptureRefusal | null> {
   const counted = await db.maybeOne(
     `WITH session AS (
        SELECT s.id, s.kind, s.modal_auth_id FROM hosted_sessions s
-        WHERE s.id = $1 AND s.captures < $2
+        WHERE s.id = $1 AND s.captures < $2 AND s.transaction_id IS NULL
           AND (s.kind <> 'pay' OR s.booking_id IS NULL OR ${bookingCapturesSql('s.booking_id', '$4')} < $3)
           FOR UPDATE),
      shared AS (
@@ -246,7 +249,9 @@ export async function countCardCapture(db: Queryable, sessionId: number, now: Da
       RETURNING s.captures`,
     [sessionId, limits.hostedCardCapturesPerSessionMax, limits.payRequestCapturesPerBookingMax, payRequestWindowStart(now), limits.cardVaultCapturesPerTokenMax],
   );
-  return counted !== undefined;
+  if (counted !== undefined) return null;
+  // Refused: say why, as startAttempt does (a completed page's answer is not "no more cards").
+  return (await getHostedSession(db, sessionId)).transactionId !== null ? 'already_completed' : 'captures_exhausted';
 }
 
 /** Whether the booking's payment request pages captured all the cards they may in the window. */

@@ -81,6 +81,7 @@ async function authorizeHostedSession(request: FastifyRequest, context: AppConte
   if (channels !== session.channelId) throw invalidParam('channels', 'This page may only capture cards for the channel it was opened for.');
   // Counted before the card is looked at: an anonymous page (a payment link) must not store
   // cards and mint capture tokens without end, valid card or not.
-  if (!(await countCardCapture(context.db, session.id, context.now()))) throw attemptRefusal('captures_exhausted');
+  const refusal = await countCardCapture(context.db, session.id, context.now());
+  if (refusal) throw attemptRefusal(refusal);
   return { siteId: session.siteId, userId: session.userId, via: 'hosted_session' };
 }
