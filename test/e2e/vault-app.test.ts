@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { signJwt } from '../../src/domain/credentials.js';
 import { messages as frenchPages } from '../../src/i18n/pages/frFR.js';
+import { limits } from '../../src/limits.js';
 import { cardVaultToken, createMerchant, fillCard, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
 
 /** Browser round trips on a busy two-core machine: poll generously (expect.poll's default is 1 s). */
@@ -343,6 +344,39 @@ describe('vaulting app 1.8.0 in Chromium', () => {
     expect(cardsAfter.count).toBe(cardsBefore.count);
     const captures = await e2e.t.db.one<{ count: number }>('SELECT COALESCE(sum(captures), 0)::int AS count FROM hosted_sessions WHERE id > $1', [sessionsBefore.id]);
     expect(captures.count).toBe(0);
+  });
+
+  // The token's cards are bounded apart from its failed attempts (docs/hosted-pages.md "Card
+  // captures per page"): no attempt failed here, so "Three failed attempts" would be untrue.
+  it('once the token captured all the cards it may, says so in the page language (not "three failed attempts"), and a reload shows no form', async () => {
+    const token = await cardVaultToken(e2e, merchant);
+    const url = await vaultUrl({ auth: token, language: 'frFR' });
+    await page.goto(url);
+    // Meanwhile the token itself captures the cards it may (posted with the JWT, as a leaked URL allows).
+    for (let index = 0; index < limits.cardVaultCapturesPerTokenMax; index++) {
+      const captured = await e2e.t.app.inject({
+        method: 'POST', url: `/${merchant.site.path}/site-json/vendor/v2/cards`, headers: { authorization: `Bearer ${token}` },
+        payload: { channels: merchant.channelId, card_number: testCards.visa, expiry_month: '04', expiry_year: new Date().getUTCFullYear() + 2, cvv: '123' },
+      });
+      expect(captured.statusCode).toBe(201);
+    }
+    const cardsBefore = await e2e.t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM cards WHERE site_id = $1', [merchant.site.siteId]);
+    await fillCard(page, { number: testCards.visa });
+    await page.click('#submit');
+    await page.waitForSelector('#outcome.failed', slow);
+    const spent = 'Aucune autre carte ne peut être saisie sur cette page. Veuillez contacter';
+    expect(await page.textContent('#outcome')).toContain(spent);
+    expect(await page.textContent('#outcome')).not.toContain('Trois tentatives');
+    expect(await page.locator('#card-form').isVisible()).toBe(false);
+
+    const response = await page.goto(url);
+    expect(response?.status()).toBe(200);
+    expect(await page.textContent('main')).toContain(spent);
+    expect(await page.textContent('main')).not.toContain('Trois tentatives');
+    expect(await page.locator('#card-form, #card_number, #submit').count()).toBe(0);
+    await screenshots(page, 'vault-captures-used-fr');
+    const cardsAfter = await e2e.t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM cards WHERE site_id = $1', [merchant.site.siteId]);
+    expect(cardsAfter.count).toBe(cardsBefore.count);
   });
 
   it('shows an error page and no form for an expired or foreign auth token', async () => {

@@ -73,7 +73,8 @@ describe('card captures of a hosted page session', () => {
     expect(answers.filter((answer) => answer.statusCode === 201)).toHaveLength(limits.hostedCardCapturesPerSessionMax);
     for (const refused of answers.filter((answer) => answer.statusCode !== 201)) {
       expect(refused.statusCode).toBe(403);
-      expect(refused.json()).toMatchObject({ code: 'rest_attempts_exhausted', data: { status: 403 } });
+      // Told apart from failed attempts (same code): the pages say no more cards, not "three failed attempts".
+      expect(refused.json()).toMatchObject({ code: 'rest_attempts_exhausted', data: { status: 403, exhausted: 'captures' } });
       expect(refused.body).not.toContain('"token"');
     }
     expect(await cardCount()).toBe(before + limits.hostedCardCapturesPerSessionMax);

@@ -316,7 +316,7 @@ describe('one cardvaultuser token, many loads of the vaulting app', () => {
 describe('cards one cardvaultuser token may capture', () => {
   const refusedAsExhausted = (answer: { statusCode: number; body: string; json: () => unknown }) => {
     expect(answer.statusCode).toBe(403);
-    expect(answer.json()).toMatchObject({ code: 'rest_attempts_exhausted', data: { status: 403 } });
+    expect(answer.json()).toMatchObject({ code: 'rest_attempts_exhausted', data: { status: 403, exhausted: 'captures' } });
     expect(answer.body).not.toContain('ct_');
   };
 

@@ -21,7 +21,8 @@ export interface PaymentAnswer {
 export interface ApiErrorBody {
   code: string;
   message: string;
-  data: { status: number; params?: Record<string, string> | string[] };
+  /** `exhausted`: 'captures' on a rest_attempts_exhausted refusing a card to capture (no attempt failed). */
+  data: { status: number; params?: Record<string, string> | string[]; exhausted?: string };
 }
 
 export type FlowEnd =

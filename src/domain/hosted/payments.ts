@@ -57,10 +57,17 @@ export function sessionExpired(): ApiError {
   return new ApiError(403, 'jwt_auth_invalid_request', 'Your session has expired or the authorisation is invalid. Please reopen the payment page.');
 }
 
+/**
+ * What tells a cards refusal from a failed-attempts one under their shared code: no attempt failed,
+ * so a page saying "three failed attempts" would be untrue (the vaulting app says no more cards,
+ * web/vault/1.8.0/app.ts).
+ */
+const capturesExhaustedData = { exhausted: 'captures' } as const;
+
 export function attemptRefusal(reason: 'attempts_exhausted' | 'captures_exhausted' | 'token_captures_exhausted' | 'already_completed' | 'in_progress'): ApiError {
   if (reason === 'attempts_exhausted') return new ApiError(403, 'rest_attempts_exhausted', rejectedMessage);
-  if (reason === 'captures_exhausted') return new ApiError(403, 'rest_attempts_exhausted', 'This page has taken as many cards as it may: no further card can be entered here.');
-  if (reason === 'token_captures_exhausted') return new ApiError(403, 'rest_attempts_exhausted', 'This cardvaultuser token has captured as many cards as it may: obtain a new token.');
+  if (reason === 'captures_exhausted') return new ApiError(403, 'rest_attempts_exhausted', 'This page has taken as many cards as it may: no further card can be entered here.', capturesExhaustedData);
+  if (reason === 'token_captures_exhausted') return new ApiError(403, 'rest_attempts_exhausted', 'This cardvaultuser token has captured as many cards as it may: obtain a new token.', capturesExhaustedData);
   if (reason === 'already_completed') return new ApiError(409, 'rest_session_completed', 'This page has already completed its payment.');
   return new ApiError(409, 'rest_payment_in_progress', 'A payment of this page is still awaiting its outcome.');
 }

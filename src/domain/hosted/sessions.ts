@@ -50,6 +50,8 @@ export interface HostedSession {
   modalAuthId: number | null;
   /** Failed (or in-flight) attempts of every session opened with the same auth string or token. */
   authFailures: number | null;
+  /** Cards captured by the same cardvaultuser token, itself and through its pages (countCardCapture). */
+  authCaptures: number | null;
 }
 
 export const hostedSessionTokenPrefix = 'hps_';
@@ -93,12 +95,14 @@ interface SessionRow {
   expires_at: Date;
   modal_auth_id: number | null;
   auth_failures: number | null;
+  auth_captures: number | null;
 }
 
 // Usable in SELECT ... FROM hosted_sessions and in RETURNING alike.
 const columns = `id, kind, site_id, channel_id, user_id, booking_id, amount, currency, host_origin, language, options,
   attempts, transaction_id, pending_transaction_id, last_transaction_id, expires_at, modal_auth_id,
-  (SELECT a.failures FROM modal_auth_uses a WHERE a.id = hosted_sessions.modal_auth_id) AS auth_failures`;
+  (SELECT a.failures FROM modal_auth_uses a WHERE a.id = hosted_sessions.modal_auth_id) AS auth_failures,
+  (SELECT a.captures FROM modal_auth_uses a WHERE a.id = hosted_sessions.modal_auth_id) AS auth_captures`;
 
 function fromRow(row: SessionRow): HostedSession {
   return {
@@ -120,6 +124,7 @@ function fromRow(row: SessionRow): HostedSession {
     expiresAt: row.expires_at,
     modalAuthId: row.modal_auth_id,
     authFailures: row.auth_failures,
+    authCaptures: row.auth_captures,
   };
 }
 
@@ -300,4 +305,13 @@ export function attemptsLeft(session: Pick<HostedSession, 'kind' | 'attempts' | 
   const own = limits.hostedFailedAttemptsMax - session.attempts;
   const shared = session.authFailures === null ? own : sharedFailuresMax(session.kind) - session.authFailures;
   return Math.max(0, Math.min(own, shared));
+}
+
+/**
+ * Whether a vaulting app session's cardvaultuser token captured all the cards it may
+ * (`cardVaultCapturesPerTokenMax`): every further card is refused before it is stored, so a page
+ * opened now has nothing to offer. A new session has captured nothing of its own.
+ */
+export function tokenCapturesExhausted(session: Pick<HostedSession, 'kind' | 'authCaptures'>): boolean {
+  return session.kind === 'vault' && session.authCaptures !== null && session.authCaptures >= limits.cardVaultCapturesPerTokenMax;
 }

@@ -38,6 +38,7 @@ export const messages = {
   declined: 'Ihre Bank hat die Zahlung abgelehnt: {code} {reason}.',
   attemptsLeft: 'Prüfen Sie die Angaben oder verwenden Sie eine andere Karte. Verbleibende Versuche: {count}.',
   rejected: 'Drei fehlgeschlagene Versuche: Weitere Versuche sind nicht möglich. Bitte wenden Sie sich an {company}.',
+  capturesExhausted: 'Auf dieser Seite können keine weiteren Karten eingegeben werden. Bitte wenden Sie sich an {company}.',
   sessionExpired: 'Ihre Sitzung ist abgelaufen. Öffnen Sie diese Seite erneut, um neu zu beginnen.',
   invalidRequest: 'Die Seite wurde mit ungültigen Angaben geöffnet ({params}).',
   invalidAuth: 'Die Berechtigung für diese Seite fehlt, ist ungültig oder abgelaufen.',

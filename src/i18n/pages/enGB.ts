@@ -39,6 +39,7 @@ export const messages = {
   declined: 'Your bank declined the payment: {code} {reason}.',
   attemptsLeft: 'Check the details or try another card. Attempts left: {count}.',
   rejected: 'Three failed attempts: no further attempts are possible. Please contact {company}.',
+  capturesExhausted: 'No more cards can be entered on this page. Please contact {company}.',
   sessionExpired: 'Your session has expired. Please reopen this page to start again.',
   invalidRequest: 'The page was opened with invalid details ({params}).',
   invalidAuth: 'The authorisation for this page is missing, invalid or has expired.',

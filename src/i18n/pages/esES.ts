@@ -38,6 +38,7 @@ export const messages = {
   declined: 'Su banco ha rechazado el pago: {code} {reason}.',
   attemptsLeft: 'Revise los datos o pruebe con otra tarjeta. Intentos restantes: {count}.',
   rejected: 'Tres intentos fallidos: no es posible intentarlo de nuevo. Póngase en contacto con {company}.',
+  capturesExhausted: 'No se pueden introducir más tarjetas en esta página. Póngase en contacto con {company}.',
   sessionExpired: 'Su sesión ha caducado. Vuelva a abrir esta página para empezar de nuevo.',
   invalidRequest: 'La página se abrió con datos no válidos ({params}).',
   invalidAuth: 'La autorización de esta página falta, no es válida o ha caducado.',

@@ -38,6 +38,7 @@ export const messages = {
   declined: 'Votre banque a refusé le paiement : {code} {reason}.',
   attemptsLeft: 'Vérifiez les données ou essayez une autre carte. Tentatives restantes : {count}.',
   rejected: 'Trois tentatives ont échoué : aucune autre tentative n’est possible. Veuillez contacter {company}.',
+  capturesExhausted: 'Aucune autre carte ne peut être saisie sur cette page. Veuillez contacter {company}.',
   sessionExpired: 'Votre session a expiré. Rouvrez cette page pour recommencer.',
   invalidRequest: 'La page a été ouverte avec des données non valides ({params}).',
   invalidAuth: 'L’autorisation de cette page est absente, non valide ou expirée.',

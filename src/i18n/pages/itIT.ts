@@ -38,6 +38,7 @@ export const messages = {
   declined: 'La tua banca ha rifiutato il pagamento: {code} {reason}.',
   attemptsLeft: 'Controlla i dati o prova un’altra carta. Tentativi rimasti: {count}.',
   rejected: 'Tre tentativi non riusciti: non sono possibili altri tentativi. Contatta {company}.',
+  capturesExhausted: 'Non è possibile inserire altre carte in questa pagina. Contatta {company}.',
   sessionExpired: 'La sessione è scaduta. Riapri questa pagina per ricominciare.',
   invalidRequest: 'La pagina è stata aperta con dati non validi ({params}).',
   invalidAuth: 'L’autorizzazione per questa pagina manca, non è valida o è scaduta.',

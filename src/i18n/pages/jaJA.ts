@@ -38,6 +38,7 @@ export const messages = {
   declined: 'カード会社がお支払いを承認しませんでした：{code} {reason}。',
   attemptsLeft: '入力内容を確認するか、別のカードをお試しください。残りの試行回数：{count}。',
   rejected: '3 回失敗したため、これ以上お試しいただけません。{company} にお問い合わせください。',
+  capturesExhausted: 'このページではこれ以上カードを入力できません。{company} にお問い合わせください。',
   sessionExpired: 'セッションの有効期限が切れました。このページを開き直して最初からやり直してください。',
   invalidRequest: '無効な情報でページが開かれました（{params}）。',
   invalidAuth: 'このページの認証情報がないか、無効か、期限切れです。',

@@ -38,6 +38,7 @@ export const messages = {
   declined: '은행에서 결제를 거절했습니다: {code} {reason}.',
   attemptsLeft: '정보를 확인하거나 다른 카드를 사용해 보세요. 남은 시도 횟수: {count}.',
   rejected: '세 번 실패하여 더 이상 시도할 수 없습니다. {company}에 문의하세요.',
+  capturesExhausted: '이 페이지에서는 더 이상 카드를 입력할 수 없습니다. {company}에 문의하세요.',
   sessionExpired: '세션이 만료되었습니다. 이 페이지를 다시 열어 처음부터 시작하세요.',
   invalidRequest: '잘못된 정보로 페이지가 열렸습니다 ({params}).',
   invalidAuth: '이 페이지의 인증 정보가 없거나 잘못되었거나 만료되었습니다.',

@@ -38,6 +38,7 @@ export const messages = {
   declined: 'Jūsu banka noraidīja maksājumu: {code} {reason}.',
   attemptsLeft: 'Pārbaudiet datus vai izmēģiniet citu karti. Atlikušie mēģinājumi: {count}.',
   rejected: 'Trīs neveiksmīgi mēģinājumi: vairāk mēģinājumu nav iespējams. Lūdzu, sazinieties ar {company}.',
+  capturesExhausted: 'Šajā lapā vairs nevar ievadīt kartes. Lūdzu, sazinieties ar {company}.',
   sessionExpired: 'Jūsu sesija ir beigusies. Atveriet šo lapu vēlreiz, lai sāktu no jauna.',
   invalidRequest: 'Lapa tika atvērta ar nederīgiem datiem ({params}).',
   invalidAuth: 'Šīs lapas atļauja nav norādīta, nav derīga vai ir beigusies.',

@@ -38,6 +38,7 @@ export const messages = {
   declined: 'Seu banco recusou o pagamento: {code} {reason}.',
   attemptsLeft: 'Confira os dados ou tente outro cartão. Tentativas restantes: {count}.',
   rejected: 'Três tentativas falharam: não é possível tentar novamente. Entre em contato com {company}.',
+  capturesExhausted: 'Não é possível inserir mais cartões nesta página. Entre em contato com {company}.',
   sessionExpired: 'Sua sessão expirou. Abra esta página novamente para recomeçar.',
   invalidRequest: 'A página foi aberta com dados inválidos ({params}).',
   invalidAuth: 'A autorização desta página está ausente, é inválida ou expirou.',

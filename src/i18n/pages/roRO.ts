@@ -38,6 +38,7 @@ export const messages = {
   declined: 'Banca a refuzat plata: {code} {reason}.',
   attemptsLeft: 'Verificați datele sau încercați alt card. Încercări rămase: {count}.',
   rejected: 'Trei încercări eșuate: nu mai sunt posibile alte încercări. Contactați {company}.',
+  capturesExhausted: 'Nu mai pot fi introduse carduri pe această pagină. Contactați {company}.',
   sessionExpired: 'Sesiunea a expirat. Redeschideți această pagină pentru a începe din nou.',
   invalidRequest: 'Pagina a fost deschisă cu date nevalide ({params}).',
   invalidAuth: 'Autorizarea pentru această pagină lipsește, nu este validă sau a expirat.',

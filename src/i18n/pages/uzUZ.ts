@@ -38,6 +38,7 @@ export const messages = {
   declined: 'Bankingiz toʻlovni rad etdi: {code} {reason}.',
   attemptsLeft: 'Maʼlumotlarni tekshiring yoki boshqa kartani sinab koʻring. Qolgan urinishlar: {count}.',
   rejected: 'Uchta muvaffaqiyatsiz urinish: boshqa urinish mumkin emas. {company} bilan bogʻlaning.',
+  capturesExhausted: 'Bu sahifada boshqa karta kiritib boʻlmaydi. {company} bilan bogʻlaning.',
   sessionExpired: 'Seansingiz muddati tugadi. Qaytadan boshlash uchun bu sahifani qayta oching.',
   invalidRequest: 'Sahifa notoʻgʻri maʼlumotlar bilan ochildi ({params}).',
   invalidAuth: 'Bu sahifa uchun ruxsat yoʻq, notoʻgʻri yoki muddati oʻtgan.',

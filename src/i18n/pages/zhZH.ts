@@ -38,6 +38,7 @@ export const messages = {
   declined: '您的银行拒绝了这笔付款：{code} {reason}。',
   attemptsLeft: '请检查信息或换一张卡。剩余尝试次数：{count}。',
   rejected: '三次尝试均失败：无法再次尝试。请联系 {company}。',
+  capturesExhausted: '此页面无法再输入更多银行卡。请联系 {company}。',
   sessionExpired: '您的会话已过期。请重新打开此页面。',
   invalidRequest: '打开此页面时提供的信息无效（{params}）。',
   invalidAuth: '此页面的授权缺失、无效或已过期。',

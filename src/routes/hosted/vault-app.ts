@@ -1,7 +1,7 @@
 import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import { openVaultApp, parseVaultAppQuery, type RawQuery } from '../../domain/hosted/vault-app.js';
-import { attemptsLeft } from '../../domain/hosted/sessions.js';
+import { attemptsLeft, tokenCapturesExhausted } from '../../domain/hosted/sessions.js';
 import { parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
 import { limits } from '../../limits.js';
 import { isTestMode } from '../../domain/vault/index.js';
@@ -42,7 +42,7 @@ const vaultPageSchema = {
   tags,
   security: noCredential,
   response: {
-    200: htmlResponse("The card form, or once the auth token's failed attempts are used up the rejection without a form"),
+    200: htmlResponse("The card form, or once the auth token's failed attempts or card captures are used up the rejection without a form"),
     400: htmlResponse('Error page naming the invalid inputs; no form'),
     403: htmlResponse('Error page: the auth token is invalid or expired, or may not use the channel'),
     404: htmlResponse('Error page: unknown version'),
@@ -87,8 +87,11 @@ export async function vaultAppRoutes(app: App, context: AppContext): Promise<voi
     // refused before the bank, so the page has no form to type one into. Nor does it redirect:
     // nothing was attempted on this load, and the redirect parameters name a vault transaction
     // and a card (docs/hosted-pages.md "attempts per cardvaultuser token").
-    if (left === 0) {
-      return sendPage(reply, 200, hostedPage({ ...header, content: noticeView({ kind: 'failed', message: pageT('rejected', { company: channel.company }) }) }), vaultCsp);
+    // Likewise once the token captured all the cards it may (docs/hosted-pages.md "Card captures
+    // per page"): said as such, since no attempt may have failed.
+    const spent = left === 0 ? 'rejected' : tokenCapturesExhausted(session) ? 'capturesExhausted' : null;
+    if (spent) {
+      return sendPage(reply, 200, hostedPage({ ...header, content: noticeView({ kind: 'failed', message: pageT(spent, { company: channel.company }) }) }), vaultCsp);
     }
     const body = hostedPage({
       ...header,

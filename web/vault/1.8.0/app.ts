@@ -70,10 +70,11 @@ form.payOnSubmit({
       case 'answer':
         return end.answer.outcome === 'timeout' && !end.answer.redirect_url ? unanswered(end.answer) : finish(end.answer);
       case 'refused':
-        // The token's attempts were used up in another load of the page (or at the same moment).
+        // The token's attempts were used up in another load of the page (or at the same moment), or
+        // its cards or this page's were (data.exhausted 'captures'), where no attempt need have failed.
         if (end.error.code === 'rest_attempts_exhausted') {
           form.form.hidden = true;
-          return showOutcome('failed', [t('rejected', { company: data.company })]);
+          return showOutcome('failed', [t(end.error.data.exhausted === 'captures' ? 'capturesExhausted' : 'rejected', { company: data.company })]);
         }
         return showRefusal(end.error, form, t);
       case 'timeout':
