@@ -165,6 +165,13 @@ export const limits = {
    */
   vaultFailedAttemptsPerTokenMax: 3,
   /**
+   * Vaulting app loads one cardvaultuser token may open (each is a page session, a hosted_sessions
+   * row); the next load is a 403 error page saying the link was opened too often. As a modal auth
+   * string's `modalSessionsPerAuthMax`: room for a cardholder's reloads and back-and-forth, and a
+   * token leaked with its URL no longer opens sessions bounded only by the rate limit.
+   */
+  vaultSessionsPerTokenMax: 10,
+  /**
    * Cards one cardvaultuser token may capture (POST .../cards, accepted or refused), posted with
    * the token itself or by any vaulting app session it opened, together; the next one is 403
    * rest_attempts_exhausted and stores nothing. The token is in the cardholder's browser for 15

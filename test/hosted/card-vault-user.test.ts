@@ -311,6 +311,30 @@ describe('one cardvaultuser token, many loads of the vaulting app', () => {
   });
 });
 
+// Every load of the app opens a page session (a hosted_sessions row): one token in a URL must not
+// open them without end, bounded only by the rate limit.
+describe('vaulting app loads of one cardvaultuser token', () => {
+  it('are bounded: past vaultSessionsPerTokenMax the page says so in its language, shows no form and opens no session', async () => {
+    const m = await merchant();
+    const token = await earlierToken(m);
+    for (let load = 1; load <= limits.vaultSessionsPerTokenMax; load++) {
+      const page = await openVaultApp(m, token, 'deDE');
+      expect(page.statusCode).toBe(200);
+      expect(pageSessionOf(page.body)).not.toBeNull();
+    }
+    const before = await stored(m);
+    const refused = await openVaultApp(m, token, 'deDE');
+    expect(refused.statusCode).toBe(403);
+    expect(refused.body).toContain('Diese Seite wurde mit demselben Link zu oft geöffnet.');
+    expect(refused.body).not.toContain('id="card-form"');
+    expect(pageSessionOf(refused.body)).toBeNull();
+    expect(await stored(m)).toEqual(before);
+    // A new token of the same user starts afresh.
+    const fresh = await openVaultApp(m, await signJwt(t.config.secrets.jwtSecret, { userId: m.site.userId, kind: 'cardvaultuser', siteId: m.site.siteId }));
+    expect(pageSessionOf(fresh.body)).not.toBeNull();
+  });
+});
+
 // A cardvaultuser token sits in a URL in the cardholder's browser for 15 minutes: leaked, it must
 // not capture cards without end, neither directly nor through the vaulting app sessions it opens.
 describe('cards one cardvaultuser token may capture', () => {

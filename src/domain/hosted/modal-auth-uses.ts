@@ -11,7 +11,7 @@ import { pickedBy } from '../../storage/batches.js';
  * `modalSessionsPerAuthMax` sessions, `modalDraftBookingsPerAuthMax` draft bookings and
  * `modalFailedAttemptsPerAuthMax` failed attempts in all (the attempts are counted in
  * sessions.ts). Only the SHA-256 of the string is stored. The vaulting app's cardvaultuser tokens
- * share the table for their failed attempts (claimCardVaultTokenSession).
+ * share the table for their sessions, failed attempts and captures (claimCardVaultTokenSession).
  */
 export interface ModalAuthUse {
   auth: string;
@@ -44,13 +44,12 @@ export async function claimModalAuthSession(tx: Queryable, use: ModalAuthUse, no
  * three attempts. Its sessions share one record, so their failed vault attempts are bounded
  * together (`vaultFailedAttemptsPerTokenMax`, counted in sessions.ts). The token is named by its
  * jti, not its text: the last character of a JWT's signature can be written several ways that
- * all verify, each of which would otherwise count apart. Sessions are not bounded (no draft
- * bookings here, and a session without attempts left takes no card). Answers the record's id.
+ * all verify, each of which would otherwise count apart. Each load is a hosted_sessions row, so
+ * the token opens at most `vaultSessionsPerTokenMax` (no draft bookings here). Answers the
+ * record's id, or null when the token has opened all the sessions it may.
  */
-export async function claimCardVaultTokenSession(tx: Queryable, token: CardVaultToken, now: Date): Promise<number> {
-  const id = await claimSession(tx, { ...cardVaultTokenRecord(token), channelId: token.channelId, drafts: 0, sessionsMax: null, draftsMax: null }, now);
-  if (id === null) throw new Error('unbounded claim refused');
-  return id;
+export async function claimCardVaultTokenSession(tx: Queryable, token: CardVaultToken, now: Date): Promise<number | null> {
+  return claimSession(tx, { ...cardVaultTokenRecord(token), channelId: token.channelId, drafts: 0, sessionsMax: limits.vaultSessionsPerTokenMax, draftsMax: null }, now);
 }
 
 /** A cardvaultuser token as its shared record knows it: `channelId` is recorded if the record is new. */

@@ -148,7 +148,8 @@ export interface VaultChannel {
 
 export type VaultAppOpening =
   | { ok: true; token: string; session: HostedSession; channel: VaultChannel }
-  | { ok: false; status: 403; params: Record<string, string> }
+  /** `usedUp`: the token opened the app as many times as it may; the page says so in its language. */
+  | { ok: false; status: 403; params: Record<string, string>; usedUp?: { language: LanguageCode; company: string } }
   /** `language`: the page's, as the form would have been shown in (the URL's, else the channel's). */
   | { ok: false; status: 400; params: Record<string, string>; language: LanguageCode };
 
@@ -157,8 +158,8 @@ export type VaultAppOpening =
  * JWT of a member of its site who is not read-only and has not changed password since) and that
  * site must own `channels`, not closed (it takes no cards); `env` must name that channel's account
  * mode; `fail_code` only on test channels. Then opens the page session the form will use, sharing
- * the token's count of failed attempts with every other session the token opened
- * (claimCardVaultTokenSession).
+ * the token's count of failed attempts with every other session the token opened, unless it
+ * opened as many as it may (claimCardVaultTokenSession).
  */
 export async function openVaultApp(db: Queryable, options: { jwtSecret: Uint8Array; inputs: VaultAppInputs; now: Date }): Promise<VaultAppOpening> {
   const { inputs } = options;
@@ -184,6 +185,10 @@ export async function openVaultApp(db: Queryable, options: { jwtSecret: Uint8Arr
   if (inputs.env !== channel.accountMode) return { ok: false, status: 400, params: { env: `does not match the channel's account_mode` }, language };
   if (inputs.failCode !== undefined && !isTestMode(channel.accountMode)) return { ok: false, status: 400, params: { fail_code: 'applies to test channels only' }, language };
   const modalAuthId = await claimCardVaultTokenSession(db, { tokenId: user.tokenId, issuedAt: user.issuedAt, channelId: channel.id }, options.now);
+  if (modalAuthId === null) {
+    const params = { auth: `has opened the vaulting app ${limits.vaultSessionsPerTokenMax} times, as many as one token may: obtain a new token` };
+    return { ok: false, status: 403, params, usedUp: { language, company: channel.company } };
+  }
   const { token, session } = await createHostedSession(db, {
     kind: 'vault',
     modalAuthId,

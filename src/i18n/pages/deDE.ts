@@ -42,6 +42,7 @@ export const messages = {
   sessionExpired: 'Ihre Sitzung ist abgelaufen. Öffnen Sie diese Seite erneut, um neu zu beginnen.',
   invalidRequest: 'Die Seite wurde mit ungültigen Angaben geöffnet ({params}).',
   invalidAuth: 'Die Berechtigung für diese Seite fehlt, ist ungültig oder abgelaufen.',
+  linkUsedUp: 'Diese Seite wurde mit demselben Link zu oft geöffnet. Bitte kehren Sie zu {company} zurück und beginnen Sie erneut.',
   invalidLink: 'Dieser Zahlungslink ist ungültig oder abgelaufen. Bitte fordern Sie bei {company} einen neuen an.',
   unknownLink: 'Dieser Zahlungslink ist ungültig oder abgelaufen.',
   bookingInvalid: 'Die Buchungsdaten sind ungültig: {message}',

@@ -43,6 +43,7 @@ export const messages = {
   sessionExpired: 'Your session has expired. Please reopen this page to start again.',
   invalidRequest: 'The page was opened with invalid details ({params}).',
   invalidAuth: 'The authorisation for this page is missing, invalid or has expired.',
+  linkUsedUp: 'This page has been opened too many times with the same link. Please go back to {company} and start again.',
   invalidLink: 'This payment link is not valid or has expired. Please ask {company} for a new one.',
   unknownLink: 'This payment link is not valid or has expired.',
   bookingInvalid: 'The booking details are not valid: {message}',

@@ -42,6 +42,7 @@ export const messages = {
   sessionExpired: 'Su sesión ha caducado. Vuelva a abrir esta página para empezar de nuevo.',
   invalidRequest: 'La página se abrió con datos no válidos ({params}).',
   invalidAuth: 'La autorización de esta página falta, no es válida o ha caducado.',
+  linkUsedUp: 'Esta página se ha abierto demasiadas veces con el mismo enlace. Vuelva a {company} y empiece de nuevo.',
   invalidLink: 'Este enlace de pago no es válido o ha caducado. Pida uno nuevo a {company}.',
   unknownLink: 'Este enlace de pago no es válido o ha caducado.',
   bookingInvalid: 'Los datos de la reserva no son válidos: {message}',

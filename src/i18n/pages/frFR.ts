@@ -42,6 +42,7 @@ export const messages = {
   sessionExpired: 'Votre session a expiré. Rouvrez cette page pour recommencer.',
   invalidRequest: 'La page a été ouverte avec des données non valides ({params}).',
   invalidAuth: 'L’autorisation de cette page est absente, non valide ou expirée.',
+  linkUsedUp: 'Cette page a été ouverte trop de fois avec le même lien. Veuillez retourner sur le site de {company} et recommencer.',
   invalidLink: 'Ce lien de paiement n’est pas valide ou a expiré. Demandez-en un nouveau à {company}.',
   unknownLink: 'Ce lien de paiement n’est pas valide ou a expiré.',
   bookingInvalid: 'Les données de la réservation ne sont pas valides : {message}',

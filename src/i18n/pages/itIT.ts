@@ -42,6 +42,7 @@ export const messages = {
   sessionExpired: 'La sessione è scaduta. Riapri questa pagina per ricominciare.',
   invalidRequest: 'La pagina è stata aperta con dati non validi ({params}).',
   invalidAuth: 'L’autorizzazione per questa pagina manca, non è valida o è scaduta.',
+  linkUsedUp: 'Questa pagina è stata aperta troppe volte con lo stesso link. Torna su {company} e ricomincia.',
   invalidLink: 'Questo link di pagamento non è valido o è scaduto. Chiedine uno nuovo a {company}.',
   unknownLink: 'Questo link di pagamento non è valido o è scaduto.',
   bookingInvalid: 'I dati della prenotazione non sono validi: {message}',

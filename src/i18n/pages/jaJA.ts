@@ -42,6 +42,7 @@ export const messages = {
   sessionExpired: 'セッションの有効期限が切れました。このページを開き直して最初からやり直してください。',
   invalidRequest: '無効な情報でページが開かれました（{params}）。',
   invalidAuth: 'このページの認証情報がないか、無効か、期限切れです。',
+  linkUsedUp: '同じリンクでこのページが開かれた回数が多すぎます。{company} に戻って、最初からやり直してください。',
   invalidLink: 'このお支払いリンクは無効か期限切れです。{company} に新しいリンクをご依頼ください。',
   unknownLink: 'このお支払いリンクは無効か期限切れです。',
   bookingInvalid: '予約情報が正しくありません：{message}',

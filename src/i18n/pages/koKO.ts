@@ -42,6 +42,7 @@ export const messages = {
   sessionExpired: '세션이 만료되었습니다. 이 페이지를 다시 열어 처음부터 시작하세요.',
   invalidRequest: '잘못된 정보로 페이지가 열렸습니다 ({params}).',
   invalidAuth: '이 페이지의 인증 정보가 없거나 잘못되었거나 만료되었습니다.',
+  linkUsedUp: '같은 링크로 이 페이지를 너무 많이 열었습니다. {company} 사이트로 돌아가 다시 시작하세요.',
   invalidLink: '이 결제 링크는 유효하지 않거나 만료되었습니다. {company}에 새 링크를 요청하세요.',
   unknownLink: '이 결제 링크는 유효하지 않거나 만료되었습니다.',
   bookingInvalid: '예약 정보가 올바르지 않습니다: {message}',

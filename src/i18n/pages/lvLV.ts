@@ -42,6 +42,7 @@ export const messages = {
   sessionExpired: 'Jūsu sesija ir beigusies. Atveriet šo lapu vēlreiz, lai sāktu no jauna.',
   invalidRequest: 'Lapa tika atvērta ar nederīgiem datiem ({params}).',
   invalidAuth: 'Šīs lapas atļauja nav norādīta, nav derīga vai ir beigusies.',
+  linkUsedUp: 'Šī lapa ar to pašu saiti ir atvērta pārāk daudz reižu. Lūdzu, atgriezieties {company} vietnē un sāciet no jauna.',
   invalidLink: 'Šī maksājuma saite nav derīga vai ir beigusies. Palūdziet jaunu no {company}.',
   unknownLink: 'Šī maksājuma saite nav derīga vai ir beigusies.',
   bookingInvalid: 'Rezervācijas dati nav derīgi: {message}',

@@ -42,6 +42,7 @@ export const messages = {
   sessionExpired: 'Sua sessão expirou. Abra esta página novamente para recomeçar.',
   invalidRequest: 'A página foi aberta com dados inválidos ({params}).',
   invalidAuth: 'A autorização desta página está ausente, é inválida ou expirou.',
+  linkUsedUp: 'Esta página foi aberta vezes demais com o mesmo link. Volte para {company} e comece de novo.',
   invalidLink: 'Este link de pagamento é inválido ou expirou. Peça um novo a {company}.',
   unknownLink: 'Este link de pagamento é inválido ou expirou.',
   bookingInvalid: 'Os dados da reserva são inválidos: {message}',

@@ -42,6 +42,7 @@ export const messages = {
   sessionExpired: 'Sesiunea a expirat. Redeschideți această pagină pentru a începe din nou.',
   invalidRequest: 'Pagina a fost deschisă cu date nevalide ({params}).',
   invalidAuth: 'Autorizarea pentru această pagină lipsește, nu este validă sau a expirat.',
+  linkUsedUp: 'Această pagină a fost deschisă de prea multe ori cu același link. Reveniți la {company} și începeți din nou.',
   invalidLink: 'Acest link de plată nu este valid sau a expirat. Cereți unul nou de la {company}.',
   unknownLink: 'Acest link de plată nu este valid sau a expirat.',
   bookingInvalid: 'Datele rezervării nu sunt valide: {message}',

@@ -42,6 +42,7 @@ export const messages = {
   sessionExpired: 'Seansingiz muddati tugadi. Qaytadan boshlash uchun bu sahifani qayta oching.',
   invalidRequest: 'Sahifa notoʻgʻri maʼlumotlar bilan ochildi ({params}).',
   invalidAuth: 'Bu sahifa uchun ruxsat yoʻq, notoʻgʻri yoki muddati oʻtgan.',
+  linkUsedUp: 'Bu sahifa bitta havola orqali juda koʻp marta ochildi. {company} saytiga qayting va qaytadan boshlang.',
   invalidLink: 'Bu toʻlov havolasi notoʻgʻri yoki muddati oʻtgan. {company} dan yangisini soʻrang.',
   unknownLink: 'Bu toʻlov havolasi notoʻgʻri yoki muddati oʻtgan.',
   bookingInvalid: 'Bron maʼlumotlari notoʻgʻri: {message}',

@@ -42,6 +42,7 @@ export const messages = {
   sessionExpired: '您的会话已过期。请重新打开此页面。',
   invalidRequest: '打开此页面时提供的信息无效（{params}）。',
   invalidAuth: '此页面的授权缺失、无效或已过期。',
+  linkUsedUp: '此页面已通过同一链接打开太多次。请返回 {company} 重新开始。',
   invalidLink: '此付款链接无效或已过期。请向 {company} 索取新的链接。',
   unknownLink: '此付款链接无效或已过期。',
   bookingInvalid: '预订信息无效：{message}',

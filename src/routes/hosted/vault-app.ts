@@ -44,7 +44,7 @@ const vaultPageSchema = {
   response: {
     200: htmlResponse("The card form, or once the auth token's failed attempts or card captures are used up the rejection without a form"),
     400: htmlResponse('Error page naming the invalid inputs; no form'),
-    403: htmlResponse('Error page: the auth token is invalid or expired, or may not use the channel'),
+    403: htmlResponse('Error page: the auth token is invalid or expired, may not use the channel, or opened the app as many times as it may (limits.vaultSessionsPerTokenMax)'),
     404: htmlResponse('Error page: unknown version'),
     ...errorResponses(429),
   },
@@ -73,6 +73,10 @@ export async function vaultAppRoutes(app: App, context: AppContext): Promise<voi
     }
     const opened = await openVaultApp(context.db, { jwtSecret: context.config.secrets.jwtSecret, inputs: parsed.inputs, now: context.now() });
     if (!opened.ok) {
+      if (opened.status === 403 && opened.usedUp) {
+        const { language: pageLanguage, company } = opened.usedUp;
+        return sendPage(reply, 403, errorPage({ language: pageLanguage, style, message: translatorFor(pageLanguage)('linkUsedUp', { company }), details: opened.params }), vaultCsp);
+      }
       // A refused token (or a channel it may not use) tells nothing of the channel, its language included.
       if (opened.status === 403) return sendPage(reply, 403, errorPage({ language, style, message: t('invalidAuth'), details: opened.params }), vaultCsp);
       const message = translatorFor(opened.language)('invalidRequest', { params: Object.keys(opened.params).join(', ') });
