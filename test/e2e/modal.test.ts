@@ -5,7 +5,7 @@ import type { Page } from 'playwright-core';
 import { signAuthString } from '../../src/domain/hosted/auth-string.js';
 import { formatMoney } from '../../src/domain/money.js';
 import { messages as germanPages } from '../../src/i18n/pages/deDE.js';
-import { createMerchant, fillCard, loseFirstPaymentAnswer, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
+import { createMerchant, fillCard, answerAfterPageGaveUp, loseFirstPaymentAnswer, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
 
 /** Browser round trips on a busy two-core machine: poll generously (expect.poll's default is 1 s). */
 const slow = { timeout: 15_000 };
@@ -195,6 +195,19 @@ describe('payment modal in Chromium', () => {
     await expect.poll(names, { timeout: 20_000 }).toEqual(['booking_logged', 'transaction_timeout']);
     expect(events[1]!.argument).toMatchObject({ booking_id: events[0]!.argument.id, name: 'TimeoutError' });
     expect(events[1]!.argument.message).toContain('timed out');
+  });
+
+  it('fires transaction_timeout when the frame gave up waiting, then transaction_logged and the receipt when the payment went through meanwhile', async () => {
+    await answerAfterPageGaveUp(page, '**/modal/1.0.0/frame?*');
+    await openModal(modalOptions(8_150));
+    await expect.poll(names, slow).toEqual(['booking_logged']);
+    await frame().locator('#submit').waitFor();
+    await pay(testCards.visa);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_timeout', 'transaction_logged']);
+    expect(events[1]!.argument).toMatchObject({ booking_id: events[0]!.argument.id, name: 'TimeoutError' });
+    expect(events[2]!.argument).toMatchObject({ status: 'complete', total: 8_150 });
+    await frame().locator('#outcome.success').waitFor();
+    expect(await frame().locator('#outcome').textContent()).toContain(`Transaction ID${events[2]!.argument.id}`);
   });
 
   it('fires transaction_error (TypeError, fetch failed) when the network fails', async () => {

@@ -4,7 +4,7 @@ import { insertQuotes } from '../../src/domain/forex/index.js';
 import { signPaymentRequestToken } from '../../src/domain/payment-request-link.js';
 import { messages as frenchPages } from '../../src/i18n/pages/frFR.js';
 import { messages as frenchSandbox } from '../../src/i18n/sandbox/frFR.js';
-import { createMerchant, fillCard, loseFirstPaymentAnswer, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
+import { createMerchant, fillCard, answerAfterPageGaveUp, loseFirstPaymentAnswer, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
 
 let e2e: E2E;
 let merchant: Merchant;
@@ -146,6 +146,39 @@ describe('payment request page in Chromium', () => {
     expect(text).toContain(`The request timed out. Your booking ID is ${id}.`);
     expect(text).not.toContain('Attempts left');
     expect(await page.isVisible('#card-form')).toBe(false);
+  });
+
+  /** Pays `card` on a new booking's page that gives up waiting before the answer comes: the outcome box's text. */
+  async function payAfterPageGaveUp(total: number, card: string): Promise<{ id: number; text: string }> {
+    const { id, link } = await bookingWithLink(total, 'enGB');
+    await answerAfterPageGaveUp(page, '**/pay/*');
+    try {
+      await page.goto(link);
+      await fillCard(page, { number: card });
+      await page.click('#submit');
+      await page.waitForSelector('#outcome:not([hidden])', { timeout: 15_000 });
+      return { id, text: (await page.textContent('#outcome'))! };
+    } finally {
+      await page.unrouteAll();
+    }
+  }
+
+  it('shows the receipt when the page gave up waiting for the answer but the payment went through meanwhile', async () => {
+    const { id, text } = await payAfterPageGaveUp(46_700, testCards.visa);
+    expect(text).not.toContain('timed out');
+    const { transaction } = await bookingAndLastTransaction(id);
+    expect(transaction).toMatchObject({ status: 'complete' });
+    expect(text).toContain(`Transaction ID${transaction.id}`);
+    expect(await page.getAttribute('#outcome', 'class')).toContain('success');
+    expect(await page.isVisible('#card-form')).toBe(false);
+  });
+
+  it('shows the decline when the page gave up waiting for the answer and the card was declined meanwhile, and lets the payer try again', async () => {
+    const { text } = await payAfterPageGaveUp(46_800, testCards.visaDeclined);
+    expect(text).not.toContain('timed out');
+    expect(text).toContain('Attempts left: 2');
+    expect(await page.getAttribute('#outcome', 'class')).toContain('failed');
+    expect(await page.isVisible('#card-form')).toBe(true);
   });
 
   it("says in the page language that nothing was taken when the service refuses something no field shows (not the core's English)", async () => {

@@ -119,6 +119,32 @@ export async function loseFirstPaymentAnswer(page: Page): Promise<void> {
   });
 }
 
+/**
+ * The page gives up waiting for its payment's answer after 1.5 s (its data says 45 s, the HTML at
+ * `pagePattern` is rewritten), and the answer of `POST /hosted/payments` arrives after 2.5 s, the
+ * payment itself made at once. Any look-up of what the payment came to (`GET
+ * /hosted/payments/current`) waits until the service has answered it, however slow the machine.
+ */
+export async function answerAfterPageGaveUp(page: Page, pagePattern: string): Promise<void> {
+  await page.route(pagePattern, async (route) => {
+    const response = await route.fetch();
+    await route.fulfill({ response, body: (await response.text()).replace(/"timeoutMs":\d+/, '"timeoutMs":1500') });
+  });
+  let answered: () => void = () => undefined;
+  const paid = new Promise<void>((resolve) => (answered = resolve));
+  await page.route('**/hosted/payments/current', async (route) => {
+    await paid;
+    await route.continue();
+  });
+  await page.route('**/hosted/payments', async (route) => {
+    if (route.request().method() !== 'POST') return route.continue();
+    const response = await route.fetch();
+    answered();
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await route.fulfill({ response }).catch(() => undefined);
+  });
+}
+
 export const screenshotDir = path.resolve('test-results/screenshots');
 
 /**

@@ -3,7 +3,7 @@ import type { Page } from 'playwright-core';
 import { signJwt } from '../../src/domain/credentials.js';
 import { messages as frenchPages } from '../../src/i18n/pages/frFR.js';
 import { limits } from '../../src/limits.js';
-import { cardVaultToken, createMerchant, fillCard, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
+import { cardVaultToken, createMerchant, fillCard, answerAfterPageGaveUp, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
 
 /** Browser round trips on a busy two-core machine: poll generously (expect.poll's default is 1 s). */
 const slow = { timeout: 15_000 };
@@ -240,17 +240,7 @@ describe('vaulting app 1.8.0 in Chromium', () => {
   });
 
   it('redirects with the outcome when the page gave up waiting but the vault went through meanwhile', async () => {
-    // The page gives up after 1.5 s here (its data says 45 s); the service answers after 2.5 s.
-    await page.route('**/vault/1.8.0/?*', async (route) => {
-      const response = await route.fetch();
-      await route.fulfill({ response, body: (await response.text()).replace(/"timeoutMs":\d+/, '"timeoutMs":1500') });
-    });
-    await page.route('**/hosted/payments', async (route) => {
-      if (route.request().method() !== 'POST') return route.continue();
-      const response = await route.fetch();
-      await new Promise((resolve) => setTimeout(resolve, 2_500));
-      await route.fulfill({ response }).catch(() => undefined);
-    });
+    await answerAfterPageGaveUp(page, '**/vault/1.8.0/?*');
     try {
       await page.goto(await vaultUrl({ redirect: `${e2e.host.origin}/done`, session_id: 'slowpage' }));
       await fillCard(page, { number: testCards.visa });

@@ -26,7 +26,8 @@ export interface ApiErrorBody {
 }
 
 export type FlowEnd =
-  | { kind: 'answer'; answer: PaymentAnswer }
+  /** `gaveUp`: the page stopped waiting for the payment's answer and read the outcome later (the modal fires transaction_timeout first). */
+  | { kind: 'answer'; answer: PaymentAnswer; gaveUp?: true }
   | { kind: 'refused'; status: number; error: ApiErrorBody }
   | { kind: 'timeout'; error: { name: 'TimeoutError'; message: string } }
   | { kind: 'network'; error: { name: 'TypeError'; message: string } };
@@ -74,13 +75,14 @@ async function capturePayAndSettle(data: PageData, card: CardInput, extra: Recor
   // payer sees it (and its challenge) and the modal reports it. The page said it had been paid
   // (or was being processed) and the modal fired transaction_error for a payment that was taken.
   const first = paid.kind === 'answer' && paymentUnderWay(paid) ? await currentPayment(data) : paid;
-  const end = flowEnd(first);
+  const end = paid.kind === 'timeout' ? await afterGivingUp(data, paid) : flowEnd(first);
   if (end.kind !== 'answer' || end.answer.outcome !== 'challenge') return end;
   if (!end.answer.challenge_url) return notKnownYet(end.answer);
   hooks.onChallenge?.();
   await showChallenge(end.answer.challenge_url);
   const settled = flowEnd(await currentPayment(data));
-  return settled.kind === 'answer' && settled.answer.outcome === 'challenge' ? notKnownYet(settled.answer) : settled;
+  const last = settled.kind === 'answer' && settled.answer.outcome === 'challenge' ? notKnownYet(settled.answer) : settled;
+  return end.gaveUp && last.kind === 'answer' ? { ...last, gaveUp: true } : last;
 }
 
 /**
@@ -91,6 +93,18 @@ async function capturePayAndSettle(data: PageData, card: CardInput, extra: Recor
  */
 function notKnownYet(answer: PaymentAnswer): FlowEnd {
   return { kind: 'answer', answer: { ...answer, outcome: 'timeout' } };
+}
+
+/**
+ * The page gave up waiting for its payment's answer (`timeoutMs`), but the service may have
+ * answered since: the page reads what its payment came to and goes on from it (a receipt, a
+ * decline, the challenge it never showed). Before, it said "check before paying again" of a payment
+ * that had gone through. With nothing to read (no payment recorded yet, or the look-up unanswered
+ * too) it stays the timeout. (A payment recorded but still `incomplete` is the timeout answer.)
+ */
+async function afterGivingUp(data: PageData, gaveUp: FlowEnd): Promise<FlowEnd> {
+  const since = flowEnd(await currentPayment(data));
+  return since.kind === 'answer' ? { ...since, gaveUp: true } : gaveUp;
 }
 
 /** The page payment API's refusal of a second payment while the page's one is done or in progress. */

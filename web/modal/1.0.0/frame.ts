@@ -167,8 +167,12 @@ function timeoutArgument(bookingId: number | undefined) {
 }
 
 function report(end: FlowEnd, page: PageData, form: CardForm): void {
-  if (end.kind === 'timeout' || (end.kind === 'answer' && end.answer.outcome === 'timeout')) {
-    emit('transaction_timeout', timeoutArgument(page.bookingId));
+  const unknown = end.kind === 'timeout' || (end.kind === 'answer' && end.answer.outcome === 'timeout');
+  // The frame gave up waiting (the spec's timeout "between the service and the modal request"),
+  // so the integrator hears transaction_timeout, whatever the payment turned out to be; when that
+  // is known, transaction_logged or transaction_failed follows, as the receipt or decline is shown.
+  if (unknown || (end.kind === 'answer' && end.gaveUp)) emit('transaction_timeout', timeoutArgument(page.bookingId));
+  if (unknown) {
     form.form.hidden = true;
     return showOutcome('failed', [t('timeout', { bookingId: page.bookingId ?? '', company: page.company })]);
   }

@@ -3,7 +3,7 @@
 // parameters (or shows the outcome when there is no redirect).
 import { CardForm } from '../../shared/card-form.js';
 import { readPageData, translator } from '../../shared/page-data.js';
-import { declineLine, paymentMade, runPayment, showOutcome, showRefusal, type PaymentAnswer } from '../../shared/payment-flow.js';
+import { declineLine, runPayment, showOutcome, showRefusal, type PaymentAnswer } from '../../shared/payment-flow.js';
 
 const data = readPageData();
 const t = translator(data.messages);
@@ -49,18 +49,6 @@ function unanswered(answer?: PaymentAnswer): void {
   showOutcome('failed', [t('vaultTimeout', { company: data.company }), ...(answer ? [[t('transactionId'), String(answer.transaction.id)] as [string, string]] : [])]);
 }
 
-/**
- * The page gave up waiting for the answer: the service may have answered since (the vault went
- * through, or was declined), so the page reads what its payment came to and goes on from it, the
- * redirect included. Before, it said the bank had not answered and never sent the cardholder back
- * to the integrator, whose card was saved. Nothing recorded yet: the bank has not answered.
- */
-async function gaveUpWaiting(): Promise<void> {
-  const end = await paymentMade(data);
-  if (end.kind !== 'answer') return unanswered();
-  return end.answer.outcome === 'timeout' && !end.answer.redirect_url ? unanswered(end.answer) : finish(end.answer);
-}
-
 form.payOnSubmit({
   pay: (card) => runPayment(data, card, {}),
   settled: (end) => {
@@ -77,8 +65,9 @@ form.payOnSubmit({
           return showOutcome('failed', [t(end.error.data.exhausted === 'captures' ? 'capturesExhausted' : 'rejected', { company: data.company })]);
         }
         return showRefusal(end.error, form, t);
+      // Gave up waiting, and nothing to read since (runPayment looked): the bank has not answered.
       case 'timeout':
-        return void gaveUpWaiting();
+        return unanswered();
       case 'network':
         return showOutcome('failed', [t('networkError')]);
     }
