@@ -345,6 +345,30 @@ describe('payment request page in Chromium', () => {
     expect(transaction).toMatchObject({ status: 'complete', currencies: 'EUR', total: 9_500, forex_rate: '0.95' });
   });
 
+  it('says the session expired, without the form, when it expired as the page went to show a changed rate (not "something went wrong, try again")', async () => {
+    const { id, link } = await bookingWithLink(10_100, 'esES');
+    await page.goto(link);
+    await page.selectOption('#currency', 'EUR');
+    await insertQuotes(e2e.t.db, { provider: 'file', quotes: [{ base: 'USD', currency: 'EUR', rate: '0.96', expiresAt: new Date(Date.now() + 3_600_000) }], now: new Date() });
+    // The payments core refuses the total the page showed; the session runs out before the page reads the new amounts.
+    await page.route('**/hosted/payments', async (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      const response = await route.fetch();
+      await e2e.t.db.query(`UPDATE hosted_sessions SET expires_at = now() - interval '1 minute' WHERE booking_id = $1`, [id]);
+      await route.fulfill({ response });
+    });
+    try {
+      await fillCard(page, { number: testCards.visa });
+      await page.click('#submit');
+      await page.waitForSelector('#outcome.failed');
+      expect(await page.textContent('#outcome')).toBe('Su sesión ha caducado. Vuelva a abrir esta página para empezar de nuevo.');
+      expect(await page.isVisible('#card-form')).toBe(false);
+      expect((await bookingAndLastTransaction(id)).booking.transaction_ids).toEqual([]);
+    } finally {
+      await page.unrouteAll();
+    }
+  });
+
   it('says in the page language, not in the payments core\'s English, when another payment took the amount after the page opened', async () => {
     const { id, link } = await bookingWithLink(20_000, 'deDE');
     await page.goto(link);

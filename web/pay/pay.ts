@@ -52,9 +52,12 @@ select?.addEventListener('change', showChosen);
  */
 async function refreshRates(): Promise<void> {
   const previous = chosen().currency;
-  const answer = await callApi<{ currencies: CurrencyOption[] }>({ method: 'GET', url: '/hosted/payments/currencies', session: data.session, timeoutMs: data.timeoutMs });
-  if (answer.kind !== 'answer' || answer.status !== 200) return showOutcome('failed', [t('unexpectedError')]);
-  options = answer.body.currencies;
+  const answer = await callApi<{ currencies: CurrencyOption[] } | ApiErrorBody>({ method: 'GET', url: '/hosted/payments/currencies', session: data.session, timeoutMs: data.timeoutMs });
+  if (answer.kind !== 'answer') return showOutcome('failed', [t('unexpectedError')]);
+  // A refusal is shown as every refusal is: a session that expired meanwhile says so and the form
+  // goes (it said "something went wrong, try again", and every retry was refused the same way).
+  if (answer.status !== 200) return showRefusal(answer.body as ApiErrorBody, form, t);
+  options = (answer.body as { currencies: CurrencyOption[] }).currencies;
   if (select) {
     select.replaceChildren(...options.map((option) => new Option(`${option.currency} · ${option.formatted}`, option.currency)));
     select.value = options.some((option) => option.currency === previous) ? previous : base.currency;
