@@ -154,6 +154,15 @@ describe('vaulting app wording', () => {
     expect(french).toMatch(/<p class="subheading">Enregistrement de votre carte pour [^<]+<\/p>/);
   });
 
+  it("gives its script the page's locale as a BCP 47 tag (fr-FR, as <html lang>), which Intl formats with: not the language code frFR, which Intl refuses", async () => {
+    const m = await merchant();
+    const page = (await openVaultApp(m, await earlierToken(m), 'frFR')).body;
+    const data = JSON.parse(/<script type="application\/json" id="page-data">([\s\S]*?)<\/script>/.exec(page)![1]!) as { locale: string };
+    expect(page).toContain('<html lang="fr-FR"');
+    expect(data.locale).toBe('fr-FR');
+    expect(new Intl.NumberFormat(data.locale).format(1234.5)).toBe('1 234,5');
+  });
+
   it('names the refused inputs in the page language, without the English explanations on a page in another language', async () => {
     const m = await merchant();
     const token = await earlierToken(m);

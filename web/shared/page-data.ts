@@ -5,6 +5,7 @@ export interface PageData {
   session: string;
   sitePath: string;
   channelId: number;
+  /** BCP 47 (`fr-FR`), for Intl: not the catalogue's language code (`frFR`), which Intl refuses. */
   locale: string;
   messages: Record<string, string>;
   attemptsLeft: number;

@@ -2,7 +2,7 @@ import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import { openVaultApp, parseVaultAppQuery, type RawQuery } from '../../domain/hosted/vault-app.js';
 import { attemptsLeft, tokenCapturesExhausted } from '../../domain/hosted/sessions.js';
-import { parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
+import { localeOf, parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
 import { limits } from '../../limits.js';
 import { isTestMode } from '../../domain/vault/index.js';
 import { assetResponse, errorResponses, htmlResponse, noCredential } from '../../http/openapi.js';
@@ -108,7 +108,8 @@ ${cardFormView({ t: pageT, language: pageLanguage, holderFields: ['name', 'email
         session: opened.token,
         sitePath: await sitePathOf(context, channel.siteId),
         channelId: channel.id,
-        locale: session.language,
+        // A BCP 47 tag (`fr-FR`) for Intl, as the payment request page's: the language code (`frFR`) made Intl throw.
+        locale: localeOf(pageLanguage),
         messages: pageMessages(pageLanguage),
         attemptsLeft: left,
         timeoutMs: limits.hostedPaymentTimeoutMs,
