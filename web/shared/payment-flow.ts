@@ -62,8 +62,11 @@ async function capturePayAndSettle(data: PageData, card: CardInput, extra: Recor
     timeoutMs: data.timeoutMs,
   });
   if (capture.kind !== 'answer') return capture;
-  if (capture.status !== 201) return { kind: 'refused', status: capture.status, error: capture.body as ApiErrorBody };
-  const paid = await callApi<PaymentAnswer | ApiErrorBody>({
+  // A page whose payment went through refuses a card as it refuses a second payment (409
+  // rest_session_completed): the answer was lost and the payer paid again, so the flow goes on
+  // from that payment below, as when the payment API refuses it.
+  if (capture.status !== 201 && !paymentUnderWay(capture)) return { kind: 'refused', status: capture.status, error: capture.body as ApiErrorBody };
+  const paid = capture.status !== 201 ? { ...capture, body: capture.body as ApiErrorBody } : await callApi<PaymentAnswer | ApiErrorBody>({
     method: 'POST',
     url: '/hosted/payments',
     session: data.session,
