@@ -5,6 +5,7 @@ import type { Page } from 'playwright-core';
 import { signAuthString } from '../../src/domain/hosted/auth-string.js';
 import { formatMoney } from '../../src/domain/money.js';
 import { messages as germanPages } from '../../src/i18n/pages/deDE.js';
+import { limits } from '../../src/limits.js';
 import { createMerchant, fillCard, answerAfterPageGaveUp, loseFirstPaymentAnswer, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
 
 /** Browser round trips on a busy two-core machine: poll generously (expect.poll's default is 1 s). */
@@ -185,6 +186,19 @@ describe('payment modal in Chromium', () => {
     expect(await frame().locator('#card-form').isVisible()).toBe(false);
     expect(await frame().locator('#outcome').textContent()).toContain('800.100.100 declined (transaction declined for unknown reason)');
     await screenshots(page, 'modal-rejected');
+  });
+
+  it('fires transaction_rejected and says no more cards can be entered (not "three failed attempts") when the page took all the cards it may', async () => {
+    await openModal(modalOptions(7_100));
+    await expect.poll(names, slow).toEqual(['booking_logged']);
+    await frame().locator('#submit').waitFor();
+    await e2e.t.db.query(`UPDATE hosted_sessions SET captures = $2 WHERE booking_id = $1 AND kind = 'modal'`, [events[0]!.argument.id, limits.hostedCardCapturesPerSessionMax]);
+    await pay(testCards.visa);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_rejected']);
+    const text = await frame().locator('#outcome').textContent();
+    expect(text).toContain('No more cards can be entered on this page. Please contact');
+    expect(text).not.toContain('Three failed attempts');
+    expect(await frame().locator('#card-form').isVisible()).toBe(false);
   });
 
   it('fires transaction_timeout with the booking ID when the processor never answers', async () => {

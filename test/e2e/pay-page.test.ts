@@ -4,6 +4,7 @@ import { insertQuotes } from '../../src/domain/forex/index.js';
 import { signPaymentRequestToken } from '../../src/domain/payment-request-link.js';
 import { messages as frenchPages } from '../../src/i18n/pages/frFR.js';
 import { messages as frenchSandbox } from '../../src/i18n/sandbox/frFR.js';
+import { limits } from '../../src/limits.js';
 import { createMerchant, fillCard, answerAfterPageGaveUp, loseFirstPaymentAnswer, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
 
 let e2e: E2E;
@@ -207,6 +208,20 @@ describe('payment request page in Chromium', () => {
     await page.click('#submit');
     await page.waitForSelector('#outcome.failed');
     expect(await page.textContent('#outcome')).toBe('Su sesión ha caducado. Vuelva a abrir esta página para empezar de nuevo.');
+    expect(await page.isVisible('#card-form')).toBe(false);
+  });
+
+  // No attempt failed: the page's own cards ran out (docs/hosted-pages.md "Card captures per page").
+  it('says no more cards can be entered, not "three failed attempts", when the page took all the cards it may', async () => {
+    const { id, link } = await bookingWithLink(47_100, 'enGB');
+    await page.goto(link);
+    await e2e.t.db.query(`UPDATE hosted_sessions SET captures = $2 WHERE booking_id = $1`, [id, limits.hostedCardCapturesPerSessionMax]);
+    await fillCard(page, { number: testCards.visa });
+    await page.click('#submit');
+    await page.waitForSelector('#outcome.failed');
+    const text = await page.textContent('#outcome');
+    expect(text).toContain('No more cards can be entered on this page. Please contact');
+    expect(text).not.toContain('Three failed attempts');
     expect(await page.isVisible('#card-form')).toBe(false);
   });
 

@@ -4,7 +4,7 @@ import { receiptDateTimeOptions } from '../../src/i18n/date-time.js';
 import { callApi } from '../shared/api.js';
 import { brandName, CardForm } from '../shared/card-form.js';
 import { byId, readPageData, translator, type PageData } from '../shared/page-data.js';
-import { declineLine, runPayment, showOutcome, showRefusal, type ApiErrorBody, type PaymentAnswer } from '../shared/payment-flow.js';
+import { declineLine, exhaustedLine, runPayment, showOutcome, showRefusal, type ApiErrorBody, type PaymentAnswer } from '../shared/payment-flow.js';
 
 /** One currency choice, as the server computed it (src/domain/hosted/currencies.ts). */
 interface CurrencyOption {
@@ -82,7 +82,7 @@ function receipt(answer: PaymentAnswer, paid: CurrencyOption): void {
 function refused(error: ApiErrorBody): void {
   if (error.code === 'rest_attempts_exhausted') {
     form.form.hidden = true;
-    return showOutcome('failed', [t('rejected', { company: data.company })]);
+    return showOutcome('failed', [exhaustedLine(error, data.company, t)]);
   }
   const params = error.data.params;
   if (params && !Array.isArray(params) && params.total) return void refreshRates();

@@ -110,6 +110,15 @@ async function afterGivingUp(data: PageData, gaveUp: FlowEnd): Promise<FlowEnd> 
   return since.kind === 'answer' ? { ...since, gaveUp: true } : gaveUp;
 }
 
+/**
+ * What a page says once it takes no more cards (rest_attempts_exhausted): its failed attempts ran
+ * out, or the cards it may take did (`data.exhausted` 'captures'), where no attempt need have
+ * failed and "three failed attempts" would be untrue.
+ */
+export function exhaustedLine(error: ApiErrorBody, company: string, t: Translate): string {
+  return t(error.data.exhausted === 'captures' ? 'capturesExhausted' : 'rejected', { company });
+}
+
 /** The page payment API's refusal of a second payment while the page's one is done or in progress. */
 function paymentUnderWay(result: { status: number; body: unknown }): boolean {
   const code = (result.body as Partial<ApiErrorBody> | null)?.code;

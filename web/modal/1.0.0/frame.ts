@@ -4,7 +4,7 @@
 import { callApi } from '../../shared/api.js';
 import { CardForm } from '../../shared/card-form.js';
 import { byId, readPageData, translator, type PageData } from '../../shared/page-data.js';
-import { declineLine, paymentMade, runPayment, showOutcome, showRefusal, type ApiErrorBody, type FlowEnd, type PaymentAnswer } from '../../shared/payment-flow.js';
+import { declineLine, exhaustedLine, paymentMade, runPayment, showOutcome, showRefusal, type ApiErrorBody, type FlowEnd, type PaymentAnswer } from '../../shared/payment-flow.js';
 import { frameSource, hostSource, type CallbackName, type HostMessage, type ModalInit } from './protocol.js';
 
 interface FrameData {
@@ -211,7 +211,7 @@ function refused(error: ApiErrorBody, page: PageData, form: CardForm): void {
   if (error.code === 'rest_attempts_exhausted') {
     emit('transaction_rejected', { message: error.message });
     form.form.hidden = true;
-    return showOutcome('failed', [t('rejected', { company: page.company })]);
+    return showOutcome('failed', [exhaustedLine(error, page.company, t)]);
   }
   emit('transaction_error', { name: 'Error', message: error.message });
   showRefusal(error, form, t);

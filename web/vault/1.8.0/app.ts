@@ -3,7 +3,7 @@
 // parameters (or shows the outcome when there is no redirect).
 import { CardForm } from '../../shared/card-form.js';
 import { readPageData, translator } from '../../shared/page-data.js';
-import { declineLine, runPayment, showOutcome, showRefusal, type PaymentAnswer } from '../../shared/payment-flow.js';
+import { declineLine, exhaustedLine, runPayment, showOutcome, showRefusal, type PaymentAnswer } from '../../shared/payment-flow.js';
 
 const data = readPageData();
 const t = translator(data.messages);
@@ -62,7 +62,7 @@ form.payOnSubmit({
         // its cards or this page's were (data.exhausted 'captures'), where no attempt need have failed.
         if (end.error.code === 'rest_attempts_exhausted') {
           form.form.hidden = true;
-          return showOutcome('failed', [t(end.error.data.exhausted === 'captures' ? 'capturesExhausted' : 'rejected', { company: data.company })]);
+          return showOutcome('failed', [exhaustedLine(end.error, data.company, t)]);
         }
         return showRefusal(end.error, form, t);
       // Gave up waiting, and nothing to read since (runPayment looked): the bank has not answered.
