@@ -106,6 +106,12 @@ describe('token endpoints', () => {
     expectStatus(await send(t, 'POST', `${authPrefix(site.path)}/token/refresh`, { headers: { authorization: `Bearer ${again.refresh_token}` } }), 200);
   });
 
+  it('POST token/refresh says what is wrong: no credential is rest_not_logged_in, a bad one jwt_auth_invalid_token (both 401)', async () => {
+    const site = await newSite(t);
+    expectError(await send(t, 'POST', `${authPrefix(site.path)}/token/refresh`), 401, 'rest_not_logged_in');
+    expectError(await send(t, 'POST', `${authPrefix(site.path)}/token/refresh`, { headers: { authorization: 'Bearer not-a-refresh-token' } }), 401, 'jwt_auth_invalid_token');
+  });
+
   it('DELETE token/refresh without a token is 401', async () => {
     const site = await newSite(t);
     expectError(await send(t, 'DELETE', `${authPrefix(site.path)}/token/refresh`), 401);

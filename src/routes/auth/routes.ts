@@ -6,7 +6,7 @@ import { logIn, type LoginResult } from '../../domain/users/login.js';
 import { loadProfile, type UserProfile } from '../../domain/users/profile.js';
 import { refreshTokenOfLogin, revokeRefreshTokens, verifyRefreshToken } from '../../domain/users/refresh-tokens.js';
 import { authenticate, bearerToken } from '../../http/auth.js';
-import { ApiError, forbidden, invalidId, invalidToken } from '../../http/errors.js';
+import { ApiError, forbidden, invalidId, invalidToken, notLoggedIn } from '../../http/errors.js';
 import { errorResponses, refreshTokenSecurity } from '../../http/openapi.js';
 import { loginRateLimit } from '../../http/rate-limit.js';
 import { cardVaultTokenSchema, credentialsBody, deletedSchema, sitePathParams, userObjectSchema, type CredentialsBody } from './schemas.js';
@@ -63,8 +63,11 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
     },
     async (request, reply) => {
       const refreshToken = bearerToken(request);
-      const holder = refreshToken ? await verifyRefreshToken(db, { jwtSecret, token: refreshToken, now: context.now() }) : null;
-      if (!refreshToken || holder === null) throw invalidToken('The refresh token is invalid or has been revoked.');
+      // No credential at all is the REST API's "not logged in" (decisions.md), as DELETE answers it;
+      // a credential that is not a live refresh token is an invalid token.
+      if (!refreshToken) throw notLoggedIn('Send the refresh token as the Bearer credential.');
+      const holder = await verifyRefreshToken(db, { jwtSecret, token: refreshToken, now: context.now() });
+      if (holder === null) throw invalidToken('The refresh token is invalid or has been revoked.');
       const profile = await loadProfile(db, holder.userId, request.params.path);
       if (!profile) throw invalidId('site');
       noStore(reply);
