@@ -83,7 +83,7 @@ async function capturePayAndSettle(data: PageData, card: CardInput, extra: Recor
   if (!end.answer.challenge_url) return notKnownYet(end.answer);
   hooks.onChallenge?.();
   await showChallenge(end.answer.challenge_url);
-  const settled = flowEnd(await currentPayment(data));
+  const settled = await paymentMade(data);
   const last = settled.kind === 'answer' && settled.answer.outcome === 'challenge' ? notKnownYet(settled.answer) : settled;
   return end.gaveUp && last.kind === 'answer' ? { ...last, gaveUp: true } : last;
 }
@@ -106,7 +106,7 @@ function notKnownYet(answer: PaymentAnswer): FlowEnd {
  * too) it stays the timeout. (A payment recorded but still `incomplete` is the timeout answer.)
  */
 async function afterGivingUp(data: PageData, gaveUp: FlowEnd): Promise<FlowEnd> {
-  const since = flowEnd(await currentPayment(data));
+  const since = await paymentMade(data);
   return since.kind === 'answer' ? { ...since, gaveUp: true } : gaveUp;
 }
 
@@ -125,7 +125,7 @@ function paymentUnderWay(result: { status: number; body: unknown }): boolean {
   return result.status === 409 && (code === 'rest_session_completed' || code === 'rest_payment_in_progress');
 }
 
-/** The page's latest payment, as the flow ends on it: a reloaded modal frame whose earlier self paid. */
+/** The page's latest payment, as the flow ends on it: after a challenge, after giving up waiting, or a reloaded modal frame whose earlier self paid. */
 export async function paymentMade(data: PageData): Promise<FlowEnd> {
   return flowEnd(await currentPayment(data));
 }

@@ -102,11 +102,12 @@ async function openedWithAuth(db: Queryable, modalAuthId: number, bookingId: num
  * than an earlier one of a modal since closed.
  */
 async function latestBookingOfAuth(db: Queryable, auth: string): Promise<number | null> {
-  await db.query('SELECT 1 FROM modal_auth_uses WHERE auth_hash = $1 FOR UPDATE', [hashToken(auth)]);
+  const authHash = hashToken(auth);
+  await db.query('SELECT 1 FROM modal_auth_uses WHERE auth_hash = $1 FOR UPDATE', [authHash]);
   const row = await db.maybeOne<{ booking_id: number }>(
     `SELECT s.booking_id FROM hosted_sessions s JOIN modal_auth_uses u ON u.id = s.modal_auth_id
       WHERE u.auth_hash = $1 AND s.kind = 'modal' AND s.booking_id IS NOT NULL ORDER BY s.id DESC LIMIT 1`,
-    [hashToken(auth)],
+    [authHash],
   );
   return row?.booking_id ?? null;
 }

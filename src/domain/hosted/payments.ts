@@ -43,12 +43,6 @@ export const rejectedMessage = 'Three failed attempts: the payment was rejected 
 const sourceOf: Record<HostedSession['kind'], TransactionSource> = { vault: 'vault_app', modal: 'modal', pay: 'payment_request' };
 
 /**
- * `captures_exhausted`: the capture endpoint's refusal once the page submitted its cards
- * (countCardCapture); `token_captures_exhausted`, once a cardvaultuser token posting cards itself
- * did (countCardVaultTokenCapture). The code is the attempts' own: the pages then end the form as for a
- * rejected payment (the modal emits transaction_rejected), which is what it is.
- */
-/**
  * The answer to any unknown or expired page session, wherever the page presents it (the card
  * capture endpoint, the page payment API), and the modal's token_error argument: the pages tell
  * the payer to reopen the page, and the modal fires token_error, on this one code.
@@ -59,11 +53,18 @@ export function sessionExpired(): ApiError {
 
 /**
  * What tells a cards refusal from a failed-attempts one under their shared code: no attempt failed,
- * so a page saying "three failed attempts" would be untrue (the vaulting app says no more cards,
- * web/vault/1.8.0/app.ts).
+ * so a page saying "three failed attempts" would be untrue (the pages say no more cards,
+ * exhaustedLine in web/shared/payment-flow.ts).
  */
 const capturesExhaustedData = { exhausted: 'captures' } as const;
 
+/**
+ * `captures_exhausted`: the capture endpoint's refusal once the page submitted its cards
+ * (countCardCapture); `token_captures_exhausted`, once a cardvaultuser token posting cards itself
+ * did (countCardVaultTokenCapture). The code is the attempts' own: the pages then end the form as
+ * for a rejected payment (the modal emits transaction_rejected), and `data.exhausted` tells them
+ * which words to use.
+ */
 export function attemptRefusal(reason: 'attempts_exhausted' | 'captures_exhausted' | 'token_captures_exhausted' | 'already_completed' | 'in_progress'): ApiError {
   if (reason === 'attempts_exhausted') return new ApiError(403, 'rest_attempts_exhausted', rejectedMessage);
   if (reason === 'captures_exhausted') return new ApiError(403, 'rest_attempts_exhausted', 'This page has taken as many cards as it may: no further card can be entered here.', capturesExhaustedData);

@@ -32,8 +32,9 @@ export async function refreshTokenOfLogin(db: Queryable, options: { jwtSecret: U
   // a change, or a rotation removed the row): this login's own token, never stored, never works.
   if (!row || row.token_id === tokenId || row.password_stamp !== options.passwordStamp) return fresh;
   const token = await signJwt(jwtSecret, { userId, kind: 'refresh', tokenId: row.token_id }, row.created_at);
+  const tokenHash = hashToken(token);
   // Signed under a JWT_SECRET replaced since: that token no longer verifies, so this one takes its row.
-  if (hashToken(token) !== row.token_hash) await db.query('UPDATE refresh_tokens SET token_hash = $2 WHERE id = $1', [row.id, hashToken(token)]);
+  if (tokenHash !== row.token_hash) await db.query('UPDATE refresh_tokens SET token_hash = $2 WHERE id = $1', [row.id, tokenHash]);
   return token;
 }
 

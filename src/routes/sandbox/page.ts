@@ -35,16 +35,16 @@ button:focus-visible{outline:3px solid #0b5fff;outline-offset:2px}
  */
 export function challengePage(view: ChallengeView, nonce: string, action: string): string {
   const language: LanguageCode = normaliseLanguage(view.language);
+  const lang = localeOf(language);
   const t = (key: SandboxKey, vars?: Record<string, string>) => escapeHtml(sandboxText(language, key, vars));
   const brand = brandNames[view.cardBrand ?? ''] ?? sandboxText(language, 'card');
   const card = view.cardLastFour ? t('cardEnding', { brand, lastFour: view.cardLastFour }) : t('card');
   const merchant = view.merchantName ? escapeHtml(view.merchantName) : t('sandboxMerchant');
   const summary = `<dl>
 <dt>${t('merchant')}</dt><dd>${merchant}</dd>
-<dt>${t('amount')}</dt><dd>${escapeHtml(formatMoney(view.amount, view.currency, localeOf(language)))}</dd>
+<dt>${t('amount')}</dt><dd>${escapeHtml(formatMoney(view.amount, view.currency, lang))}</dd>
 <dt>${t('card')}</dt><dd>${card}</dd>
 </dl>`;
-  const lang = localeOf(language);
   if (view.state !== 'pending') {
     const message = view.state === 'done' ? t('completed') : t('expired');
     return layout(nonce, '3-D Secure', `<h1>3-D Secure</h1>${summary}<p role="status">${message}</p>`, lang);
