@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
 import { limits } from '../limits.js';
 import { localeOf, normaliseLanguage } from '../i18n/catalogue.js';
-import { MailDeliveryError, type OutgoingMail } from '../domain/emails/transport.js';
+import { isDeferral, MailDeliveryError, type OutgoingMail, type RecipientRefusal } from '../domain/emails/transport.js';
 import { renderRequestedMails, type ClaimedMail, type RenderRun } from '../domain/emails/outbox.js';
 import { forEachConcurrently } from '../concurrently.js';
 import { batchSizeWithin } from '../bounded.js';
@@ -23,6 +23,8 @@ export interface DeliveryRun {
   retrying: number;
   /** Gave up: a permanent refusal or limits.mailAttemptsMax attempts. */
   failed: number;
+  /** Each mail this run gave up on, as the job runner logs it (one warning each, no address). */
+  failures: MailFailure[];
   /** Claimed but not sent: the run's send window closed first (sendWindowMs); due again at once. */
   released: number;
   /** A full batch of requests or of due mail: more may be waiting (the job runner runs again soon). */
@@ -49,8 +51,11 @@ export async function deliverPendingMails(context: AppContext, options: { batchS
   const { requests, written, claimed: fresh, errors, deferred } = await renderRequestedMails(context.db, { batchSizeMax: batchSize, claimedUntil });
   // UPDATE ... RETURNING has no order: send oldest first (fresh rows are the newest).
   const rows = [...due.sort((a, b) => a.id - b.id), ...fresh.sort((a, b) => a.id - b.id)];
-  const run: DeliveryRun = { requests, rendered: written, errors, deferred, claimed: rows.length, sent: 0, retrying: 0, failed: 0, released: 0, backlog: requests === batchSize || due.length === batchSize };
-  await sendAll(context, rows, run, { startByMs: claimedAtMs + sendWindowMs, claimRenewalMs: options.claimRenewalMs ?? limits.mailClaimRenewalMs });
+  const run: DeliveryRun = { requests, rendered: written, errors, deferred, claimed: rows.length, sent: 0, retrying: 0, failed: 0, failures: [], released: 0, backlog: requests === batchSize || due.length === batchSize };
+  const failed: Outcome[] = [];
+  // A run whose outcomes could not all be written throws: its mails are sent again after the lease.
+  await sendAll(context, rows, run, failed, { startByMs: claimedAtMs + sendWindowMs, claimRenewalMs: options.claimRenewalMs ?? limits.mailClaimRenewalMs });
+  run.failures = await mailFailures(context, failed);
   return run;
 }
 
@@ -74,7 +79,7 @@ const sendWindowMs = limits.mailClaimLeaseMs - (2 * limits.smtpConnectionTimeout
  * send does not wait for its outcome's write, but none starts after a write failed. Rows not
  * started by `startByMs` are released for the next run.
  */
-async function sendAll(context: AppContext, rows: readonly ClaimedMail[], run: DeliveryRun, timing: { startByMs: number; claimRenewalMs: number }): Promise<void> {
+async function sendAll(context: AppContext, rows: readonly ClaimedMail[], run: DeliveryRun, failed: Outcome[], timing: { startByMs: number; claimRenewalMs: number }): Promise<void> {
   const unsent: ClaimedMail[] = [];
   const renewer = new ClaimRenewer(context, timing.claimRenewalMs);
   const outcomes = new Batcher<Outcome, void>(
@@ -96,6 +101,7 @@ async function sendAll(context: AppContext, rows: readonly ClaimedMail[], run: D
       renewer.sending.add(row);
       const outcome = await deliverOne(context, row).finally(() => renewer.sending.delete(row));
       run[outcome.status === 'sent' ? 'sent' : outcome.status === 'failed' ? 'failed' : 'retrying'] += 1;
+      if (outcome.status === 'failed') failed.push(outcome);
       writes.push(outcomes.add(outcome).catch((error: unknown) => {
         written.failure ??= { error };
       }));
@@ -181,7 +187,7 @@ async function claimDueMails(context: AppContext, batchSize: number, claimedUnti
                                 ORDER BY next_attempt_at, id
                                 LIMIT $3
                                 FOR UPDATE SKIP LOCKED`)}
-      RETURNING id, site_id, transaction_id, kind, language, from_name, reply_to, to_addresses, bcc_addresses, subject, text_body, html_body, attempts, retry_recipients`,
+      RETURNING id, site_id, transaction_id, kind, language, from_name, reply_to, to_addresses, bcc_addresses, subject, text_body, html_body, attempts, retry_recipients, refusals`,
     [context.now(), claimedUntil, batchSize],
   );
 }
@@ -191,37 +197,119 @@ interface Outcome {
   row: ClaimedMail;
   /** `pending`: a temporary failure, due again at nextAttemptAt. */
   status: 'sent' | 'pending' | 'failed';
-  /** Pending for these recipients only (the relay took the others). */
+  /** Pending for these recipients only (the relay took the others); failed: who never got it. Null: as they were. */
   retryRecipients: string[] | null;
+  /** Recipients refused for good so far (this attempt and earlier ones), kept until the mail ends. */
+  refusals: RecipientRefusal[];
+  /** Why whoever is owed it did not get it: the relay's refusals (this attempt's and earlier ones for good), or its reply to the whole mail (no recipient). For the log line of a failure. */
+  replies: { recipient: string | null; code: number | null; reply: string }[];
   deliveryId: string | null;
   error: string | null;
   nextAttemptAt: Date | null;
 }
 
+/**
+ * A mail is `sent` once everyone it is for has taken it. A recipient the relay refused for good
+ * (5xx) is not tried again; while others are deferred (4xx) the mail stays pending for them alone;
+ * once nobody is left to try, or at the last attempt, it is `failed` for whoever never got it
+ * (retry_recipients), so `mail failed` lists it and `mail resend` sends it to them alone
+ * (docs/emails.md "Delivery"). Until this audit a refusal for good beside an accepted copy ended
+ * `sent`, the payer's receipt lost or the merchant's copy forgotten once the payer took it.
+ */
 async function deliverOne(context: AppContext, row: ClaimedMail): Promise<Outcome> {
+  const earlier = row.refusals ?? [];
   try {
     const receipt = await context.mailer.send(outgoingMail(context, row));
-    const note = receipt.rejected.length > 0 ? `refused recipients: ${receipt.rejected.join(', ')}` : null;
-    if (receipt.deferred.length === 0) return { row, status: 'sent', deliveryId: receipt.deliveryId, error: note, retryRecipients: null, nextAttemptAt: null };
-    // Deferred recipients (4xx) are owed the mail: pending again for them alone, so accepted
-    // copies (a merchant's Bcc) are not sent twice and the payer's receipt is not lost. At the
-    // last attempt the mail failed for them (not `sent`: they never got it), and
-    // retry_recipients names them, for the operator and for `mail resend`.
-    if (row.attempts >= limits.mailAttemptsMax) {
-      const deferred = `still deferred at the last attempt (${row.attempts}): ${receipt.deferred.join(', ')}`;
-      const error = (note === null ? deferred : `${note}; ${deferred}`).slice(0, limits.mailErrorLengthMax);
-      return { row, status: 'failed', deliveryId: receipt.deliveryId, error, retryRecipients: receipt.deferred, nextAttemptAt: null };
-    }
-    return { row, status: 'pending', deliveryId: receipt.deliveryId, error: note, retryRecipients: receipt.deferred, nextAttemptAt: new Date(context.now().getTime() + retryDelayMs(row.attempts)) };
+    return recipientsOutcome(context, row, { deliveryId: receipt.deliveryId, refusals: receipt.refusals, earlier });
   } catch (error) {
+    if (error instanceof MailDeliveryError && error.refusals) return recipientsOutcome(context, row, { deliveryId: null, refusals: error.refusals, earlier });
     const permanent = error instanceof MailDeliveryError && error.permanent;
-    const exhausted = row.attempts >= limits.mailAttemptsMax;
-    const message = (error as Error).message.slice(0, limits.mailErrorLengthMax);
-    // Refused all, some for good: the next attempt (or `mail resend` of the failed mail) is for the deferred ones alone.
-    const retryRecipients = error instanceof MailDeliveryError && error.deferred ? error.deferred : null;
-    if (permanent || exhausted) return { row, status: 'failed', deliveryId: null, error: message, retryRecipients, nextAttemptAt: null };
-    return { row, status: 'pending', deliveryId: null, error: message, retryRecipients, nextAttemptAt: new Date(context.now().getTime() + retryDelayMs(row.attempts)) };
+    const reply = { recipient: null, code: error instanceof MailDeliveryError ? error.responseCode : null, reply: (error as Error).message };
+    const message = [reply.reply, refusalsNote('refused for good', earlier)].filter(Boolean).join('; ').slice(0, limits.mailErrorLengthMax);
+    const base = { row, deliveryId: null, error: message, refusals: earlier, replies: [reply, ...earlier] };
+    if (!permanent && row.attempts < limits.mailAttemptsMax) {
+      return { ...base, status: 'pending', retryRecipients: null, nextAttemptAt: new Date(context.now().getTime() + retryDelayMs(row.attempts)) };
+    }
+    // Failed for everyone this attempt was for, and for those refused for good before.
+    const owed = row.retry_recipients && earlier.length > 0 ? inAddressOrder(row, [...row.retry_recipients, ...earlier.map((refusal) => refusal.recipient)]) : null;
+    return { ...base, status: 'failed', retryRecipients: owed, nextAttemptAt: null };
   }
+}
+
+/** The outcome of an attempt the relay answered recipient by recipient (some taken, or every one refused at RCPT TO). */
+function recipientsOutcome(context: AppContext, row: ClaimedMail, answer: { deliveryId: string | null; refusals: RecipientRefusal[]; earlier: RecipientRefusal[] }): Outcome {
+  const deferred = answer.refusals.filter(isDeferral);
+  const refused = [...answer.earlier, ...answer.refusals.filter((refusal) => !isDeferral(refusal))];
+  const base = { row, deliveryId: answer.deliveryId, refusals: refused, replies: [...refused, ...deferred] };
+  if (deferred.length === 0 && refused.length === 0) return { ...base, status: 'sent', error: null, retryRecipients: null, nextAttemptAt: null };
+  const last = row.attempts >= limits.mailAttemptsMax;
+  const error = [refusalsNote('refused for good', refused), refusalsNote(last ? `still deferred at the last attempt (${row.attempts})` : 'deferred', deferred)]
+    .filter(Boolean).join('; ').slice(0, limits.mailErrorLengthMax);
+  if (deferred.length > 0 && !last) {
+    return { ...base, status: 'pending', error, retryRecipients: deferred.map((refusal) => refusal.recipient), nextAttemptAt: new Date(context.now().getTime() + retryDelayMs(row.attempts)) };
+  }
+  return { ...base, status: 'failed', error, retryRecipients: inAddressOrder(row, [...deferred, ...refused].map((refusal) => refusal.recipient)), nextAttemptAt: null };
+}
+
+/** `label: a@x (550 No such mailbox), b@y (...)`, or '' for none. */
+function refusalsNote(label: string, refusals: readonly RecipientRefusal[]): string {
+  return refusals.length === 0 ? '' : `${label}: ${refusals.map((refusal) => `${refusal.recipient} (${refusal.reply})`).join(', ')}`;
+}
+
+/** The addresses, each once, in the order the mail names them (To, then Bcc). */
+function inAddressOrder(row: ClaimedMail, addresses: readonly string[]): string[] {
+  const wanted = new Set(addresses);
+  const named = [...row.to_addresses, ...row.bcc_addresses];
+  return [...new Set([...named.filter((address) => wanted.has(address)), ...addresses])];
+}
+
+/**
+ * A mail the delivery gave up on, as the job runner logs it (one warning each; JobResult
+ * `failures`). Decision: no address. Logs travel further and live longer than the outbox row
+ * (shipped to aggregators, read by whoever runs the service), the service logs no other personal
+ * data (docs/auth.md "Logs": no bodies), and the row keeps the addresses for `trustfare mail
+ * failed`; so the recipients are named by their place (`to`: the payer or the notice's addressee,
+ * `bcc`: the merchant's copies), and addresses in the relay's replies read `[address]`.
+ */
+export interface MailFailure {
+  message: string;
+  mail: number;
+  kind: string;
+  site: number;
+  transaction: number;
+  bookings: number[];
+  attempts: number;
+  /** How many of its To and Bcc recipients never got it. */
+  owed: { to: number; bcc: number };
+  /** The relay's replies of the last attempt: per recipient, or to the whole mail (no `recipient`). */
+  replies: { recipient?: 'to' | 'bcc'; code: number | null; text: string }[];
+}
+
+const failureMessage = 'mail failed for good: `trustfare mail failed` lists it, `trustfare mail resend` sends it again';
+
+/** The log lines of the failed outcomes, with the bookings of their transactions (one statement). */
+async function mailFailures(context: AppContext, outcomes: readonly Outcome[]): Promise<MailFailure[]> {
+  if (outcomes.length === 0) return [];
+  // A database away now loses the bookings of the line, not the line.
+  const rows = await context.db.query<{ transaction_id: number; bookings: number[] }>(
+    'SELECT transaction_id, array_agg(booking_id ORDER BY position) AS bookings FROM transaction_bookings WHERE transaction_id = ANY($1::bigint[]) GROUP BY transaction_id',
+    [outcomes.map((outcome) => outcome.row.transaction_id)],
+  ).catch(() => []);
+  const bookings = new Map(rows.map((row) => [Number(row.transaction_id), row.bookings.map(Number)]));
+  return outcomes.map(({ row, retryRecipients, replies }) => {
+    const owed = retryRecipients ?? row.retry_recipients ?? [...row.to_addresses, ...row.bcc_addresses];
+    const place = (address: string) => (row.to_addresses.includes(address) ? 'to' as const : 'bcc' as const);
+    return {
+      message: failureMessage, mail: row.id, kind: row.kind, site: row.site_id, transaction: row.transaction_id, bookings: bookings.get(Number(row.transaction_id)) ?? [], attempts: row.attempts,
+      owed: { to: owed.filter((address) => place(address) === 'to').length, bcc: owed.filter((address) => place(address) === 'bcc').length },
+      replies: replies.map(({ recipient, code, reply }) => ({ ...(recipient === null ? {} : { recipient: place(recipient) }), code, text: withoutAddresses(reply) })),
+    };
+  });
+}
+
+/** The text with every email address in it (a relay's reply often quotes the recipient) as `[address]`. */
+function withoutAddresses(text: string): string {
+  return text.replace(/<?[^\s<>()[\]"',;:]+@[^\s<>()[\]"',;:]+>?/g, '[address]');
 }
 
 /**
@@ -257,17 +345,19 @@ export function retryDelayMs(attempts: number): number {
 async function recordOutcomes(context: AppContext, outcomes: readonly Outcome[]): Promise<void> {
   await context.db.query(
     `UPDATE email_outbox o
-        SET status = r.status, delivery_id = r.delivery_id, last_error = r.last_error,
+        SET status = r.status, delivery_id = COALESCE(r.delivery_id, o.delivery_id), last_error = r.last_error,
             next_attempt_at = COALESCE(r.next_attempt_at, o.next_attempt_at),
             sent_at = CASE WHEN r.status = 'sent' THEN $7::timestamptz ELSE o.sent_at END,
-            retry_recipients = CASE WHEN r.retry IS NULL THEN o.retry_recipients ELSE ARRAY(SELECT jsonb_array_elements_text(r.retry)) END
-       FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $8::jsonb[])
-            AS r(id, attempts, status, delivery_id, last_error, next_attempt_at, retry)
+            retry_recipients = CASE WHEN r.retry IS NULL THEN o.retry_recipients ELSE ARRAY(SELECT jsonb_array_elements_text(r.retry)) END,
+            refusals = r.refusals
+       FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $8::jsonb[], $9::jsonb[])
+            AS r(id, attempts, status, delivery_id, last_error, next_attempt_at, retry, refusals)
       WHERE o.id = r.id AND o.attempts = r.attempts AND ${stillPendingSql}`,
     [
       outcomes.map((outcome) => outcome.row.id), outcomes.map((outcome) => outcome.row.attempts), outcomes.map((outcome) => outcome.status),
       outcomes.map((outcome) => outcome.deliveryId), outcomes.map((outcome) => outcome.error), outcomes.map((outcome) => outcome.nextAttemptAt), context.now(),
       outcomes.map((outcome) => (outcome.retryRecipients ? JSON.stringify(outcome.retryRecipients) : null)),
+      outcomes.map((outcome) => (outcome.refusals.length > 0 ? JSON.stringify(outcome.refusals) : null)),
     ],
   );
 }

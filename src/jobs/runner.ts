@@ -18,6 +18,12 @@ export interface JobResult {
   backlog?: boolean;
   /** Items the run could not handle and set back; logged as an error. */
   errors?: unknown[];
+  /**
+   * Items the run gave up on for good (a mail the relay refused): each logged as its own warning,
+   * `message` the line's text and the rest its details, so an operator sees every one (a count in
+   * the summary line named none).
+   */
+  failures?: ({ message: string } & Record<string, unknown>)[];
 }
 
 export interface JobRunner {
@@ -27,6 +33,7 @@ export interface JobRunner {
 
 export interface JobLogger {
   info(details: Record<string, unknown>, message: string): void;
+  warn(details: Record<string, unknown>, message: string): void;
   error(details: Record<string, unknown>, message: string): void;
 }
 
@@ -71,10 +78,11 @@ async function runOnce(context: AppContext, job: Job, log: JobLogger): Promise<b
   try {
     const result = await job.run(context);
     if (!result || typeof result !== 'object') return false;
-    const { backlog, errors } = result as JobResult;
-    if (errors && errors.length > 0) log.error({ job: job.name, result }, 'job batch set items back it could not handle');
-    else if (Object.values(result).some((value) => typeof value === 'number' && value > 0)) log.info({ job: job.name, result }, 'job batch done');
-    return backlog === true;
+    const { failures, ...summary } = result as JobResult & Record<string, unknown>;
+    for (const { message, ...details } of failures ?? []) log.warn({ job: job.name, ...details }, message);
+    if (summary.errors && summary.errors.length > 0) log.error({ job: job.name, result: summary }, 'job batch set items back it could not handle');
+    else if (Object.values(summary).some((value) => typeof value === 'number' && value > 0)) log.info({ job: job.name, result: summary }, 'job batch done');
+    return summary.backlog === true;
   } catch (error) {
     log.error({ job: job.name, err: error }, 'job batch failed');
     return false;

@@ -24,7 +24,7 @@ const draggingMailer: Mailer = {
         firstStarted();
       });
     }
-    return { deliveryId: `250 ok ${mail.messageId}`, rejected: [], deferred: [] };
+    return { deliveryId: `250 ok ${mail.messageId}`, refusals: [] };
   },
   close: () => undefined,
 };

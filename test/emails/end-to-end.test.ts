@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { createSite, type SiteFixture } from '../support/fixtures.js';
-import { backgroundJobs } from '../../src/jobs/index.js';
+import { backgroundJobs, startJobRunner } from '../../src/jobs/index.js';
 import { recordChargeback } from '../../src/domain/transactions/chargebacks.js';
 import { convert, formatMoney } from '../../src/domain/money.js';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from './support/smtp.js';
 import { resendFailedMails } from '../../src/domain/emails/outbox.js';
 import { limits } from '../../src/limits.js';
+import { cli } from '../cli/helpers.js';
+import type { DeliveryRun } from '../../src/jobs/mail-delivery.js';
 
 // Through the REST API with sandbox tokens on test channels: the payments code writes the
 // outbox rows, the worker delivers them to a real SMTP server.
@@ -51,11 +53,30 @@ function purchase(channelId: number, bookingId: number, total: number, extra: Re
   return api('POST', '/transactions', { transaction_types: 'purchase', channels: channelId, currencies: 'EUR', total, token: 'tok_visa', bookings: [{ id: bookingId, currencies: 'EUR', total }], ...extra });
 }
 
+/** One run of the background job the server schedules, and what it reports. */
+async function deliverRun(): Promise<DeliveryRun> {
+  const job = backgroundJobs.find((candidate) => candidate.name === 'mail-delivery')!;
+  return (await job.run(t.context)) as DeliveryRun;
+}
+
 /** One run of the background job the server schedules (proves it is registered). */
 async function deliver(): Promise<ReceivedMail[]> {
   const job = backgroundJobs.find((candidate) => candidate.name === 'mail-delivery')!;
   await job.run(t.context);
   return [...smtp.received];
+}
+
+/** The outbox row of the one mail of the booking's payment. */
+function outboxRowOf(bookingId: number) {
+  return t.db.one<{ id: number; transaction_id: number; status: string; attempts: number; retry_recipients: string[] | null; last_error: string | null }>(
+    'SELECT o.id, o.transaction_id, o.status, o.attempts, o.retry_recipients, o.last_error FROM email_outbox o JOIN transaction_bookings tb ON tb.transaction_id = o.transaction_id WHERE tb.booking_id = $1', [bookingId]);
+}
+
+/** What `trustfare mail failed` lists of the transaction's mails. */
+async function failedMailsOf(transactionId: number): Promise<{ id: number; owed_to: string[]; last_error: string }[]> {
+  const listed = await cli(t.config.databaseUrl!, ['mail', 'failed'], { SMTP_URL: smtp.url });
+  expect(listed.code, listed.stderr).toBe(0);
+  return listed.json.mails.filter((mail: { transaction_id: number }) => mail.transaction_id === transactionId);
 }
 
 describe('mails from real payments', () => {
@@ -238,8 +259,8 @@ describe('mails from real payments', () => {
     expect((await deliver()).map((mail) => mail.envelopeTo)).toEqual([['ops@last.example']]);
     const last = await row();
     expect(last).toMatchObject({ status: 'failed', retry_recipients: ['stuck@example.com'] });
-    // The relay's refusals, then who is still owed the mail (nothing else before them).
-    expect(last.last_error).toBe(`refused recipients: stuck@example.com; still deferred at the last attempt (${limits.mailAttemptsMax}): stuck@example.com`);
+    // Who is still owed the mail, each with the relay's reply (nothing else before them).
+    expect(last.last_error).toBe(`still deferred at the last attempt (${limits.mailAttemptsMax}): stuck@example.com (450 Greylisted, try again later)`);
     expect(await resendFailedMails(t.db, { id: last.id }, { count: 1, now: new Date() })).toEqual({ resent: [last.id], requested: [], more: false });
     smtp.received.length = 0;
     const again = await deliver();
@@ -247,22 +268,101 @@ describe('mails from real payments', () => {
     expect((await row()).status).toBe('sent');
   });
 
-  it('a payer the relay defers while it refuses the Bcc address for good (no recipient taken) is retried alone, and gets the receipt', async () => {
+  it('a payer the relay defers while it refuses the Bcc address for good (no recipient taken) is retried alone and gets the receipt; the mail then ends failed for the Bcc address, listed by mail failed', async () => {
     const channelId = await channel({ primary_mail: 'gone@mixed.example', mail_bcc_transactional_mails: true });
     const bookingId = await booking(channelId, { email: 'later@example.com' });
     await purchase(channelId, bookingId, 80_000);
     smtp.deferRecipient('later@example.com', 1);
     smtp.refuseRecipient('gone@mixed.example', 10, 550);
     expect(await deliver()).toEqual([]);
-    const row = () => t.db.one<{ status: string; retry_recipients: string[] | null; last_error: string }>(
-      'SELECT o.status, o.retry_recipients, o.last_error FROM email_outbox o JOIN transaction_bookings tb ON tb.transaction_id = o.transaction_id WHERE tb.booking_id = $1', [bookingId]);
-    const first = await row();
+    const first = await outboxRowOf(bookingId);
     expect(first).toMatchObject({ status: 'pending', retry_recipients: ['later@example.com'] });
     expect(first.last_error).toMatch(/gone@mixed\.example/);
     await t.db.query('UPDATE email_outbox SET next_attempt_at = now() - interval \'1 second\' WHERE status = \'pending\'');
-    const later = await deliver();
-    expect(later.map((mail) => mail.envelopeTo)).toEqual([['later@example.com']]);
-    expect((await row()).status).toBe('sent');
+    const run = await deliverRun();
+    expect(smtp.received.map((mail) => mail.envelopeTo)).toEqual([['later@example.com']]);
+    // The payer has the receipt; the merchant's copy never went: the mail says so, for good.
+    const last = await outboxRowOf(bookingId);
+    // And the log line (the job runner's warning) gives the first attempt's reply to the copy.
+    expect(run.failures).toEqual([expect.objectContaining({ mail: last.id, owed: { to: 0, bcc: 1 }, replies: [{ recipient: 'bcc', code: 550, text: '550 No such mailbox' }] })]);
+    expect(last).toMatchObject({ status: 'failed', retry_recipients: ['gone@mixed.example'] });
+    expect(last.last_error).toBe('refused for good: gone@mixed.example (550 No such mailbox)');
+    expect(await failedMailsOf(last.transaction_id)).toEqual([expect.objectContaining({ id: last.id, owed_to: ['gone@mixed.example'], last_error: last.last_error })]);
+  });
+
+  it('a Bcc address refused for good is still owed the mail after a later attempt the relay refused whole, and the mail ends failed for it with its reply', async () => {
+    const channelId = await channel({ primary_mail: 'gone@twice.example', mail_bcc_transactional_mails: true });
+    const bookingId = await booking(channelId, { email: 'slow@example.com' });
+    await purchase(channelId, bookingId, 80_000);
+    smtp.deferRecipient('slow@example.com', 1);
+    smtp.refuseRecipient('gone@twice.example', 10, 550);
+    expect(await deliver()).toEqual([]);
+    const due = () => t.db.query('UPDATE email_outbox SET next_attempt_at = now() - interval \'1 second\' WHERE status = \'pending\'');
+    // The second attempt, for the payer alone, meets a relay that takes no mail for now.
+    await due();
+    smtp.refuseNext(1, 451);
+    expect(await deliver()).toEqual([]);
+    const second = await outboxRowOf(bookingId);
+    expect(second).toMatchObject({ status: 'pending', retry_recipients: ['slow@example.com'] });
+    expect(second.last_error).toBe('EMESSAGE: 451 Try again later; refused for good: gone@twice.example (550 No such mailbox)');
+    await due();
+    expect((await deliver()).map((mail) => mail.envelopeTo)).toEqual([['slow@example.com']]);
+    expect(await outboxRowOf(bookingId)).toMatchObject({ status: 'failed', retry_recipients: ['gone@twice.example'], last_error: 'refused for good: gone@twice.example (550 No such mailbox)' });
+  });
+
+  it('a payer the relay refuses for good while it takes the Bcc copy leaves the mail failed for the payer, listed by mail failed, and resend sends it to the payer alone', async () => {
+    const channelId = await channel({ primary_mail: 'ops@half.example', mail_bcc_transactional_mails: true });
+    const bookingId = await booking(channelId, { email: 'full@example.com' });
+    await purchase(channelId, bookingId, 80_000);
+    smtp.refuseRecipient('full@example.com', 1, 552);
+    expect((await deliver()).map((mail) => mail.envelopeTo)).toEqual([['ops@half.example']]);
+    const failed = await outboxRowOf(bookingId);
+    expect(failed).toMatchObject({ status: 'failed', retry_recipients: ['full@example.com'], attempts: 1 });
+    expect(failed.last_error).toBe('refused for good: full@example.com (552 No such mailbox)');
+    expect(await failedMailsOf(failed.transaction_id)).toEqual([expect.objectContaining({ id: failed.id, owed_to: ['full@example.com'] })]);
+    // The mailbox has room again: resend goes to the payer alone, not the merchant a second time.
+    expect((await cli(t.config.databaseUrl!, ['mail', 'resend', '--mail', String(failed.id)], { SMTP_URL: smtp.url })).json).toEqual({ resent: [failed.id], requested: [], more: false });
+    smtp.received.length = 0;
+    expect((await deliver()).map((mail) => mail.envelopeTo)).toEqual([['full@example.com']]);
+    expect(await outboxRowOf(bookingId)).toMatchObject({ status: 'sent', last_error: null });
+    expect(await failedMailsOf(failed.transaction_id)).toEqual([]);
+  });
+
+  it("logs each mail that failed for good as one warning with the mail, its kind, transaction, bookings and the relay's reply, and no address or card", async () => {
+    const channelId = await channel({ primary_mail: 'ops@logged.example', mail_bcc_transactional_mails: true });
+    const bookingId = await booking(channelId, { email: 'unknown@example.com' });
+    const payment = await purchase(channelId, bookingId, 80_000);
+    smtp.refuseRecipient('unknown@example.com', 1, 550, '<unknown@example.com>: Recipient address rejected: User unknown');
+    const lines: { level: string; details: Record<string, unknown>; message: string }[] = [];
+    const logged = (level: string) => (details: Record<string, unknown>, message: string) => void lines.push({ level, details, message });
+    const mailJob = backgroundJobs.find((candidate) => candidate.name === 'mail-delivery')!;
+    const runner = startJobRunner(t.context, [{ ...mailJob, intervalMs: 1 }], { info: logged('info'), warn: logged('warn'), error: logged('error') });
+    const warnings = () => lines.filter((line) => line.level === 'warn' && line.details.transaction === payment.id);
+    for (let wait = 0; wait < 400 && warnings().length === 0; wait++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await runner.stop();
+    const { id } = await outboxRowOf(bookingId);
+    expect(warnings()).toEqual([{
+      level: 'warn',
+      message: 'mail failed for good: `trustfare mail failed` lists it, `trustfare mail resend` sends it again',
+      details: {
+        job: 'mail-delivery', mail: id, kind: 'receipt', site: site.siteId, transaction: payment.id, bookings: [bookingId], attempts: 1,
+        owed: { to: 1, bcc: 0 },
+        replies: [{ recipient: 'to', code: 550, text: '550 [address]: Recipient address rejected: User unknown' }],
+      },
+    }]);
+    // The database keeps the address (the operator's record, `mail failed`); the log does not.
+    expect(JSON.stringify(lines)).not.toMatch(/@|4111/);
+    expect((await outboxRowOf(bookingId)).last_error).toBe('refused for good: unknown@example.com (550 <unknown@example.com>: Recipient address rejected: User unknown)');
+  });
+
+  it('a mail the relay refuses whole for good is reported with its reply to the whole mail and every recipient owed', async () => {
+    const channelId = await channel({ primary_mail: 'ops@whole.example', mail_bcc_transactional_mails: true });
+    const bookingId = await booking(channelId, { email: 'whole@example.com' });
+    await purchase(channelId, bookingId, 80_000);
+    smtp.refuseNext(1, 554);
+    const run = await deliverRun();
+    const { id } = await outboxRowOf(bookingId);
+    expect(run.failures).toEqual([expect.objectContaining({ mail: id, bookings: [bookingId], owed: { to: 1, bcc: 1 }, replies: [{ code: 554, text: 'EMESSAGE: 554 Mailbox unavailable' }] })]);
   });
 
   it('a mail whose every recipient the relay refuses for good fails at once', async () => {

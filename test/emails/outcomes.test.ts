@@ -18,7 +18,7 @@ const instantMailer: Mailer = {
     const refusal = refusals.get(reference);
     if (refusal) throw refusal;
     sent.push(mail);
-    return { deliveryId: `250 queued as ${reference}`, rejected: [], deferred: [] };
+    return { deliveryId: `250 queued as ${reference}`, refusals: [] };
   },
   close: () => undefined,
 };

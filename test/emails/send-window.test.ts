@@ -21,7 +21,7 @@ const slowMailer: Mailer = {
     await new Promise((resolve) => setTimeout(resolve, 5));
     offsetMs += sendMs; // the clock the job reads moves on by one slow send
     sent.push(mail);
-    return { deliveryId: `250 ok ${mail.messageId}`, rejected: [], deferred: [] };
+    return { deliveryId: `250 ok ${mail.messageId}`, refusals: [] };
   },
   close: () => undefined,
 };

@@ -3,7 +3,7 @@ import type { AppContext } from '../../src/context.js';
 import { backgroundJobs, startJobRunner, type Job } from '../../src/jobs/index.js';
 import { limits } from '../../src/limits.js';
 
-const silent = { info: () => undefined, error: () => undefined };
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const context = {} as AppContext;
 
 async function until(condition: () => boolean): Promise<void> {
@@ -31,7 +31,7 @@ describe('job runner', () => {
     };
     const failing: Job = { name: 'failing', intervalMs: 1, run: async () => { failures += 1; throw new Error('boom'); } };
     const errors: string[] = [];
-    const runner = startJobRunner(context, [slow, failing], { info: silent.info, error: (details) => void errors.push(String(details.job)) });
+    const runner = startJobRunner(context, [slow, failing], { ...silent, error: (details) => void errors.push(String(details.job)) });
     await until(() => runs >= 3 && failures >= 3);
     await runner.stop();
     const runsAtStop = runs;
@@ -73,6 +73,7 @@ describe('job runner with a backlog', () => {
     const logged: { level: string; message: string }[] = [];
     const log = {
       info: (_details: Record<string, unknown>, message: string) => void logged.push({ level: 'info', message }),
+      warn: (_details: Record<string, unknown>, message: string) => void logged.push({ level: 'warn', message }),
       error: (_details: Record<string, unknown>, message: string) => void logged.push({ level: 'error', message }),
     };
     let runs = 0;
@@ -81,6 +82,30 @@ describe('job runner with a backlog', () => {
     await vi.advanceTimersByTimeAsync(2000);
     await runner.stop();
     expect(logged).toEqual([{ level: 'error', message: 'job batch set items back it could not handle' }, { level: 'info', message: 'job batch done' }]);
+  });
+
+  it('logs each item a run gave up on for good as its own warning, with its details, and leaves them out of the summary line', async () => {
+    vi.useFakeTimers();
+    const logged: { level: string; details: Record<string, unknown>; message: string }[] = [];
+    const log = {
+      info: (details: Record<string, unknown>, message: string) => void logged.push({ level: 'info', details, message }),
+      warn: (details: Record<string, unknown>, message: string) => void logged.push({ level: 'warn', details, message }),
+      error: (details: Record<string, unknown>, message: string) => void logged.push({ level: 'error', details, message }),
+    };
+    let runs = 0;
+    const job: Job = {
+      name: 'delivering',
+      intervalMs: 1000,
+      run: async () => (++runs === 1 ? { failed: 2, failures: [{ message: 'gone for good', item: 3 }, { message: 'gone for good', item: 4 }] } : {}),
+    };
+    const runner = startJobRunner(context, [job], log);
+    await vi.advanceTimersByTimeAsync(1000);
+    await runner.stop();
+    expect(logged).toEqual([
+      { level: 'warn', details: { job: 'delivering', item: 3 }, message: 'gone for good' },
+      { level: 'warn', details: { job: 'delivering', item: 4 }, message: 'gone for good' },
+      { level: 'info', details: { job: 'delivering', result: { failed: 2 } }, message: 'job batch done' },
+    ]);
   });
 
   it('waits the interval after a failed batch', async () => {

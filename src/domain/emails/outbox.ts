@@ -5,6 +5,7 @@ import { mailDataFor, mailLanguage, payerEmailOf } from './content.js';
 import { loadFactsOfTransactions, type TransactionFacts } from './facts.js';
 import { planMails } from './kinds.js';
 import { renderMail } from './templates.js';
+import type { RecipientRefusal } from './transport.js';
 import { pickedBy } from '../../storage/batches.js';
 
 /**
@@ -55,6 +56,8 @@ export type ClaimedMail = Omit<RenderedOutboxRow, 'status' | 'last_error'> & {
   attempts: number;
   /** The recipients still owed the mail after a relay deferred them (migration 029); absent or null: all. */
   retry_recipients?: string[] | null;
+  /** Recipients a relay refused for good on an earlier attempt, with its replies (migration 053); absent or null: none. */
+  refusals?: RecipientRefusal[] | null;
 };
 
 export interface RenderRun {
@@ -196,7 +199,8 @@ export async function retrySetAsideRequests(db: Queryable, which: { id: number }
 /**
  * Puts failed mails back in the outbox (`trustfare mail resend`, docs/emails.md "Sending a failed
  * mail again"): pending, due at `now`, with every attempt again, for the recipients it was still
- * owed to (`retry_recipients` stays: those who took it already do not get it twice). One by id, or
+ * owed to (`retry_recipients` stays: those who took it already do not get it twice; those a relay
+ * refused for good are tried again, so their `refusals` go). One by id, or
  * the oldest `count` written since a time; `more` says failed mails written since are left. A mail
  * whose bodies were pruned has nothing to send and stays failed. A mail never rendered
  * (`requested`, below) is requested again instead.
@@ -207,7 +211,7 @@ export async function resendFailedMails(db: Queryable, which: { id: number } | {
   const key = 'id' in which ? which.id : which.since;
   const count = 'id' in which ? 1 : options.count;
   const resent = await db.query<{ id: number }>(
-    `UPDATE email_outbox SET status = 'pending', attempts = 0, next_attempt_at = $3 WHERE ${pickedBy('id', oldest("<> ''"))} RETURNING id`,
+    `UPDATE email_outbox SET status = 'pending', attempts = 0, next_attempt_at = $3, refusals = NULL WHERE ${pickedBy('id', oldest("<> ''"))} RETURNING id`,
     [key, count, options.now],
   );
   // No text: before session 28 a template that threw was stored as a failed row with the subject
@@ -235,7 +239,7 @@ export interface FailedMail {
   transaction_id: number;
   kind: string;
   created_at: Date;
-  /** Who never got it: the recipients a relay still deferred at the last attempt, else every To and Bcc address. */
+  /** Who never got it: the recipients a relay refused for good or still deferred at the last attempt while others took it, else every To and Bcc address. */
   owed_to: string[];
   last_error: string | null;
 }

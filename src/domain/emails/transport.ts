@@ -11,13 +11,25 @@ export type OutgoingMail = MimeMail & {
   envelopeTo?: string[];
 };
 
+/** A recipient the relay refused at RCPT TO, with its reply: for now (4xx: deferred, worth another attempt for them alone) or for good (5xx). */
+export interface RecipientRefusal {
+  recipient: string;
+  /** The SMTP reply code; null when the relay's answer had none. */
+  code: number | null;
+  /** The relay's reply as it answered (code and text). */
+  reply: string;
+}
+
+/** A refusal for now (4xx, e.g. greylisting): the recipient is tried again. */
+export function isDeferral(refusal: RecipientRefusal): boolean {
+  return refusal.code !== null && refusal.code >= 400 && refusal.code < 500;
+}
+
 export interface DeliveryReceipt {
   /** The SMTP server's answer or the path of the .eml file. */
   deliveryId: string;
-  /** Recipients the server refused while accepting others. */
-  rejected: string[];
-  /** Of those, the ones refused for now (4xx): worth another attempt, for them alone. */
-  deferred: string[];
+  /** Recipients the server refused while accepting others, for now or for good. */
+  refusals: RecipientRefusal[];
 }
 
 /** Sends one mail or throws a MailDeliveryError; built once per process from configuration. */
@@ -29,12 +41,15 @@ export interface Mailer {
 
 /** `permanent` failures (SMTP 5xx, no recipient accepted) are not retried. */
 export class MailDeliveryError extends Error {
-  /**
-   * @param deferred when the relay refused every recipient, some for now (4xx) and others for
-   * good (5xx): the ones worth another attempt, alone.
-   */
-  constructor(message: string, readonly permanent: boolean, readonly deferred?: string[]) {
+  /** When the relay refused every recipient at RCPT TO: each one's refusal, so each is dealt with as its code says. */
+  readonly refusals?: RecipientRefusal[];
+  /** The relay's reply code to the whole mail, when it answered with one. */
+  readonly responseCode: number | null;
+
+  constructor(message: string, readonly permanent: boolean, details: { refusals?: RecipientRefusal[]; responseCode?: number | null } = {}) {
     super(message);
+    if (details.refusals) this.refusals = details.refusals;
+    this.responseCode = details.responseCode ?? null;
   }
 }
 
@@ -72,7 +87,7 @@ export function smtpMailer(url: string): Mailer {
       const message = composed(mail, { bccHeader: false });
       try {
         const info = await transport.sendMail({ envelope: { from: mail.from.address, to: mail.envelopeTo ?? envelopeRecipients(mail) }, raw: message });
-        return { deliveryId: String(info.response ?? info.messageId), rejected: info.rejected.map(String), deferred: deferredRecipients(info) };
+        return { deliveryId: String(info.response ?? info.messageId), refusals: recipientRefusals(info) };
       } catch (error) {
         throw classifySmtpError(error);
       }
@@ -81,20 +96,22 @@ export function smtpMailer(url: string): Mailer {
   };
 }
 
-type RecipientRefusals = { rejectedErrors?: { recipient?: string; responseCode?: number; response?: string }[] };
+type RecipientErrors = { rejectedErrors?: { recipient?: string; responseCode?: number; response?: string; message?: string }[] };
 
-/** The recipients the relay refused for now (4xx at RCPT TO), from nodemailer's answer or error. */
-function deferredRecipients(answer: RecipientRefusals): string[] {
-  return (answer.rejectedErrors ?? [])
-    .filter((refusal) => refusal.recipient !== undefined && (refusal.responseCode ?? 0) >= 400 && (refusal.responseCode ?? 0) < 500)
-    .map((refusal) => refusal.recipient!);
+/** The recipients the relay refused at RCPT TO, from nodemailer's answer or error. */
+function recipientRefusals(answer: RecipientErrors): RecipientRefusal[] {
+  return (answer.rejectedErrors ?? []).flatMap((refusal) => (refusal.recipient === undefined ? [] : [{
+    recipient: refusal.recipient,
+    code: refusal.responseCode ?? null,
+    reply: refusal.response ?? refusal.message ?? '',
+  }]));
 }
 
 /**
- * 4xx and network trouble are worth retrying; 5xx and a refused envelope are not. When the relay
- * refused every recipient, some for now and some for good, nodemailer reports the 4xx: the mail is
- * retried for those alone, and the 5xx ones are named in the message (they were retried with them
- * until the mail failed or went, and their refusal was never recorded).
+ * 4xx and network trouble are worth retrying; 5xx is not. When the relay refused every recipient
+ * at RCPT TO, each refusal goes with the error: the delivery job retries the deferred ones (4xx)
+ * alone and records the others (5xx) as never reached (until this audit the mail was retried for
+ * all of them, and the 5xx refusals were never recorded).
  *
  * A refused login (AUTH) or sender (MAIL FROM) is retried whatever its code: it answers the
  * service's own settings (SMTP_URL's credentials, MAIL_FROM) or the relay's policy for them, the
@@ -103,16 +120,13 @@ function deferredRecipients(answer: RecipientRefusals): string[] {
  * failed mail again.
  */
 function classifySmtpError(error: unknown): MailDeliveryError {
-  const details = error as { message?: string; responseCode?: number; code?: string; command?: string; response?: string } & RecipientRefusals;
-  const responseCode = details.responseCode ?? 0;
+  const details = error as { message?: string; responseCode?: number; code?: string; command?: string; response?: string } & RecipientErrors;
+  const responseCode = details.responseCode ?? null;
   const refusesService = details.code === 'EAUTH' || details.command === 'MAIL FROM';
-  const permanent = !refusesService && responseCode >= 500 && responseCode < 600;
+  const permanent = !refusesService && responseCode !== null && responseCode >= 500 && responseCode < 600;
   const message = [details.code, details.response ?? details.message].filter(Boolean).join(': ') || String(error);
-  const deferred = details.code === 'EENVELOPE' ? deferredRecipients(details) : [];
-  const refusedForGood = (details.rejectedErrors ?? []).filter((refusal) => refusal.recipient !== undefined && !deferred.includes(refusal.recipient));
-  if (permanent || deferred.length === 0 || refusedForGood.length === 0) return new MailDeliveryError(message, permanent);
-  const refusals = refusedForGood.map((refusal) => `${refusal.recipient} (${refusal.response ?? refusal.responseCode})`).join(', ');
-  return new MailDeliveryError(`${message}; refused recipients: ${refusals}`, false, deferred);
+  const refusals = details.code === 'EENVELOPE' && details.command === 'RCPT TO' ? recipientRefusals(details) : [];
+  return new MailDeliveryError(message, permanent, { responseCode, ...(refusals.length > 0 ? { refusals } : {}) });
 }
 
 /**
@@ -146,7 +160,7 @@ export function fileMailer(directory: string): Mailer {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') made = false;
         throw new MailDeliveryError(`cannot write ${file}: ${(error as Error).message}`, false);
       }
-      return { deliveryId: file, rejected: [], deferred: [] };
+      return { deliveryId: file, refusals: [] };
     },
     close: () => undefined,
   };

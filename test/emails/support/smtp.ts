@@ -18,8 +18,8 @@ export interface TestSmtpServer {
   deferRecipient(address: string, count: number): void;
   /** MAIL FROM is refused with this reply code (e.g. 553, sender not allowed) the next `count` times. */
   refuseSenderNext(count: number, responseCode: number): void;
-  /** RCPT TO `address` is refused with this reply code (e.g. 550, no such mailbox) the next `count` times it is given. */
-  refuseRecipient(address: string, count: number, responseCode: number): void;
+  /** RCPT TO `address` is refused with this reply code (e.g. 550, no such mailbox) the next `count` times it is given, with `text` after the code if given. */
+  refuseRecipient(address: string, count: number, responseCode: number, text?: string): void;
   /** Each message is answered this long after its data arrived (a slow relay); 0 by default. */
   answerDelayMs: number;
   /** The most messages the server was answering at one time (reset it to measure). */
@@ -42,7 +42,7 @@ export async function startSmtpServer(options: { idleTimeoutMs?: number; passwor
   let refusals = 0;
   let refusalCode = 451;
   let answering = 0;
-  const recipientRefusals = new Map<string, { count: number; responseCode: number }>();
+  const recipientRefusals = new Map<string, { count: number; responseCode: number; text?: string }>();
   const senderRefusals = { count: 0, responseCode: 553 };
   const state: TestSmtpServer = {
     url: '',
@@ -61,8 +61,8 @@ export async function startSmtpServer(options: { idleTimeoutMs?: number; passwor
     refuseSenderNext(count, responseCode) {
       Object.assign(senderRefusals, { count, responseCode });
     },
-    refuseRecipient(address, count, responseCode) {
-      recipientRefusals.set(address, { count, responseCode });
+    refuseRecipient(address, count, responseCode, text) {
+      recipientRefusals.set(address, { count, responseCode, ...(text === undefined ? {} : { text }) });
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
@@ -87,7 +87,7 @@ export async function startSmtpServer(options: { idleTimeoutMs?: number; passwor
       const refusal = recipientRefusals.get(address.address);
       if (!refusal || refusal.count <= 0) return callback();
       refusal.count -= 1;
-      const error = new Error(refusal.responseCode >= 500 ? 'No such mailbox' : 'Greylisted, try again later') as Error & { responseCode: number };
+      const error = new Error(refusal.text ?? (refusal.responseCode >= 500 ? 'No such mailbox' : 'Greylisted, try again later')) as Error & { responseCode: number };
       error.responseCode = refusal.responseCode;
       callback(error);
     },
