@@ -181,9 +181,10 @@ export interface CompletedMoney {
 /**
  * What completing a transaction does to allocations, returning the ledger postings to append
  * with the transaction's own: a purchase or capture applies its allocations (a capture without
- * its own applies its authorisation's, scaled to the amount captured); a refund reverses its
- * parent's pro rata; a void marks its authorisation's planned allocations reversed (no money had
- * moved). Authorisations keep theirs planned.
+ * its own applies its authorisation's, scaled to the amount captured; one with its own marks the
+ * authorisation's reversed); a refund reverses its parent's pro rata; a void marks its
+ * authorisation's planned allocations reversed (no money had moved). Authorisations keep theirs
+ * planned.
  */
 export async function allocationPostingsOnCompletion(tx: Queryable, money: CompletedMoney): Promise<Posting[]> {
   switch (money.type) {
@@ -192,17 +193,27 @@ export async function allocationPostingsOnCompletion(tx: Queryable, money: Compl
       return applyPlanned(tx, await rowsOf(tx, money.id, 'NOT applied AND reverses_id IS NULL'));
     case 'capture': {
       const own = await rowsOf(tx, money.id, 'NOT applied AND reverses_id IS NULL');
-      if (own.length > 0) return applyPlanned(tx, own);
-      return applyFromAuthorization(tx, money);
+      if (own.length === 0) return applyFromAuthorization(tx, money);
+      // The capture's own allocations replace the authorisation's: those will never move, so
+      // they show reversed, as after a void (they stayed `reversed: false` until session 32,
+      // and the authorisation and its capture both seemed to allocate the money).
+      await dropPlanned(tx, money.linkedId);
+      return applyPlanned(tx, own);
     }
     case 'refund':
       return reverseForRefund(tx, money);
     case 'void':
-      await tx.query('UPDATE allocations SET reversed = true WHERE transaction_id = $1 AND NOT applied AND reverses_id IS NULL', [money.linkedId]);
+      await dropPlanned(tx, money.linkedId);
       return [];
     default:
       return [];
   }
+}
+
+/** Marks an authorisation's planned allocations reversed: voided, or replaced by its capture's own. No money had moved. */
+async function dropPlanned(tx: Queryable, authorizationId: number | null): Promise<void> {
+  if (authorizationId === null) return;
+  await tx.query('UPDATE allocations SET reversed = true WHERE transaction_id = $1 AND NOT applied AND reverses_id IS NULL', [authorizationId]);
 }
 
 async function applyPlanned(tx: Queryable, rows: AllocationRow[]): Promise<Posting[]> {
