@@ -157,6 +157,40 @@ describe('a capture without allocations of its own', () => {
   });
 });
 
+describe('a planned allocation a partial capture scales to 0', () => {
+  it('moves nothing, and shows reversed once the capture is refunded in full, as every other allocation of it', async () => {
+    const small = await addChannel(t, shop);
+    const large = await addChannel(t, shop);
+    // 1 of 600 cents, captured 200 of 600: a third of a cent, 0; 300 of 600 scales to 100.
+    const authorization = await authorize([{ channels: small, total: 1 }, { channels: large, total: 300 }], 600);
+    const capture = await follow('capture', { linkedId: authorization.id, booking: authorization.booking, total: 200 });
+    expect(capture.statusCode).toBe(201);
+    const captureId = capture.json().id as number;
+    expect(capture.json().allocations).toEqual([
+      expect.objectContaining({ channels: small, total: 0, reversed: false }),
+      expect.objectContaining({ channels: large, total: 100, reversed: false }),
+    ]);
+    expect(await funds(small)).toBe(0);
+    expect(await funds(large)).toBe(100);
+
+    const part = await follow('refund', { linkedId: captureId, booking: authorization.booking, total: 80 });
+    expect(part.json().allocations).toEqual([expect.objectContaining({ channels: large, total: 40, reversed: true })]);
+    expect((await transaction(captureId)).allocations.map((allocation) => allocation.reversed)).toEqual([false, false]);
+
+    const rest = await follow('refund', { linkedId: captureId, booking: authorization.booking, total: 120 });
+    expect(rest.statusCode).toBe(201);
+    // Nothing of the 0 allocation moves back (nothing had moved), but it is no longer open.
+    expect(rest.json().allocations).toEqual([expect.objectContaining({ channels: large, total: 60, reversed: true })]);
+    expect((await transaction(captureId)).allocations).toEqual([
+      expect.objectContaining({ channels: small, total: 0, reversed: true }),
+      expect.objectContaining({ channels: large, total: 100, reversed: true }),
+    ]);
+    expect(await funds(large)).toBe(0);
+    expect(await funds(shop.channelId)).toBe(0);
+    await expectBalancedLedger();
+  });
+});
+
 describe('a void of an authorisation with planned allocations', () => {
   it('moves nothing and shows the planned allocations reversed', async () => {
     const target = await addChannel(t, shop);

@@ -311,6 +311,12 @@ async function reverseForRefund(tx: Queryable, money: CompletedMoney): Promise<P
     postings.push(...movementPostings(row, part.channelAmount, paidOf(row, part.paidAmount), true));
   }
   await insertRows(tx, reversals);
+  // The refund that closes its parent leaves no allocation of it open, also none that moved
+  // nothing (a planned allocation a partial capture scaled to 0), which no part touches: until
+  // session 32 such an item stayed `reversed: false` on a payment refunded in full.
+  if (money.channelTotal >= (parent.channel_total ?? parent.total) - Number(before.refunded)) {
+    await tx.query('UPDATE allocations SET reversed = true WHERE transaction_id = $1 AND applied AND reverses_id IS NULL AND NOT reversed AND channel_reversed = channel_total', [money.linkedId]);
+  }
   return postings;
 }
 
