@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import type { TestContext } from '../support/context.js';
+import { addChannel, bookingRow, createBooking, createShop, get, paymentsContext, post, type Body } from '../payments/support.js';
+import { convert } from '../../src/domain/money.js';
+import { sandboxRate } from '../../src/domain/forex/index.js';
+import { verifyLedger } from '../../src/domain/ledger/verify.js';
+import { ForexPartRefusal, paidPartOf } from '../../src/domain/transactions/forex-parts.js';
+
+/**
+ * Authorisations with planned allocations, captured in full or in part (with the capture's own
+ * allocations or the authorisation's), then refunded in parts, with and without forex (EUR paid
+ * for a USD booking, sandbox 0.92): nothing is created or lost in either currency, each target
+ * holds exactly its unreversed allocations in both, the bookings' totals follow, and once
+ * everything is refunded every allocation is reversed and every target is back to 0.
+ */
+
+let t: TestContext;
+const clock = new Date('2026-11-21T10:00:00Z');
+beforeAll(async () => {
+  t = await paymentsContext({ now: () => clock });
+});
+afterAll(async () => t.close());
+
+const eurRate = sandboxRate({ base: 'USD', currency: 'EUR' })!;
+const inEur = (cents: number) => convert({ amount: cents, from: 'USD', to: 'EUR', rate: eurRate });
+
+const allocationArb = fc.record({ target: fc.constantFrom(0, 1), percent: fc.boolean(), share: fc.integer({ min: 1, max: 4500 }) });
+const scenarioArb = fc.record({
+  total: fc.integer({ min: 2, max: 50_000 }),
+  forex: fc.boolean(),
+  planned: fc.array(allocationArb, { minLength: 1, maxLength: 2 }),
+  /** The capture's own allocations, half the time; none: it applies the authorisation's. */
+  own: fc.oneof(fc.constant(undefined), fc.array(allocationArb, { minLength: 1, maxLength: 2 })),
+  capturePercent: fc.integer({ min: 1, max: 100 }),
+  refunds: fc.array(fc.integer({ min: 1, max: 100 }), { maxLength: 3 }),
+  refundRest: fc.boolean(),
+});
+
+function allocationsOf(items: { target: number; percent: boolean; share: number }[], targets: number[], paidTotal: number): Body[] {
+  // Flat allocations in the paid currency take share/10000 of the total; percent ones share basis points.
+  return items.map((a) => ({ channels: targets[a.target]!, operator: a.percent ? 'percent' : 'flat', total: a.percent ? a.share : Math.max(1, Math.floor((paidTotal * a.share) / 10_000)) }));
+}
+
+/**
+ * The paid total of a part (capture, refund) of `channelPart` cents of a whole: with forex the
+ * cumulative conversion at the original rate (docs/forex.md "Parts"), null when the service
+ * refuses such a part (one that would leave no unit of the paid currency for the rest).
+ */
+function paidPart(options: { forex: boolean; whole: { paid: number; channel: number }; consumed: { paid: number; channel: number }; channelPart: number }): number | null {
+  if (!options.forex) return options.channelPart;
+  const whole = { paidCurrency: 'EUR', paidTotal: options.whole.paid, channelCurrency: 'USD', channelTotal: options.whole.channel, rate: eurRate };
+  try {
+    return paidPartOf(whole, options.consumed, options.channelPart);
+  } catch (error) {
+    if (error instanceof ForexPartRefusal) return null;
+    throw error;
+  }
+}
+
+async function fundsOf(channelId: number): Promise<{ channel: number; paid: number }> {
+  const row = await t.db.one<{ channel: number; paid: number }>(
+    `SELECT coalesce(sum(CASE WHEN direction = 'credit' THEN amount ELSE -amount END), 0)::bigint AS channel,
+            coalesce(sum(CASE WHEN direction = 'credit' THEN coalesce(paid_amount, amount) ELSE -coalesce(paid_amount, amount) END), 0)::bigint AS paid
+       FROM ledger_entries WHERE channel_id = $1 AND account = 'channel_funds'`,
+    [channelId],
+  );
+  return { channel: Number(row.channel), paid: Number(row.paid) };
+}
+
+async function openAllocations(target: number): Promise<{ channel: number; paid: number }> {
+  const row = await t.db.one<{ channel: number; paid: number }>(
+    `SELECT coalesce(sum(a.channel_total - a.channel_reversed), 0)::bigint AS channel,
+            coalesce(sum(a.paid_total - coalesce((SELECT sum(r.paid_total) FROM allocations r WHERE r.reverses_id = a.id), 0)), 0)::bigint AS paid
+       FROM allocations a WHERE a.to_channel_id = $1 AND a.applied AND a.reverses_id IS NULL`,
+    [target],
+  );
+  return { channel: Number(row.channel), paid: Number(row.paid) };
+}
+
+describe('authorise, capture, refund with allocations (property)', () => {
+  it('creates or loses nothing in either currency, and a full refund reverses every allocation', async () => {
+    await fc.assert(
+      fc.asyncProperty(scenarioArb, async (scenario) => {
+        const shop = await createShop(t);
+        const targets = [await addChannel(t, shop), await addChannel(t, shop)];
+        const currency = scenario.forex ? 'EUR' : 'USD';
+        const booking = await createBooking(t, shop, { total: scenario.total });
+        const paidTotal = scenario.forex ? inEur(scenario.total) : scenario.total;
+        const authorization = await post(t, shop, {
+          transaction_types: 'authorize', channels: shop.channelId, currencies: currency, total: paidTotal, token: 'tok_visa',
+          bookings: [{ id: booking, currencies: 'USD', total: scenario.total }], allocations: allocationsOf(scenario.planned, targets, paidTotal),
+        });
+        if (authorization.statusCode === 400) return; // rounding refused the allocations: nothing moves
+        expect(authorization.statusCode).toBe(201);
+        if (authorization.json().status !== 'complete') return; // a forced decline
+        const authorizationId = authorization.json().id as number;
+
+        const captured = Math.max(1, Math.floor((scenario.total * scenario.capturePercent) / 100));
+        const captureBody: Body = {
+          transaction_types: 'capture', channels: shop.channelId, currencies: currency, total: captured, linked_id: authorizationId,
+          bookings: [{ id: booking, currencies: 'USD', total: captured }],
+        };
+        const capturePaid = paidPart({ forex: scenario.forex, whole: { paid: paidTotal, channel: scenario.total }, consumed: { paid: 0, channel: 0 }, channelPart: captured });
+        if (capturePaid === null) return;
+        const capture = await post(t, shop, { ...captureBody, total: capturePaid, ...(scenario.own ? { allocations: allocationsOf(scenario.own, targets, capturePaid) } : {}) });
+        if (capture.statusCode === 400 && scenario.own) return; // rounding refused the capture's own allocations
+        expect(capture.statusCode).toBe(201);
+        if (capture.json().status !== 'complete') return;
+        const captureId = capture.json().id as number;
+        expect((await bookingRow(t, booking)).total_authorized).toBe(0);
+        // The authorisation's planned allocations: replaced (reversed) by the capture's own, else applied by it.
+        const planned = (await get(t, shop, `/transactions/${authorizationId}`)).json().allocations as { reversed: boolean }[];
+        for (const allocation of planned) expect(allocation.reversed).toBe(scenario.own !== undefined);
+
+        let refunded = 0;
+        let refundedPaid = 0;
+        const shares = [...scenario.refunds, ...(scenario.refundRest ? [100] : [])];
+        for (const percent of shares) {
+          const amount = Math.max(1, Math.floor(((captured - refunded) * percent) / 100));
+          if (refunded + amount > captured) break;
+          const refundBody: Body = {
+            transaction_types: 'refund', channels: shop.channelId, currencies: currency, total: amount, linked_id: captureId,
+            bookings: [{ id: booking, currencies: 'USD', total: amount }],
+          };
+          const refundPaid = paidPart({ forex: scenario.forex, whole: { paid: capturePaid, channel: captured }, consumed: { paid: refundedPaid, channel: refunded }, channelPart: amount });
+          if (refundPaid === null) break; // a forex part that cannot leave a unit for the rest
+          const refund = await post(t, shop, { ...refundBody, total: refundPaid });
+          expect(refund.statusCode).toBe(201);
+          if (refund.json().status !== 'complete') continue;
+          refunded += amount;
+          refundedPaid += refundPaid;
+        }
+
+        const held = await Promise.all([shop.channelId, ...targets].map((id) => fundsOf(id)));
+        expect(held.reduce((sum, funds) => sum + funds.channel, 0)).toBe(captured - refunded);
+        for (const [index, target] of targets.entries()) expect(held[index + 1]).toEqual(await openAllocations(target));
+        expect(await bookingRow(t, booking)).toMatchObject({ total_paid: captured - refunded, total_authorized: 0 });
+        if (refunded === captured) {
+          for (const funds of held) expect(funds).toEqual({ channel: 0, paid: 0 });
+          const allocations = (await get(t, shop, `/transactions/${captureId}`)).json().allocations as { reversed: boolean }[];
+          for (const allocation of allocations) expect(allocation.reversed).toBe(true);
+        }
+        expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
+      }),
+      { numRuns: 40 },
+    );
+  }, 300_000);
+});
