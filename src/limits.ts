@@ -192,6 +192,10 @@ export const limits = {
   hostedPaymentTimeoutMs: 45_000,
   /** Fields an integrator may add to the auth string with `verify`. */
   modalVerifyFieldsMax: 20,
+  /** The name a hosted page gives each payment attempt (`attempt_id`), in characters (migration 054 holds 64). */
+  hostedAttemptIdLengthMax: 64,
+  /** Languages of a browser's Accept-Language header looked at (in its order of writing). */
+  acceptLanguageEntriesMax: 20,
   /** Length of the vaulting app's `session_id` and of any free-text page input. */
   hostedSessionIdLengthMax: 128,
   redirectUrlLengthMax: 2048,

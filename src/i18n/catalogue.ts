@@ -76,6 +76,7 @@ import * as sandboxZhZH from './sandbox/zhZH.js';
 
 export { defaultLanguage, isLanguageCode, languageCodes, localeByLanguage, parseLanguage, type LanguageCode, type Locale } from './languages.js';
 import { defaultLanguage, localeByLanguage, parseLanguage, type LanguageCode, type Locale } from './languages.js';
+import { limits } from '../limits.js';
 
 /** Each language's own name for itself, for language pickers. */
 export const languageNames: Record<LanguageCode, string> = {
@@ -138,6 +139,22 @@ export function identicalToEnglishOf(namespace: Namespace, language: LanguageCod
 /** Like parseLanguage, but anything unknown or empty becomes the default language (enGB). */
 export function normaliseLanguage(code: string | null | undefined): LanguageCode {
   return parseLanguage(code) ?? defaultLanguage;
+}
+
+/**
+ * The language of the 15 a browser prefers most by its Accept-Language header (`de-AT, en;q=0.5`:
+ * deDE), or undefined when it names none of them (or refuses them with `q=0`). For a page with no
+ * other language to go by. Only the first `limits.acceptLanguageEntriesMax` entries are read.
+ */
+export function preferredLanguage(acceptLanguage: string | undefined): LanguageCode | undefined {
+  const entries = (acceptLanguage ?? '').split(',', limits.acceptLanguageEntriesMax).map((entry, index) => {
+    const [tag = '', ...parameters] = entry.split(';');
+    const quality = parameters.map((parameter) => /^\s*q\s*=\s*([01](?:\.[0-9]{0,3})?)\s*$/i.exec(parameter)?.[1]).find((value) => value !== undefined);
+    return { language: tag.trim() === '*' ? undefined : parseLanguage(tag), quality: quality === undefined ? 1 : Number(quality), index };
+  });
+  const wanted = entries.filter((entry) => entry.language !== undefined && entry.quality > 0);
+  wanted.sort((a, b) => b.quality - a.quality || a.index - b.index);
+  return wanted[0]?.language;
 }
 
 /** The first of `candidates` that is a known language, else enGB (e.g. transaction, booking, channel). */

@@ -6,7 +6,7 @@ import { signAuthString } from '../../src/domain/hosted/auth-string.js';
 import { formatMoney } from '../../src/domain/money.js';
 import { messages as germanPages } from '../../src/i18n/pages/deDE.js';
 import { limits } from '../../src/limits.js';
-import { createMerchant, fillCard, answerAfterPageGaveUp, loseFirstPaymentAnswer, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
+import { createMerchant, fillCard, answerAfterPageGaveUp, giveUpSooner, loseFirstPaymentAnswer, screenshots, startE2E, testCards, type E2E, type Merchant } from './support.js';
 
 /** Browser round trips on a busy two-core machine: poll generously (expect.poll's default is 1 s). */
 const slow = { timeout: 15_000 };
@@ -66,6 +66,20 @@ function modalOptions(total: number, extra: Record<string, unknown> = {}) {
 
 const frame = () => page.frameLocator('iframe[title="Payment"]');
 const names = () => events.map((event) => event.name);
+
+/** The frame's payment (`POST /hosted/payments`) is held on its way until `release()`: the modal is processing meanwhile. */
+async function holdPayment(): Promise<{ paymentRequested: Promise<void>; release: () => void }> {
+  let release!: () => void;
+  let reached!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const paymentRequested = new Promise<void>((resolve) => (reached = resolve));
+  await page.route('**/hosted/payments', async (route) => {
+    reached();
+    await held;
+    await route.continue();
+  });
+  return { paymentRequested, release };
+}
 
 /** Pays in the modal's frame; `inFrame` for a frame titled in another language than English. */
 async function pay(card: string, inFrame = frame()): Promise<void> {
@@ -222,6 +236,38 @@ describe('payment modal in Chromium', () => {
     expect(events[2]!.argument).toMatchObject({ status: 'complete', total: 8_150 });
     await frame().locator('#outcome.success').waitFor();
     expect(await frame().locator('#outcome').textContent()).toContain(`Transaction ID${events[2]!.argument.id}`);
+  });
+
+  it("after giving up, never reports the page's previous attempt as this one's outcome: transaction_timeout only while this attempt is not recorded", async () => {
+    await giveUpSooner(page, '**/modal/1.0.0/frame?*');
+    // The second payment reaches the service only after the frame gave up and looked up what it
+    // came to: at that moment the session's latest recorded attempt is the first one's decline.
+    let payments = 0;
+    let lookedUp!: () => void;
+    const lookUp = new Promise<void>((resolve) => (lookedUp = resolve));
+    await page.route('**/hosted/payments/current*', async (route) => {
+      const response = await route.fetch();
+      await route.fulfill({ response });
+      lookedUp();
+    });
+    await page.route('**/hosted/payments', async (route) => {
+      if (route.request().method() !== 'POST' || ++payments === 1) return route.continue();
+      await lookUp;
+      // Sent on from here: the frame has stopped waiting for it (and aborted its own request).
+      const response = await route.fetch();
+      await route.fulfill({ response }).catch(() => undefined);
+    });
+    await openModal(modalOptions(8_240));
+    await frame().locator('#submit').waitFor();
+    await pay(testCards.visaDeclined);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_failed']);
+    await pay(testCards.visa);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_failed', 'transaction_timeout']);
+    await frame().locator('#outcome.failed').waitFor();
+    expect(await frame().locator('#outcome').textContent()).toContain(`Your booking ID is ${events[0]!.argument.id}`);
+    // The payment the frame gave up on goes through meanwhile; it is not reported as the decline.
+    await expect.poll(async () => (await e2e.t.app.inject({ url: `/${merchant.site.path}/site-json/vendor/v2/bookings/${events[0]!.argument.id}`, headers: merchant.site.headers })).json().status, slow).toBe('paid');
+    expect(names()).toEqual(['booking_logged', 'transaction_failed', 'transaction_timeout']);
   });
 
   it('fires transaction_error (TypeError, fetch failed) when the network fails', async () => {
@@ -385,15 +431,7 @@ describe('payment modal in Chromium', () => {
   });
 
   it('fires close_window_attempted while processing, and modal_closed on close', async () => {
-    let release!: () => void;
-    let reached!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const paymentRequested = new Promise<void>((resolve) => (reached = resolve));
-    await page.route('**/hosted/payments', async (route) => {
-      reached();
-      await held;
-      await route.continue();
-    });
+    const { paymentRequested, release } = await holdPayment();
     await openModal(modalOptions(9_500));
     await frame().locator('#submit').waitFor();
     await pay(testCards.visa);
@@ -406,7 +444,41 @@ describe('payment modal in Chromium', () => {
     await page.getByRole('button', { name: 'Close' }).click();
     await expect.poll(names, slow).toEqual(['booking_logged', 'close_window_attempted', 'transaction_logged', 'modal_closed']);
     expect(events[3]!.argument.message).toContain('closed');
-    expect(await page.locator('iframe[title="Payment"]').count()).toBe(0);
+    await expect.poll(() => page.locator('iframe[title="Payment"]').count(), slow).toBe(0);
+  });
+
+  it('still reports the outcome when the modal is closed while a payment is processing: modal_closed at once, transaction_logged once it settles', async () => {
+    const { paymentRequested, release } = await holdPayment();
+    await openModal(modalOptions(9_520));
+    await frame().locator('#submit').waitFor();
+    await pay(testCards.visa);
+    await paymentRequested;
+    await page.getByRole('button', { name: 'Close' }).click();
+    await expect.poll(names, slow).toEqual(['booking_logged', 'modal_closed']);
+    expect(events[1]!.argument.message).toContain('while a payment was processing');
+    // Gone from view at once: the host page takes focus and clicks again.
+    expect(await page.locator('[role="dialog"]').isVisible()).toBe(false);
+    expect(await page.evaluate(() => document.querySelectorAll('[inert]').length)).toBe(1);
+    await page.locator('#terms').focus();
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('terms');
+    // The payment goes through: the integrator hears of it, once, and the frame then goes.
+    release();
+    await expect.poll(names, slow).toEqual(['booking_logged', 'modal_closed', 'transaction_logged']);
+    expect(events[2]!.argument).toMatchObject({ status: 'complete', total: 9_520 });
+    await expect.poll(() => page.locator('iframe').count(), slow).toBe(0);
+    expect(names()).toEqual(['booking_logged', 'modal_closed', 'transaction_logged']);
+  });
+
+  it('reports transaction_timeout when the modal is closed during the 3DS challenge, and removes the frame', async () => {
+    await openModal(modalOptions(6_300));
+    await frame().locator('#submit').waitFor();
+    await pay(testCards.visaChallenge);
+    await frame().frameLocator('#challenge-frame').getByRole('button', { name: 'Authenticate' }).waitFor();
+    await page.getByRole('button', { name: 'Close' }).click();
+    // Nobody can answer the challenge now: the payment stays pending (the pending-payments job settles it).
+    await expect.poll(names, slow).toEqual(['booking_logged', 'modal_closed', 'transaction_timeout']);
+    expect(events[2]!.argument).toMatchObject({ booking_id: events[0]!.argument.id, name: 'TimeoutError' });
+    await expect.poll(() => page.locator('iframe').count(), slow).toBe(0);
   });
 
   it('closes on Escape typed inside the frame (where the open modal puts the focus)', async () => {
@@ -431,16 +503,17 @@ describe('payment modal in Chromium', () => {
     const hostFocus = () => page.evaluate(() => (document.activeElement?.tagName === 'IFRAME' ? 'frame' : document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.id ?? ''));
     const frameFocus = () => french.locator('body').evaluate(() => document.activeElement?.id || document.activeElement?.tagName);
     // Shift+Tab from the first field comes round to × and back into the frame, never to the host page.
-    const backwards: string[] = [];
-    for (let press = 0; press < 4; press++) {
+    // Focus leaving or entering the frame (another renderer process) moves after the key press
+    // returns: each read polls until the focus has arrived (read at once, it raced the move).
+    for (const expected of ['Fermer', 'frame', 'frame', 'frame']) {
       await page.keyboard.press('Shift+Tab');
-      backwards.push(await hostFocus());
+      await expect.poll(hostFocus, slow).toBe(expected);
     }
-    expect(backwards).toEqual(['Fermer', 'frame', 'frame', 'frame']);
     // Tab from × comes round to the frame's first control.
     await page.getByRole('button', { name: 'Fermer' }).focus();
+    await expect.poll(hostFocus, slow).toBe('Fermer');
     await page.keyboard.press('Tab');
-    expect(await hostFocus()).toBe('frame');
+    await expect.poll(hostFocus, slow).toBe('frame');
     await expect.poll(frameFocus, slow).not.toBe('BODY');
     // The host page behind the overlay takes neither focus nor clicks.
     const inert = () => page.evaluate(() => ['terms', 'pay', 'drawer'].map((id) => document.getElementById(id)!.closest('[inert]') !== null));

@@ -119,6 +119,14 @@ export async function loseFirstPaymentAnswer(page: Page): Promise<void> {
   });
 }
 
+/** The page at `pagePattern` gives up waiting for an answer after 1.5 s (its data says 45 s, the HTML is rewritten). */
+export async function giveUpSooner(page: Page, pagePattern: string): Promise<void> {
+  await page.route(pagePattern, async (route) => {
+    const response = await route.fetch();
+    await route.fulfill({ response, body: (await response.text()).replace(/"timeoutMs":\d+/, '"timeoutMs":1500') });
+  });
+}
+
 /**
  * The page gives up waiting for its payment's answer after 1.5 s (its data says 45 s, the HTML at
  * `pagePattern` is rewritten), and the answer of `POST /hosted/payments` arrives after 2.5 s, the
@@ -126,10 +134,7 @@ export async function loseFirstPaymentAnswer(page: Page): Promise<void> {
  * /hosted/payments/current`) waits until the service has answered it, however slow the machine.
  */
 export async function answerAfterPageGaveUp(page: Page, pagePattern: string): Promise<void> {
-  await page.route(pagePattern, async (route) => {
-    const response = await route.fetch();
-    await route.fulfill({ response, body: (await response.text()).replace(/"timeoutMs":\d+/, '"timeoutMs":1500') });
-  });
+  await giveUpSooner(page, pagePattern);
   let answered: () => void = () => undefined;
   const paid = new Promise<void>((resolve) => (answered = resolve));
   await page.route('**/hosted/payments/current', async (route) => {

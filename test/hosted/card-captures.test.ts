@@ -134,6 +134,24 @@ describe('card captures of a page whose payment completed', () => {
   });
 });
 
+// A page whose payment awaits its 3DS challenge (pending) cannot make another: the payment step
+// refuses it (409 rest_payment_in_progress), so a card captured meanwhile would be stored for nothing.
+describe('card captures of a page whose payment awaits 3DS', () => {
+  it('are refused up front as the payment step refuses them (409 rest_payment_in_progress): no card stored, none counted', async () => {
+    const booking = await newBooking(channel, 1_000);
+    const { session } = await openPage(booking.link);
+    const token = (await capture(session!, channel, { number: '4200000000000042' })).json().token as string;
+    expect((await pay(session!, token)).json()).toMatchObject({ outcome: 'challenge' });
+    const before = await cardCount();
+    const again = await capture(session!, channel, { number: '4111111111111111' });
+    expect(again.statusCode).toBe(409);
+    expect(again.json()).toMatchObject({ code: 'rest_payment_in_progress', data: { status: 409 } });
+    expect(again.body).not.toContain('ct_');
+    expect(await cardCount()).toBe(before);
+    expect((await t.db.one<{ captures: number }>('SELECT captures FROM hosted_sessions WHERE token_hash = $1', [hashToken(session!)])).captures).toBe(1);
+  });
+});
+
 describe('a capture token on a hosted page', () => {
   it('pays for one attempt: after a CVV decline the page must capture the card again, and the refusal costs no attempt', async () => {
     // A total ending in 53 makes the sandbox decline the CVV (800.100.153).

@@ -342,6 +342,31 @@ describe('vaulting app loads of one cardvaultuser token', () => {
     const fresh = await openVaultApp(m, await signJwt(t.config.secrets.jwtSecret, { userId: m.site.userId, kind: 'cardvaultuser', siteId: m.site.siteId }));
     expect(pageSessionOf(fresh.body)).not.toBeNull();
   });
+
+  it('count only loads that show the card form: a token with no attempts or cards left shows its notice on every load, opening no session', async () => {
+    const noticeLoads = limits.vaultSessionsPerTokenMax + 2;
+    const m = await merchant();
+    // No attempts left: three declined vaults on one page.
+    const declined = await earlierToken(m);
+    const session = pageSessionOf((await openVaultApp(m, declined)).body)!;
+    for (let attempt = 0; attempt < limits.vaultFailedAttemptsPerTokenMax; attempt++) {
+      const token = (await capture(m, session, { card_number: '4000000000000002' })).json().token as string;
+      expect((await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: `Bearer ${session}` }, payload: { card_token: token } })).json()).toMatchObject({ outcome: 'failed' });
+    }
+    // No cards left: the token captured all it may by itself.
+    const captured = await earlierToken(m);
+    for (let card = 0; card < limits.cardVaultCapturesPerTokenMax; card++) expect((await capture(m, captured)).statusCode).toBe(201);
+    const before = await stored(m);
+    for (const [token, notice] of [[declined, 'Three failed attempts: no further attempts are possible.'], [captured, 'No more cards can be entered on this page.']] as const) {
+      for (let load = 1; load <= noticeLoads; load++) {
+        const page = await openVaultApp(m, token);
+        expect(page.statusCode).toBe(200);
+        expect(page.body).toContain(notice);
+        expect(page.body).not.toContain('id="card-form"');
+      }
+    }
+    expect(await stored(m)).toEqual(before);
+  });
 });
 
 // A cardvaultuser token sits in a URL in the cardholder's browser for 15 minutes: leaked, it must

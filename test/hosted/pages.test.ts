@@ -140,6 +140,25 @@ describe('hosted page APIs', () => {
     expect((await t.app.inject({ url: '/hosted/payments/current', headers })).json()).toMatchObject({ outcome: 'failed', transaction: { id: declined.transaction.id } });
   });
 
+  it("reads back a named attempt's outcome only once that attempt is recorded, never an earlier attempt's", async () => {
+    const { token } = await bookingSession(6_100, { kind: 'pay' });
+    const headers = { authorization: `Bearer ${token}` };
+    const current = (attempt: string) => t.app.inject({ url: `/hosted/payments/current?attempt_id=${attempt}`, headers });
+    const [first, second] = ['a'.repeat(32), 'b'.repeat(32)];
+    const declined = (await t.app.inject({ method: 'POST', url: '/hosted/payments', headers, payload: { card_token: 'tok_visa_declined', attempt_id: first } })).json();
+    expect((await current(first)).json()).toMatchObject({ outcome: 'failed', transaction: { id: declined.transaction.id } });
+    // The second attempt, not recorded yet: its outcome is not known, the first one's decline is not it.
+    const pending = await current(second);
+    expect(pending.statusCode).toBe(404);
+    expect(pending.json()).toMatchObject({ code: 'rest_post_invalid_id', data: { status: 404 } });
+    const paid = (await t.app.inject({ method: 'POST', url: '/hosted/payments', headers, payload: { card_token: 'tok_visa', attempt_id: second } })).json();
+    expect((await current(second)).json()).toMatchObject({ outcome: 'complete', transaction: { id: paid.transaction.id } });
+    expect((await current(first)).statusCode).toBe(404);
+    // A name that is not one a page makes is refused.
+    expect((await current('short')).statusCode).toBe(400);
+    expect((await t.app.inject({ method: 'POST', url: '/hosted/payments', headers, payload: { card_token: 'tok_visa', attempt_id: 'x'.repeat(limits.hostedAttemptIdLengthMax + 1) } })).statusCode).toBe(400);
+  });
+
   it('charges only a card entered on the page: a vaulted card named by its vault token is an unknown token', async () => {
     const vault = (await t.app.inject({
       method: 'POST', url: `/${site.path}/site-json/vendor/v2/transactions`, headers: site.headers,

@@ -37,6 +37,12 @@ export interface FlowHooks {
   onProcessing?: (processing: boolean) => void;
   /** The bank wants the cardholder: the challenge is shown in the page. */
   onChallenge?: () => void;
+  /**
+   * Aborted when nobody can see the page any more (the modal closed while processing): a 3DS
+   * challenge is not waited for (or shown); the flow reads what the payment came to instead (still
+   * pending: the timeout case), so the outcome is reported within the calls' own time bounds.
+   */
+  stopWaiting?: AbortSignal;
 }
 
 /**
@@ -66,11 +72,12 @@ async function capturePayAndSettle(data: PageData, card: CardInput, extra: Recor
   // rest_session_completed): the answer was lost and the payer paid again, so the flow goes on
   // from that payment below, as when the payment API refuses it.
   if (capture.status !== 201 && !paymentUnderWay(capture)) return { kind: 'refused', status: capture.status, error: capture.body as ApiErrorBody };
+  const attemptId = newAttemptId();
   const paid = capture.status !== 201 ? { ...capture, body: capture.body as ApiErrorBody } : await callApi<PaymentAnswer | ApiErrorBody>({
     method: 'POST',
     url: '/hosted/payments',
     session: data.session,
-    body: { card_token: (capture.body as { token: string }).token, ...extra },
+    body: { card_token: (capture.body as { token: string }).token, ...extra, attempt_id: attemptId },
     timeoutMs: data.timeoutMs,
   });
   // This page's payment was made, or awaits its challenge, already: its answer was lost on the way
@@ -78,11 +85,11 @@ async function capturePayAndSettle(data: PageData, card: CardInput, extra: Recor
   // payer sees it (and its challenge) and the modal reports it. The page said it had been paid
   // (or was being processed) and the modal fired transaction_error for a payment that was taken.
   const first = paid.kind === 'answer' && paymentUnderWay(paid) ? await currentPayment(data) : paid;
-  const end = paid.kind === 'timeout' ? await afterGivingUp(data, paid) : flowEnd(first);
+  const end = paid.kind === 'timeout' ? await afterGivingUp(data, paid, attemptId) : flowEnd(first);
   if (end.kind !== 'answer' || end.answer.outcome !== 'challenge') return end;
   if (!end.answer.challenge_url) return notKnownYet(end.answer);
   hooks.onChallenge?.();
-  await showChallenge(end.answer.challenge_url);
+  await showChallenge(end.answer.challenge_url, hooks.stopWaiting);
   const settled = await paymentMade(data);
   const last = settled.kind === 'answer' && settled.answer.outcome === 'challenge' ? notKnownYet(settled.answer) : settled;
   return end.gaveUp && last.kind === 'answer' ? { ...last, gaveUp: true } : last;
@@ -102,12 +109,19 @@ function notKnownYet(answer: PaymentAnswer): FlowEnd {
  * The page gave up waiting for its payment's answer (`timeoutMs`), but the service may have
  * answered since: the page reads what its payment came to and goes on from it (a receipt, a
  * decline, the challenge it never showed). Before, it said "check before paying again" of a payment
- * that had gone through. With nothing to read (no payment recorded yet, or the look-up unanswered
- * too) it stays the timeout. (A payment recorded but still `incomplete` is the timeout answer.)
+ * that had gone through. With nothing to read (this attempt not recorded yet, or the look-up
+ * unanswered too) it stays the timeout. (A payment recorded but still `incomplete` is the timeout
+ * answer.) The look-up names the attempt (`attemptId`): the session's latest recorded attempt may
+ * be an earlier one, whose decline the page showed as this attempt's outcome.
  */
-async function afterGivingUp(data: PageData, gaveUp: FlowEnd): Promise<FlowEnd> {
-  const since = await paymentMade(data);
+async function afterGivingUp(data: PageData, gaveUp: FlowEnd, attemptId: string): Promise<FlowEnd> {
+  const since = flowEnd(await currentPayment(data, attemptId));
   return since.kind === 'answer' ? { ...since, gaveUp: true } : gaveUp;
+}
+
+/** A new random name for one payment attempt (`attempt_id`): 32 hex digits. */
+function newAttemptId(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, '0')).join('');
 }
 
 /**
@@ -130,9 +144,10 @@ export async function paymentMade(data: PageData): Promise<FlowEnd> {
   return flowEnd(await currentPayment(data));
 }
 
-/** The page's latest payment: after its 3DS challenge, or when its first answer was lost. */
-function currentPayment(data: PageData): Promise<CallResult<PaymentAnswer | ApiErrorBody>> {
-  return callApi<PaymentAnswer | ApiErrorBody>({ method: 'GET', url: '/hosted/payments/current', session: data.session, timeoutMs: data.timeoutMs });
+/** The page's latest payment: after its 3DS challenge, or when its first answer was lost; with `attemptId`, that attempt's only. */
+function currentPayment(data: PageData, attemptId?: string): Promise<CallResult<PaymentAnswer | ApiErrorBody>> {
+  const url = attemptId === undefined ? '/hosted/payments/current' : `/hosted/payments/current?attempt_id=${attemptId}`;
+  return callApi<PaymentAnswer | ApiErrorBody>({ method: 'GET', url, session: data.session, timeoutMs: data.timeoutMs });
 }
 
 function flowEnd(result: CallResult<PaymentAnswer | ApiErrorBody>): FlowEnd {
@@ -153,7 +168,8 @@ function flowEnd(result: CallResult<PaymentAnswer | ApiErrorBody>): FlowEnd {
  * unseen while the receipt stayed, and Back during a second challenge took its frame back to a
  * blank page, leaving the payer before an empty frame for good.
  */
-function showChallenge(url: string): Promise<void> {
+function showChallenge(url: string, stopWaiting?: AbortSignal): Promise<void> {
+  if (stopWaiting?.aborted) return Promise.resolve();
   const section = byId('challenge');
   const spent = byId<HTMLIFrameElement>('challenge-frame');
   const frame = spent.cloneNode(false) as HTMLIFrameElement;
@@ -161,11 +177,9 @@ function showChallenge(url: string): Promise<void> {
   spent.replaceWith(frame);
   const form = byId('card-form');
   return new Promise((resolve) => {
-    const listener = (event: MessageEvent) => {
-      // Only our own 3DS return page, loaded in this very iframe, may end the challenge.
-      if (event.origin !== location.origin || event.source !== frame.contentWindow) return;
-      if ((event.data as { type?: string } | null)?.type !== 'tf:3ds-complete') return;
+    const finish = () => {
       window.removeEventListener('message', listener);
+      stopWaiting?.removeEventListener('abort', finish);
       section.hidden = true;
       form.hidden = false;
       const empty = frame.cloneNode(false) as HTMLIFrameElement;
@@ -173,7 +187,14 @@ function showChallenge(url: string): Promise<void> {
       frame.replaceWith(empty);
       resolve();
     };
+    const listener = (event: MessageEvent) => {
+      // Only our own 3DS return page, loaded in this very iframe, may end the challenge.
+      if (event.origin !== location.origin || event.source !== frame.contentWindow) return;
+      if ((event.data as { type?: string } | null)?.type !== 'tf:3ds-complete') return;
+      finish();
+    };
     window.addEventListener('message', listener);
+    stopWaiting?.addEventListener('abort', finish);
     form.hidden = true;
     section.hidden = false;
     byId('challenge-title').focus();

@@ -45,12 +45,24 @@ export async function claimModalAuthSession(tx: Queryable, use: ModalAuthUse, no
  * together (`vaultFailedAttemptsPerTokenMax`, counted in sessions.ts). The token is named by its
  * jti, not its text: the last character of a JWT's signature can be written several ways that
  * all verify, each of which would otherwise count apart. Each load is a hosted_sessions row, so
- * the token opens at most `vaultSessionsPerTokenMax` (no draft bookings here). Answers the
- * record's id, or null when the token has opened all the sessions it may.
+ * the token opens at most `vaultSessionsPerTokenMax` (no draft bookings here). Only a load that
+ * shows the card form counts: a token whose failed attempts or captures are used up opens no
+ * session (its page shows only a notice), so such loads never use up its sessions. Answers the
+ * record's id, or why no session may be opened.
  */
-export async function claimCardVaultTokenSession(tx: Queryable, token: CardVaultToken, now: Date): Promise<number | null> {
-  return claimSession(tx, { ...cardVaultTokenRecord(token), channelId: token.channelId, drafts: 0, sessionsMax: limits.vaultSessionsPerTokenMax, draftsMax: null }, now);
+export async function claimCardVaultTokenSession(tx: Queryable, token: CardVaultToken, now: Date): Promise<CardVaultTokenClaim> {
+  const record = cardVaultTokenRecord(token);
+  const id = await claimSession(tx, {
+    ...record, channelId: token.channelId, drafts: 0, sessionsMax: limits.vaultSessionsPerTokenMax, draftsMax: null,
+    failuresMax: limits.vaultFailedAttemptsPerTokenMax, capturesMax: limits.cardVaultCapturesPerTokenMax,
+  }, now);
+  if (id !== null) return { ok: true, id };
+  const used = await tx.one<{ failures: number; captures: number }>('SELECT failures, captures FROM modal_auth_uses WHERE auth_hash = $1', [record.authHash]);
+  if (used.failures >= limits.vaultFailedAttemptsPerTokenMax) return { ok: false, reason: 'attempts_exhausted' };
+  return { ok: false, reason: used.captures >= limits.cardVaultCapturesPerTokenMax ? 'captures_exhausted' : 'sessions_used_up' };
 }
+
+export type CardVaultTokenClaim = { ok: true; id: number } | { ok: false; reason: 'attempts_exhausted' | 'captures_exhausted' | 'sessions_used_up' };
 
 /** A cardvaultuser token as its shared record knows it: `channelId` is recorded if the record is new. */
 export interface CardVaultToken {
@@ -88,10 +100,14 @@ export async function countCardVaultTokenCapture(db: Queryable, token: CardVault
   return counted !== undefined;
 }
 
-/** One more session on the record of `authHash` (created if new), or null past a bound given. */
+/**
+ * One more session on the record of `authHash` (created if new), or null past a bound given:
+ * sessions, drafts, or (`failuresMax`, `capturesMax`) a record whose failed attempts or captures
+ * are used up, where a session could take no card.
+ */
 async function claimSession(
   tx: Queryable,
-  claim: { authHash: string; channelId: number; drafts: number; expiresAt: Date; sessionsMax: number | null; draftsMax: number | null },
+  claim: { authHash: string; channelId: number; drafts: number; expiresAt: Date; sessionsMax: number | null; draftsMax: number | null; failuresMax?: number; capturesMax?: number },
   now: Date,
 ): Promise<number | null> {
   await pruneExpired(tx, now);
@@ -100,8 +116,9 @@ async function claimSession(
      VALUES ($1, $2, 1, $3, $4)
      ON CONFLICT (auth_hash) DO UPDATE SET sessions = u.sessions + 1, draft_bookings = u.draft_bookings + EXCLUDED.draft_bookings
       WHERE ($5::int IS NULL OR u.sessions < $5) AND ($6::int IS NULL OR u.draft_bookings + EXCLUDED.draft_bookings <= $6)
+        AND ($7::int IS NULL OR u.failures < $7) AND ($8::int IS NULL OR u.captures < $8)
      RETURNING id`,
-    [claim.authHash, claim.channelId, claim.drafts, claim.expiresAt, claim.sessionsMax, claim.draftsMax],
+    [claim.authHash, claim.channelId, claim.drafts, claim.expiresAt, claim.sessionsMax, claim.draftsMax, claim.failuresMax ?? null, claim.capturesMax ?? null],
   );
   return row?.id ?? null;
 }

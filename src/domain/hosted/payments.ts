@@ -85,6 +85,8 @@ export interface PayInput {
   total?: number;
   ipAddress?: string;
   payee?: { name?: string; email?: string };
+  /** The page's name for this attempt (`attempt_id`), by which it may ask for its outcome later. */
+  attemptId?: string;
 }
 
 function transactionInputOf(context: AppContext, session: HostedSession, input: PayInput): TransactionInput {
@@ -149,15 +151,22 @@ export async function payWithSession(context: AppContext, session: HostedSession
     if (!recorded) await cancelAttempt(context.db, session.id);
     throw error;
   }
-  await recordAttemptOutcome(context.db, session.id, { transactionId: created.id, status: created.status });
+  await recordAttemptOutcome(context.db, session.id, { transactionId: created.id, status: created.status, attemptId: input.attemptId ?? null });
   return answerFor(context, await getHostedSession(context.db, session.id), created.id);
 }
 
-/** The state of the session's latest payment: after a 3DS challenge, or on reload. */
-export async function currentPayment(context: AppContext, session: HostedSession): Promise<HostedPaymentAnswer | null> {
+/**
+ * The state of the session's latest payment: after a 3DS challenge, or on reload. With `attemptId`
+ * (a page that gave up waiting for that attempt's answer), that attempt's only: null while it is
+ * not recorded, when the session's latest attempt is an earlier one, whose outcome is not this
+ * attempt's (the page says the outcome is not known yet).
+ */
+export async function currentPayment(context: AppContext, session: HostedSession, attemptId?: string): Promise<HostedPaymentAnswer | null> {
   // Only the session's own attempts: the booking's other payments (the API's, other pages') are
   // not for whoever holds the page's link to read.
-  const transactionId = session.transactionId ?? session.pendingTransactionId ?? session.lastTransactionId;
+  const transactionId = attemptId === undefined
+    ? session.transactionId ?? session.pendingTransactionId ?? session.lastTransactionId
+    : session.lastAttemptId === attemptId ? session.lastTransactionId : null;
   if (transactionId === null) return null;
   const [view] = await loadTransactionViews(context.db, context.config, session.siteId, [transactionId]);
   if (!view) return null;

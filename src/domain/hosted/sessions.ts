@@ -41,6 +41,8 @@ export interface HostedSession {
   pendingTransactionId: number | null;
   /** The session's own latest attempt, whatever its outcome (migration 028). */
   lastTransactionId: number | null;
+  /** The page's name for that attempt (`attempt_id`, migration 054), null if it gave none. */
+  lastAttemptId: string | null;
   expiresAt: Date;
   /**
    * The shared record of the credential that opened the session (modal-auth-uses.ts): a modal
@@ -92,6 +94,7 @@ interface SessionRow {
   transaction_id: number | null;
   pending_transaction_id: number | null;
   last_transaction_id: number | null;
+  last_attempt_id: string | null;
   expires_at: Date;
   modal_auth_id: number | null;
   auth_failures: number | null;
@@ -100,7 +103,7 @@ interface SessionRow {
 
 // Usable in SELECT ... FROM hosted_sessions and in RETURNING alike.
 const columns = `id, kind, site_id, channel_id, user_id, booking_id, amount, currency, host_origin, language, options,
-  attempts, transaction_id, pending_transaction_id, last_transaction_id, expires_at, modal_auth_id,
+  attempts, transaction_id, pending_transaction_id, last_transaction_id, last_attempt_id, expires_at, modal_auth_id,
   (SELECT a.failures FROM modal_auth_uses a WHERE a.id = hosted_sessions.modal_auth_id) AS auth_failures,
   (SELECT a.captures FROM modal_auth_uses a WHERE a.id = hosted_sessions.modal_auth_id) AS auth_captures`;
 
@@ -121,6 +124,7 @@ function fromRow(row: SessionRow): HostedSession {
     transactionId: row.transaction_id,
     pendingTransactionId: row.pending_transaction_id,
     lastTransactionId: row.last_transaction_id,
+    lastAttemptId: row.last_attempt_id,
     expiresAt: row.expires_at,
     modalAuthId: row.modal_auth_id,
     authFailures: row.auth_failures,
@@ -173,7 +177,7 @@ export async function attachBooking(db: Queryable, sessionId: number, bookingId:
 }
 
 export type AttemptRefusal = 'attempts_exhausted' | 'already_completed' | 'in_progress';
-export type CaptureRefusal = 'captures_exhausted' | 'already_completed';
+export type CaptureRefusal = 'captures_exhausted' | 'already_completed' | 'in_progress';
 
 /** Failed attempts allowed across every session of one shared record, by the kind of session. */
 function sharedFailuresMax(kind: HostedSessionKind): number {
@@ -227,7 +231,9 @@ const bookingCapturesSql = (booking: string, since: string) =>
 /**
  * Counts one card the session submits to the capture endpoint, accepted or not, or refuses it:
  * `already_completed` once the session's payment (or vault) completed, since it has nothing left to
- * pay and the card would only be stored and a capture token minted for nothing; otherwise
+ * pay and the card would only be stored and a capture token minted for nothing; `in_progress` while
+ * its payment awaits its outcome (a 3DS challenge, an unknown result), which startAttempt would
+ * refuse the card's payment for (it was stored, and counted, all the same); otherwise
  * `captures_exhausted` after `limits.hostedCardCapturesPerSessionMax`, for a payment request page once its
  * booking's pages together captured `payRequestCapturesPerBookingMax` within the window, and for
  * a vaulting app page once its cardvaultuser token captured `cardVaultCapturesPerTokenMax`
@@ -242,7 +248,7 @@ export async function countCardCapture(db: Queryable, sessionId: number, now: Da
   const counted = await db.maybeOne(
     `WITH session AS (
        SELECT s.id, s.kind, s.modal_auth_id FROM hosted_sessions s
-        WHERE s.id = $1 AND s.captures < $2 AND s.transaction_id IS NULL
+        WHERE s.id = $1 AND s.captures < $2 AND s.transaction_id IS NULL AND s.pending_transaction_id IS NULL
           AND (s.kind <> 'pay' OR s.booking_id IS NULL OR ${bookingCapturesSql('s.booking_id', '$4')} < $3)
           FOR UPDATE),
      shared AS (
@@ -256,7 +262,9 @@ export async function countCardCapture(db: Queryable, sessionId: number, now: Da
   );
   if (counted !== undefined) return null;
   // Refused: say why, as startAttempt does (a completed page's answer is not "no more cards").
-  return (await getHostedSession(db, sessionId)).transactionId !== null ? 'already_completed' : 'captures_exhausted';
+  const current = await getHostedSession(db, sessionId);
+  if (current.transactionId !== null) return 'already_completed';
+  return current.pendingTransactionId !== null ? 'in_progress' : 'captures_exhausted';
 }
 
 /** Whether the booking's payment request pages captured all the cards they may in the window. */
@@ -280,19 +288,25 @@ export async function cancelAttempt(db: Queryable, sessionId: number): Promise<v
 /**
  * Records where an attempt ended: complete ends the session, pending waits for 3DS or
  * reconciliation. A success was not a failed attempt, so the auth string gets it back (once).
+ * `attemptId`: the page's name for a new attempt (null when it gave none), kept with it so a page
+ * asks for this attempt's outcome, not an earlier one's; left out when an attempt already recorded
+ * settles (after its challenge), which keeps its name.
  */
-export async function recordAttemptOutcome(db: Queryable, sessionId: number, outcome: { transactionId: number; status: string }): Promise<void> {
+export async function recordAttemptOutcome(db: Queryable, sessionId: number, outcome: { transactionId: number; status: string; attemptId?: string | null }): Promise<void> {
+  const named = outcome.attemptId !== undefined;
+  const attempt = `last_transaction_id = $2, last_attempt_id = CASE WHEN $3::boolean THEN $4::text ELSE last_attempt_id END`;
+  const values = [sessionId, outcome.transactionId, named, outcome.attemptId ?? null];
   if (outcome.status === 'complete') {
     await db.query(
       `WITH session AS (
-         UPDATE hosted_sessions SET transaction_id = $2, pending_transaction_id = NULL, last_transaction_id = $2 WHERE id = $1 AND transaction_id IS NULL RETURNING modal_auth_id)
+         UPDATE hosted_sessions SET transaction_id = $2, pending_transaction_id = NULL, ${attempt} WHERE id = $1 AND transaction_id IS NULL RETURNING modal_auth_id)
        UPDATE modal_auth_uses SET failures = greatest(failures - 1, 0) WHERE id = (SELECT modal_auth_id FROM session)`,
-      [sessionId, outcome.transactionId],
+      values,
     );
   } else if (outcome.status === 'pending' || outcome.status === 'incomplete') {
-    await db.query('UPDATE hosted_sessions SET pending_transaction_id = $2, last_transaction_id = $2 WHERE id = $1', [sessionId, outcome.transactionId]);
+    await db.query(`UPDATE hosted_sessions SET pending_transaction_id = $2, ${attempt} WHERE id = $1`, values);
   } else {
-    await db.query('UPDATE hosted_sessions SET pending_transaction_id = NULL, last_transaction_id = $2 WHERE id = $1', [sessionId, outcome.transactionId]);
+    await db.query(`UPDATE hosted_sessions SET pending_transaction_id = NULL, ${attempt} WHERE id = $1`, values);
   }
 }
 
@@ -305,13 +319,4 @@ export function attemptsLeft(session: Pick<HostedSession, 'kind' | 'attempts' | 
   const own = limits.hostedFailedAttemptsMax - session.attempts;
   const shared = session.authFailures === null ? own : sharedFailuresMax(session.kind) - session.authFailures;
   return Math.max(0, Math.min(own, shared));
-}
-
-/**
- * Whether a vaulting app session's cardvaultuser token captured all the cards it may
- * (`cardVaultCapturesPerTokenMax`): every further card is refused before it is stored, so a page
- * opened now has nothing to offer. A new session has captured nothing of its own.
- */
-export function tokenCapturesExhausted(session: Pick<HostedSession, 'kind' | 'authCaptures'>): boolean {
-  return session.kind === 'vault' && session.authCaptures !== null && session.authCaptures >= limits.cardVaultCapturesPerTokenMax;
 }

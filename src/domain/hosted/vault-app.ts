@@ -150,6 +150,12 @@ export type VaultAppOpening =
   | { ok: true; token: string; session: HostedSession; channel: VaultChannel }
   /** `usedUp`: the token opened the app as many times as it may; the page says so in its language. */
   | { ok: false; status: 403; params: Record<string, string>; usedUp?: { language: LanguageCode; company: string } }
+  /**
+   * The token's failed attempts (`rejected`) or its cards (`capturesExhausted`) are used up: any
+   * card would be refused before the bank, so the page shows that notice and no form, and no
+   * session is opened (the load does not count toward `vaultSessionsPerTokenMax`).
+   */
+  | { ok: false; status: 200; spent: 'rejected' | 'capturesExhausted'; language: LanguageCode; company: string }
   /** `language`: the page's, as the form would have been shown in (the URL's, else the channel's). */
   | { ok: false; status: 400; params: Record<string, string>; language: LanguageCode };
 
@@ -184,14 +190,17 @@ export async function openVaultApp(db: Queryable, options: { jwtSecret: Uint8Arr
   if (channel.accountMode === 'closed') return { ok: false, status: 400, params: { channels: 'is closed: it takes no cards' }, language };
   if (inputs.env !== channel.accountMode) return { ok: false, status: 400, params: { env: `does not match the channel's account_mode` }, language };
   if (inputs.failCode !== undefined && !isTestMode(channel.accountMode)) return { ok: false, status: 400, params: { fail_code: 'applies to test channels only' }, language };
-  const modalAuthId = await claimCardVaultTokenSession(db, { tokenId: user.tokenId, issuedAt: user.issuedAt, channelId: channel.id }, options.now);
-  if (modalAuthId === null) {
+  const claim = await claimCardVaultTokenSession(db, { tokenId: user.tokenId, issuedAt: user.issuedAt, channelId: channel.id }, options.now);
+  if (!claim.ok && claim.reason !== 'sessions_used_up') {
+    return { ok: false, status: 200, spent: claim.reason === 'attempts_exhausted' ? 'rejected' : 'capturesExhausted', language, company: channel.company };
+  }
+  if (!claim.ok) {
     const params = { auth: `has opened the vaulting app ${limits.vaultSessionsPerTokenMax} times, as many as one token may: obtain a new token` };
     return { ok: false, status: 403, params, usedUp: { language, company: channel.company } };
   }
   const { token, session } = await createHostedSession(db, {
     kind: 'vault',
-    modalAuthId,
+    modalAuthId: claim.id,
     siteId: channel.siteId,
     channelId: channel.id,
     userId: user.userId,

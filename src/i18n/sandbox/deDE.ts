@@ -12,4 +12,6 @@ export const messages = {
   fail: 'Fehlschlagen',
   completed: 'Diese Authentifizierung wurde bereits abgeschlossen.',
   expired: 'Diese Authentifizierungsanfrage ist abgelaufen.',
+  notFoundHeading: 'Authentifizierung nicht gefunden',
+  notFound: 'Dieser Link ist ungültig.',
 } as const;

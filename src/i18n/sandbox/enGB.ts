@@ -13,4 +13,6 @@ export const messages = {
   fail: 'Fail',
   completed: 'This authentication has already been completed.',
   expired: 'This authentication request has expired.',
+  notFoundHeading: 'Authentication not found',
+  notFound: 'This link is not valid.',
 } as const;

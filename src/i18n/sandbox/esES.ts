@@ -12,4 +12,6 @@ export const messages = {
   fail: 'Fallar',
   completed: 'Esta autenticación ya se ha completado.',
   expired: 'Esta solicitud de autenticación ha caducado.',
+  notFoundHeading: 'Autenticación no encontrada',
+  notFound: 'Este enlace no es válido.',
 } as const;

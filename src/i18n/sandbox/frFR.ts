@@ -12,4 +12,6 @@ export const messages = {
   fail: 'Échouer',
   completed: 'Cette authentification a déjà été effectuée.',
   expired: 'Cette demande d’authentification a expiré.',
+  notFoundHeading: 'Authentification introuvable',
+  notFound: 'Ce lien n’est pas valide.',
 } as const;

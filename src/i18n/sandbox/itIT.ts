@@ -12,4 +12,6 @@ export const messages = {
   fail: 'Fallisci',
   completed: 'Questa autenticazione è già stata completata.',
   expired: 'Questa richiesta di autenticazione è scaduta.',
+  notFoundHeading: 'Autenticazione non trovata',
+  notFound: 'Questo link non è valido.',
 } as const;

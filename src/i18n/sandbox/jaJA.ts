@@ -12,4 +12,6 @@ export const messages = {
   fail: '失敗させる',
   completed: 'この認証はすでに完了しています。',
   expired: 'この認証リクエストは期限切れです。',
+  notFoundHeading: '認証が見つかりません',
+  notFound: 'このリンクは無効です。',
 } as const;

@@ -12,4 +12,6 @@ export const messages = {
   fail: '실패',
   completed: '이 인증은 이미 완료되었습니다.',
   expired: '이 인증 요청은 만료되었습니다.',
+  notFoundHeading: '인증을 찾을 수 없습니다',
+  notFound: '이 링크는 유효하지 않습니다.',
 } as const;

@@ -12,4 +12,6 @@ export const messages = {
   fail: 'Neizdoties',
   completed: 'Šī autentifikācija jau ir pabeigta.',
   expired: 'Šī autentifikācijas pieprasījuma derīgums ir beidzies.',
+  notFoundHeading: 'Autentifikācija nav atrasta',
+  notFound: 'Šī saite nav derīga.',
 } as const;

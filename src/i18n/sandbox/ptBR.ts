@@ -12,4 +12,6 @@ export const messages = {
   fail: 'Falhar',
   completed: 'Esta autenticação já foi concluída.',
   expired: 'Esta solicitação de autenticação expirou.',
+  notFoundHeading: 'Autenticação não encontrada',
+  notFound: 'Este link não é válido.',
 } as const;

@@ -12,6 +12,8 @@ export const messages = {
   fail: 'Eșec',
   completed: 'Această autentificare a fost deja finalizată.',
   expired: 'Această cerere de autentificare a expirat.',
+  notFoundHeading: 'Autentificarea nu a fost găsită',
+  notFound: 'Acest link nu este valid.',
 } as const;
 
 export const identicalToEnglish = ['card'] as const;

@@ -12,4 +12,6 @@ export const messages = {
   fail: 'Rad etish',
   completed: 'Bu autentifikatsiya allaqachon yakunlangan.',
   expired: 'Bu autentifikatsiya soʻrovining muddati tugagan.',
+  notFoundHeading: 'Autentifikatsiya topilmadi',
+  notFound: 'Bu havola yaroqsiz.',
 } as const;

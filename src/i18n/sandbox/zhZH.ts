@@ -12,4 +12,6 @@ export const messages = {
   fail: '失败',
   completed: '此验证已完成。',
   expired: '此验证请求已过期。',
+  notFoundHeading: '未找到验证',
+  notFound: '此链接无效。',
 } as const;

@@ -25,15 +25,25 @@ export async function requireSession(context: AppContext, request: FastifyReques
   return session;
 }
 
+/**
+ * The page's own name for one payment attempt, random, new for each: a page that gave up waiting
+ * for the attempt's answer asks `GET /hosted/payments/current?attempt_id=` for that attempt's
+ * outcome, never an earlier attempt's.
+ */
+const AttemptId = Type.String({ pattern: `^[A-Za-z0-9_-]{16,${limits.hostedAttemptIdLengthMax}}$`, description: "The page's name for this attempt (random, new for each)" });
+
 const PayBody = Type.Object(
   {
     card_token: Type.String({ minLength: 1, maxLength: limits.captureTokenLengthMax }),
     currencies: Type.Optional(Type.String({ pattern: currencyCodePattern })),
     /** Payment request page: the amount it showed in `currencies` (minor units). */
     total: Type.Optional(Type.Integer({ minimum: 1, maximum: limits.amountCentsMax })),
+    attempt_id: Type.Optional(AttemptId),
   },
   { additionalProperties: false },
 );
+
+const CurrentQuery = Type.Object({ attempt_id: Type.Optional(AttemptId) }, { additionalProperties: false });
 
 const tags = ['Hosted pages'];
 // An unknown or expired session is 403 (sessionExpired), not 401: the page cannot log in again.
@@ -54,9 +64,10 @@ const currenciesSchema = {
   response: { 200: PaymentCurrenciesReply, ...sessionErrors },
 };
 const currentSchema: FastifySchema = {
-  summary: "The session's latest payment attempt (after 3-D Secure, or on reload); 404 before the page has paid",
+  summary: "The session's latest payment attempt (after 3-D Secure, or on reload); with attempt_id, that attempt's; 404 before it is recorded",
   tags,
   security: hostedSessionSecurity,
+  querystring: CurrentQuery,
   response: { 200: HostedPaymentReply, ...sessionErrors },
 };
 const threeDsReturnSchema = {
@@ -74,7 +85,7 @@ const threeDsReturnSchema = {
 export async function hostedPaymentRoutes(app: App, context: AppContext): Promise<void> {
   app.post('/hosted/payments', { schema: paySchema, serializerCompiler: documentedOnly }, async (request, reply) => {
     const session = await requireSession(context, request);
-    const body = request.body as { card_token: string; currencies?: string; total?: number };
+    const body = request.body as { card_token: string; currencies?: string; total?: number; attempt_id?: string };
     if (session.kind !== 'pay') {
       if (body.currencies !== undefined && body.currencies !== session.currency) throw invalidParam('currencies', 'This page pays in the currency it was opened with.');
       if (body.total !== undefined && body.total !== (session.amount ?? 0)) throw invalidParam('total', 'This page pays the amount it was opened with.');
@@ -83,6 +94,7 @@ export async function hostedPaymentRoutes(app: App, context: AppContext): Promis
       cardToken: body.card_token,
       ...(body.currencies ? { currency: body.currencies } : {}),
       ...(body.total !== undefined ? { total: body.total } : {}),
+      ...(body.attempt_id !== undefined ? { attemptId: body.attempt_id } : {}),
       ipAddress: request.ip,
     }).catch((error: unknown) => {
       throw renamedParam(error, 'token', 'card_token');
@@ -103,8 +115,9 @@ export async function hostedPaymentRoutes(app: App, context: AppContext): Promis
 
   app.get('/hosted/payments/current', { schema: currentSchema, serializerCompiler: documentedOnly }, async (request, reply) => {
     const session = await requireSession(context, request);
-    const answer = await currentPayment(context, session);
-    if (!answer) throw new ApiError(404, 'rest_post_invalid_id', 'This page has made no payment yet.');
+    const { attempt_id: attemptId } = request.query as { attempt_id?: string };
+    const answer = await currentPayment(context, session, attemptId);
+    if (!answer) throw new ApiError(404, 'rest_post_invalid_id', attemptId === undefined ? 'This page has made no payment yet.' : 'This attempt has no recorded outcome yet.');
     return reply.header('cache-control', 'no-store').send(answer);
   });
 

@@ -1,7 +1,7 @@
 import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import { openVaultApp, parseVaultAppQuery, type RawQuery } from '../../domain/hosted/vault-app.js';
-import { attemptsLeft, tokenCapturesExhausted } from '../../domain/hosted/sessions.js';
+import { attemptsLeft } from '../../domain/hosted/sessions.js';
 import { localeOf, parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
 import { limits } from '../../limits.js';
 import { isTestMode } from '../../domain/vault/index.js';
@@ -73,6 +73,16 @@ export async function vaultAppRoutes(app: App, context: AppContext): Promise<voi
     }
     const opened = await openVaultApp(context.db, { jwtSecret: context.config.secrets.jwtSecret, inputs: parsed.inputs, now: context.now() });
     if (!opened.ok) {
+      // The token's failed attempts, or the cards it may capture, are used up (across every load
+      // of the page): any card would be refused before the bank, so the page has no form to type
+      // one into. Nor does it redirect: nothing was attempted on this load, and the redirect
+      // parameters name a vault transaction and a card (docs/hosted-pages.md "attempts per
+      // cardvaultuser token", "Card captures per page"). Said as such for captures, since no
+      // attempt may have failed. No session is opened for it (openVaultApp).
+      if (opened.status === 200) {
+        const content = noticeView({ kind: 'failed', message: translatorFor(opened.language)(opened.spent, { company: opened.company }) });
+        return sendPage(reply, 200, hostedPage({ ...pageHeader(opened.language, opened.company, release.style), content }), vaultCsp);
+      }
       if (opened.status === 403 && opened.usedUp) {
         const { language: pageLanguage, company } = opened.usedUp;
         return sendPage(reply, 403, errorPage({ language: pageLanguage, style, message: translatorFor(pageLanguage)('linkUsedUp', { company }), details: opened.params }), vaultCsp);
@@ -85,18 +95,8 @@ export async function vaultAppRoutes(app: App, context: AppContext): Promise<voi
     const { session, channel } = opened;
     const pageLanguage = session.language as LanguageCode;
     const pageT = translatorFor(pageLanguage);
-    const header = { language: pageLanguage, title: pageT('titleVault'), heading: pageT('titleVault'), subheading: pageT('vaultFor', { company: channel.company }), style: release.style };
+    const header = pageHeader(pageLanguage, channel.company, release.style);
     const left = attemptsLeft(session);
-    // The token's failed attempts are used up, across every load of the page: any card would be
-    // refused before the bank, so the page has no form to type one into. Nor does it redirect:
-    // nothing was attempted on this load, and the redirect parameters name a vault transaction
-    // and a card (docs/hosted-pages.md "attempts per cardvaultuser token").
-    // Likewise once the token captured all the cards it may (docs/hosted-pages.md "Card captures
-    // per page"): said as such, since no attempt may have failed.
-    const spent = left === 0 ? 'rejected' : tokenCapturesExhausted(session) ? 'capturesExhausted' : null;
-    if (spent) {
-      return sendPage(reply, 200, hostedPage({ ...header, content: noticeView({ kind: 'failed', message: pageT(spent, { company: channel.company }) }) }), vaultCsp);
-    }
     const body = hostedPage({
       ...header,
       script: release.script,
@@ -128,6 +128,12 @@ ${cardFormView({ t: pageT, language: pageLanguage, holderFields: ['name', 'email
     }
     return reply.code(404).send({ code: 'rest_no_route', message: 'No route was found matching the URL and request method.', data: { status: 404 } });
   });
+}
+
+/** The vaulting app's title and headings, in the page's language. */
+function pageHeader(language: LanguageCode, company: string, style: string) {
+  const t = translatorFor(language);
+  return { language, title: t('titleVault'), heading: t('titleVault'), subheading: t('vaultFor', { company }), style };
 }
 
 export async function sitePathOf(context: AppContext, siteId: number): Promise<string> {

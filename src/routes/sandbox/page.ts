@@ -70,7 +70,14 @@ function sandboxText(language: LanguageCode, key: SandboxKey, vars?: Record<stri
   return translate(language, `sandbox.${key}`, vars);
 }
 
-/** No challenge to name, so no payment's language: English, as for any unknown link. */
-export function notFoundPage(nonce: string): string {
-  return layout(nonce, 'Not found', '<h1>Authentication not found</h1><p>This link is not valid.</p>');
+/**
+ * A link to no challenge: there is no payment to take a language from, so the page is in the
+ * browser's (`language`, from its Accept-Language header) when that is one of the 15; otherwise it
+ * stays neutral, the English of any unknown link (`lang="en"`, no locale claimed). It was English
+ * whatever the browser asked for, beside a challenge page in the payer's language.
+ */
+export function notFoundPage(nonce: string, language: LanguageCode | undefined): string {
+  if (!language) return layout(nonce, 'Not found', '<h1>Authentication not found</h1><p>This link is not valid.</p>');
+  const heading = sandboxText(language, 'notFoundHeading');
+  return layout(nonce, heading, `<h1>${escapeHtml(heading)}</h1><p>${escapeHtml(sandboxText(language, 'notFound'))}</p>`, localeOf(language));
 }

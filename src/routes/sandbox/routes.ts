@@ -6,6 +6,7 @@ import type { AppContext } from '../../context.js';
 import { limits } from '../../limits.js';
 import { completeChallenge, findChallenge } from '../../processor/sandbox/challenges.js';
 import { challengePage, notFoundPage } from './page.js';
+import { preferredLanguage } from '../../i18n/catalogue.js';
 
 const ChallengeParams = Type.Object({ id: Type.String({ pattern: '^[A-Za-z0-9_-]{32}$' }) });
 const ChallengeForm = Type.Object({ result: Type.Union([Type.Literal('authenticate'), Type.Literal('fail')]) }, { additionalProperties: false });
@@ -55,7 +56,7 @@ export async function sandboxRoutes(app: App, context: AppContext): Promise<void
     scope.get('/sandbox/3ds/:id', { schema: { params: ChallengeParams, hide: true } }, async (request, reply) => {
       const { id } = request.params as { id: string };
       const view = await findChallenge(context.db, id);
-      if (!view) return sendPage(reply, 404, notFoundPage);
+      if (!view) return sendPage(reply, 404, (nonce) => notFoundPage(nonce, preferredLanguage(request.headers['accept-language'])));
       // 410 once expired, as the answer to its form (docs/sandbox.md); the page says so either way.
       return sendPage(reply, view.state === 'expired' ? 410 : 200, (nonce) => challengePage(view, nonce, `/sandbox/3ds/${id}`), view.returnUrl);
     });
@@ -66,7 +67,7 @@ export async function sandboxRoutes(app: App, context: AppContext): Promise<void
       const { id } = request.params as { id: string };
       const { result } = request.body as { result: 'authenticate' | 'fail' };
       const view = await completeChallenge(context.db, id, result);
-      if (!view) return sendPage(reply, 404, notFoundPage);
+      if (!view) return sendPage(reply, 404, (nonce) => notFoundPage(nonce, preferredLanguage(request.headers['accept-language'])));
       if (view.state === 'expired') return sendPage(reply, 410, (nonce) => challengePage(view, nonce, `/sandbox/3ds/${id}`));
       // Back to the payment's return route, which asks the processor (lookup) for the outcome.
       return reply.code(303).header('cache-control', 'no-store').redirect(view.returnUrl, 303);

@@ -101,4 +101,25 @@ describe('sandbox 3DS challenge page', () => {
     expect(page.body).toContain('expired');
     expect(await t.context.connector.lookup(request.reference)).toMatchObject({ kind: 'challenge' });
   });
+
+  it("says a link to no challenge is not valid in the browser's language when it names one of the 15, else in a neutral English page", async () => {
+    const unknown = `/sandbox/3ds/${'B'.repeat(32)}`;
+    const german = await t.app.inject({ url: unknown, headers: { 'accept-language': 'xx-YY, de-AT;q=0.9, en;q=0.5' } });
+    expect(german.statusCode).toBe(404);
+    expect(german.body).toContain('<html lang="de-DE">');
+    expect(german.body).toContain('Authentifizierung nicht gefunden');
+    expect(german.body).toContain('Dieser Link ist ungültig.');
+    expect(german.body).not.toMatch(/<script/i);
+    // The form's answer to no challenge too, by the order of preference (q), not of writing.
+    const answered = await t.app.inject({ method: 'POST', url: unknown, headers: { 'content-type': 'application/x-www-form-urlencoded', 'accept-language': 'fr;q=0.2, ja-JP' }, payload: 'result=fail' });
+    expect(answered.statusCode).toBe(404);
+    expect(answered.body).toContain('<html lang="ja-JP">');
+    expect(answered.body).toContain('このリンクは無効です。');
+    for (const header of [undefined, 'xx, *;q=0.1', 'de;q=0']) {
+      const neutral = await t.app.inject({ url: unknown, headers: header === undefined ? {} : { 'accept-language': header } });
+      expect(neutral.statusCode).toBe(404);
+      expect(neutral.body).toContain('<html lang="en">');
+      expect(neutral.body).toContain('This link is not valid.');
+    }
+  });
 });

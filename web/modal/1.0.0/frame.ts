@@ -34,6 +34,8 @@ const data = readPageData<FrameData>();
 let t = translator(data.messages);
 const timeoutMessage = 'The request timed out.';
 let started = false;
+/** The host closed the modal while the payment was processing: this frame, hidden, reports the outcome without waiting for a challenge nobody sees. */
+const closedByHost = new AbortController();
 
 function post(message: Record<string, unknown>): void {
   window.parent.postMessage({ source: frameSource, ...message }, data.hostOrigin);
@@ -56,6 +58,7 @@ window.addEventListener('message', (event) => {
   const message = event.data as HostMessage | null;
   if (!message || message.source !== hostSource) return;
   if (message.type === 'focus') return focusFirst();
+  if (message.type === 'closed') return closedByHost.abort();
   if (message.type !== 'init' || started) return;
   started = true;
   void start(message.options);
@@ -156,9 +159,17 @@ function showForm(session: SessionAnswer): void {
   }
   byId('card_number').focus();
 
+  // Processing ends once the outcome is reported, not before: a modal closed meanwhile keeps this
+  // frame (hidden) until then, so the outcome's callbacks still fire (docs/modal.md).
   form.payOnSubmit({
-    pay: (card) => runPayment(pageData, card, {}, { onProcessing: (value) => post({ type: 'processing', value }) }),
-    settled: (end) => report(end, pageData, form),
+    pay: (card) => runPayment(pageData, card, {}, { onProcessing: (value) => value && post({ type: 'processing', value }), stopWaiting: closedByHost.signal }),
+    settled: (end) => {
+      try {
+        report(end, pageData, form);
+      } finally {
+        post({ type: 'processing', value: false });
+      }
+    },
   });
 }
 

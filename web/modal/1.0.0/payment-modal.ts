@@ -34,6 +34,14 @@ export interface ModalHandle {
   close(): void;
 }
 
+/**
+ * How long a modal closed while its payment was processing keeps its frame (hidden) for the
+ * outcome. The frame's own flow is bounded well within this (each call gives up after 45 s, then
+ * one look-up; a 3DS challenge is not waited for once closed): a frame that never says it is done
+ * (its page crashed) is dropped after this.
+ */
+const closedFrameKeptMs = 5 * 60_000;
+
 const script = document.currentScript as HTMLScriptElement | null;
 const frameUrl = new URL('frame', script?.src ?? location.href);
 const frameOrigin = frameUrl.origin;
@@ -182,6 +190,9 @@ export function open(options: ModalOptions): ModalHandle {
       handle.close();
     } else if (message.type === 'processing') {
       processing = message.value;
+      // Closed while the payment was processing: the frame reported its outcome (before saying it
+      // is done), so it may go now.
+      if (closed && !processing) dispose();
     } else if (message.type === 'language') {
       nameIn(message.value);
     } else if (message.type === 'event' && (callbackNames as readonly string[]).includes(message.name)) {
@@ -205,19 +216,32 @@ export function open(options: ModalOptions): ModalHandle {
   const onKey = (event: KeyboardEvent) => {
     if (event.key === 'Escape') handle.close();
   };
+  let keptUntil: ReturnType<typeof setTimeout> | undefined;
+  const dispose = () => {
+    clearTimeout(keptUntil);
+    window.removeEventListener('message', onMessage);
+    window.removeEventListener('beforeunload', onBeforeUnload);
+    overlay.remove();
+  };
   const handle: ModalHandle = {
     close() {
       if (closed) return;
       closed = true;
-      window.removeEventListener('message', onMessage);
-      window.removeEventListener('beforeunload', onBeforeUnload);
       document.removeEventListener('keydown', onKey);
       document.removeEventListener('focusin', onFocusIn);
-      overlay.remove();
       restoreHost();
       if (current === handle) current = null;
       previousFocus?.focus?.();
       fire('modal_closed', { message: processing ? 'The payment modal was closed while a payment was processing.' : 'The payment modal was closed.' });
+      if (!processing) return dispose();
+      // The payment may still complete (money moved): the frame is hidden, not removed (that would
+      // end its page and the outcome with it), until it has reported the outcome, which fires
+      // transaction_logged or its like as usual. A challenge nobody can answer now is not waited
+      // for (`closed`). Before, the frame went at once and no outcome callback ever fired.
+      style(overlay, { display: 'none' });
+      overlay.setAttribute('aria-hidden', 'true');
+      iframe.contentWindow?.postMessage({ source: hostSource, type: 'closed' }, frameOrigin);
+      keptUntil = setTimeout(dispose, closedFrameKeptMs);
     },
   };
   close.addEventListener('click', () => handle.close());

@@ -40,11 +40,15 @@ export interface ModalInit {
 export type HostMessage =
   | { source: typeof hostSource; type: 'init'; options: ModalInit }
   // Tab came round from the host's × (the focus stays in the dialog): focus the frame's first control.
-  | { source: typeof hostSource; type: 'focus' };
+  | { source: typeof hostSource; type: 'focus' }
+  // The modal was closed while the payment was processing: the frame, hidden, reports the outcome
+  // and then says `processing` false; a 3DS challenge nobody can answer now is not waited for.
+  | { source: typeof hostSource; type: 'closed' };
 
 export type FrameMessage =
   | { source: typeof frameSource; type: 'ready' }
   | { source: typeof frameSource; type: 'event'; name: CallbackName; argument: unknown }
+  // true: the card left the form; false: the outcome was reported (after its callbacks' events).
   | { source: typeof frameSource; type: 'processing'; value: boolean }
   // The frame is shown in another language than the host asked for (none: the booking's): name the dialog in it.
   | { source: typeof frameSource; type: 'language'; value: string }
