@@ -5,6 +5,7 @@ import swagger from '@fastify/swagger';
 import { Type } from '@sinclair/typebox';
 import type { App } from '../app.js';
 import type { Config } from '../config.js';
+import { limits } from '../limits.js';
 
 /**
  * The spec's error shape as a response schema, for routes to declare their error statuses in
@@ -44,6 +45,51 @@ const bodyParserErrors = errorResponses(413, 415);
 const bodyMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 type SecurityRequirement = Record<string, string[]>;
+type Schema = Record<string, unknown>;
+
+/**
+ * The `Idempotency-Key` a route honours (idempotency.ts): every POST taking the site API's bearer
+ * credential (the document's default scheme, so no `security` of its own), unless its answer is a
+ * credential (`idempotencyExempt`); keys are scoped by that credential's site.
+ */
+const idempotencyKeyHeader = Type.Object({
+  'Idempotency-Key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: limits.idempotencyKeyLengthMax,
+      pattern: '^[\\x21-\\x7e]+$',
+      description: `Makes a retry safe (visible ASCII, 1 to ${limits.idempotencyKeyLengthMax} characters, kept ${limits.idempotencyKeyRetentionHours} hours per site): the same key with the same request answers the first response again, with Idempotent-Replayed: true; with another request, 409 rest_idempotency_conflict.`,
+    }),
+  ),
+});
+const replayedHeader = { 'Idempotent-Replayed': Type.Literal('true', { description: 'Present on an answer replayed for a repeated Idempotency-Key.' }) };
+/** What every list with `page`/`per_page` answers besides its items (pagination.ts setPaginationHeaders). */
+const paginationHeaders = {
+  'X-Site-Total': Type.String({ pattern: '^[0-9]+$', description: 'Items matching the query, over every page.' }),
+  'X-Site-TotalPages': Type.String({ pattern: '^[0-9]+$', description: 'Pages at this per_page.' }),
+  Link: Type.String({ description: 'RFC 8288 links to the previous and next pages (rel="prev", rel="next"); absent when there is a single page.' }),
+};
+const retryAfterHeader = { 'Retry-After': Type.String({ pattern: '^[0-9]+$', description: 'Seconds until the rate limit lets a request through again.' }) };
+
+/** `response` with `headers` added to the answer of `status`, when the route documents it (schemas are shared: copied, never changed). */
+function withHeaders(response: Schema, status: string, headers: Schema): Schema {
+  const answer = response[status] as Schema | undefined;
+  if (!answer) return response;
+  return { ...response, [status]: { ...answer, headers: { ...(answer.headers as Schema | undefined), ...headers } } };
+}
+
+/** The request and response headers the shared hooks send or read, added to a route's documented schema. */
+function documentHeaders(routeSchema: Schema, response: Schema, route: { method: string | string[]; config?: unknown }): { schema: Schema; response: Schema } {
+  const methods = [route.method].flat();
+  const exempt = (route.config as { idempotencyExempt?: boolean } | undefined)?.idempotencyExempt === true;
+  const query = routeSchema.querystring as { properties?: Schema } | undefined;
+  let documented = withHeaders(response, '429', retryAfterHeader);
+  if (methods.includes('GET') && query?.properties?.per_page) documented = withHeaders(documented, '200', paginationHeaders);
+  if (methods.includes('POST') && routeSchema.security === undefined && !exempt) {
+    return { schema: { ...routeSchema, headers: idempotencyKeyHeader }, response: withHeaders(documented, '201', replayedHeader) };
+  }
+  return { schema: routeSchema, response: documented };
+}
 
 /**
  * The `security` of a route that takes no credential (hosted pages, their assets, the 3DS return):
@@ -109,7 +155,8 @@ export async function registerOpenApi(app: App, config: Config): Promise<void> {
       // with the error shape. Routes documenting their own 400 keep it.
       const responses = routeSchema.response as Record<string, unknown> | undefined;
       const requestErrors = responses && !('400' in responses) ? { 400: errorResponseSchema } : {};
-      const documented = { ...routeSchema, ...(responses ? { response: { ...responses, ...requestErrors, ...(takesBody ? bodyParserErrors : {}) } } : {}) };
+      const withErrors = responses ? documentHeaders(routeSchema, { ...responses, ...requestErrors, ...(takesBody ? bodyParserErrors : {}) }, route) : undefined;
+      const documented = withErrors ? { ...withErrors.schema, response: withErrors.response } : routeSchema;
       return { schema: (publicPaths.has(url) ? { ...documented, security: [] } : documented) as never, url };
     },
   });

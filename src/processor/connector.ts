@@ -7,7 +7,9 @@
  * whose answer was lost (the reconciliation job relies on this).
  */
 
-export type CardBrand = 'visa' | 'master' | 'amex' | 'jcb' | 'diners' | 'discover' | 'other';
+/** The spec's card types; a transaction shows null when the processor named none. */
+export const cardBrands = ['visa', 'master', 'amex', 'jcb', 'diners', 'discover', 'other'] as const;
+export type CardBrand = (typeof cardBrands)[number];
 
 /** Card data as the processor needs it; exists only in memory for the length of one call. */
 export interface ProcessorCard {

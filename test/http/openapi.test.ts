@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Ajv } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closed, documentAjv as ajv } from '../support/openapi.js';
 import type { App } from '../../src/app.js';
 import { signAuthString } from '../../src/domain/hosted/auth-string.js';
 import { createHostedSession } from '../../src/domain/hosted/sessions.js';
@@ -78,21 +77,6 @@ function operationsOf(document: Json): Operation[] {
   return Object.entries(document.paths as Record<string, Json>).flatMap(([path, item]) =>
     Object.entries(item).map(([method, operation]) => ({ method: method.toUpperCase(), path, operation: operation as Json })),
   );
-}
-
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-const ajv = addFormats(new Ajv({ strict: false, allErrors: true }));
-
-/**
- * A documented schema with every object closed (`additionalProperties: false` unless it says
- * otherwise), so a field the server sends but the document does not name is found too.
- */
-function closed(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(closed);
-  if (schema === null || typeof schema !== 'object') return schema;
-  const copy = Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, key === 'enum' || key === 'const' ? value : closed(value)]));
-  if ('properties' in copy && copy.additionalProperties === undefined && copy.patternProperties === undefined) copy.additionalProperties = false;
-  return copy;
 }
 
 let t: TestContext;

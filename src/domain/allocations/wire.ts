@@ -71,7 +71,7 @@ export const AllocationOutputSchema = Type.Object({
   total: Type.Integer(),
   channels: Type.Integer(),
   currencies: Type.String(),
-  operator: Type.String(),
+  operator: Type.Union(allocationOperators.map((operator) => Type.Literal(operator))),
   reversed: Type.Boolean(),
   debit: Type.Object({ currencies: Type.String(), total: Type.Integer() }),
   credit: Type.Object({ currencies: Type.String(), total: Type.Integer() }),

@@ -38,7 +38,7 @@ export const BookingSchema = Type.Object({
   countries: Type.String(),
   transaction_ids: Type.Array(Type.Integer()),
   channels: Type.Integer(),
-  language: Type.String(),
+  language: CodeEnum(languageCodes),
   suppliers: Type.Array(Type.String()),
   created: Type.String(),
   modified: Type.String(),

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { accountModes, accountTypes, channelStatuses, protectionTypes, selfServiceAccountModes, statementPeriods } from '../../domain/channels.js';
+import { accountModes, accountTypes, channelStatuses, protectionTypes, selfServiceAccountModes, settlementCurrencies, statementPeriods } from '../../domain/channels.js';
 import { currencyCodes } from '../../domain/money.js';
 import { emailListPattern, languageCodes } from '../../domain/reference-data.js';
 import { CodeEnum, EnumList, StringEnum, ValueList, listQueryProperties } from '../../http/pagination.js';
@@ -37,7 +37,7 @@ export const ChannelSchema = Type.Object({
   statement_period: StringEnum(statementPeriods),
   cardholder_present: Type.Boolean(),
   forex_feed: ForexFeedSchema,
-  language: Type.String(),
+  language: CodeEnum(languageCodes),
   primary_mail: Type.String(),
   mail_bcc_transactional_mails: Type.Boolean(),
   mail_failures: Type.Boolean(),
@@ -46,7 +46,7 @@ export const ChannelSchema = Type.Object({
   vaultprovider_id: Type.String(),
   vaultprovider_api_key: Type.String(),
   beneficiary_id: Type.String(),
-  settlement_currency: Type.Union([Type.String(), Type.Null()]),
+  settlement_currency: Type.Union([CodeEnum(settlementCurrencies), Type.Null()]),
   external_id: Type.String(),
   chargeback_mail: Type.String(),
   payout_minimum: Type.Integer(),

@@ -6,7 +6,7 @@ import { errorResponseSchema } from '../../http/openapi.js';
 import { requireAccess } from '../../http/auth.js';
 import { invalidId } from '../../http/errors.js';
 import {
-  EnumList, ItemParams, SiteParams, StringEnum, ValueList, WhereBuilder, apiPrefix, codePointOrder, fetchPage, listValues, orderBySql, pageParam, pageRequest, perPageParam, orderParam,
+  CodeEnum, EnumList, ItemParams, SiteParams, StringEnum, ValueList, WhereBuilder, apiPrefix, codePointOrder, fetchPage, listValues, orderBySql, pageParam, pageRequest, perPageParam, orderParam,
   setPaginationHeaders, wildcardPattern,
 } from '../../http/pagination.js';
 import { limits } from '../../limits.js';
@@ -22,7 +22,7 @@ export const SupplierSchema = Type.Object({
   name: Type.String(),
   url: Type.String(),
   country: Type.String(),
-  category: Type.String(),
+  category: CodeEnum(supplierCategoryCodes),
 });
 export type SupplierWire = Static<typeof SupplierSchema>;
 

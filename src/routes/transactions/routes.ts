@@ -56,7 +56,7 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
 
   // Schemas typed loosely here: the full Transaction schema is too deep for inference, and the
   // body is mapped to the domain input (typed) right away.
-  const createSchema: FastifySchema = { summary: 'Create a transaction (201 for every recorded attempt, failed ones included)', tags, params: SiteParams, body: TransactionCreateBody, response: { 201: TransactionSchema, ...siteApiErrors } };
+  const createSchema: FastifySchema = { summary: 'Create a transaction (201 for every recorded attempt, failed ones included)', tags, params: SiteParams, body: TransactionCreateBody, response: { 201: { ...TransactionSchema, headers: { Location: Type.String({ description: 'The URL of the new transaction' }) } }, ...siteApiErrors } };
   // The Idempotency-Key is claimed by the attempt's own database transaction (issue 7: one
   // round trip and one commit less than claiming it first); chargeback records, which have no
   // attempt, claim it before they run. A remembered principal is confirmed by the attempt's

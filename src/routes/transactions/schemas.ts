@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { AllocationInputListSchema, AllocationInputSchema, AllocationOutputSchema, ForexItemSchema, percentTotalRule } from '../../domain/allocations/index.js';
 import { currencyCodes } from '../../domain/money.js';
 import { countryCodePattern, emailAddressPattern, languageCodes } from '../../domain/reference-data.js';
+import { cardBrands } from '../../processor/connector.js';
 import { paymentMethods, transactionStatuses, transactionTypes } from '../../domain/transactions/index.js';
 import { CodeEnum, EnumList, IntegerIdList, StringEnum, ValueList, isoDateTimeParam, listQueryProperties, statementDateParam } from '../../http/pagination.js';
 import { limits } from '../../limits.js';
@@ -81,8 +82,8 @@ export const TransactionSchema = Type.Object({
   modified: Type.String(),
   title: Type.String(),
   total_remaining: Type.Integer(),
-  card_type: nullable(Type.String()),
-  card_types: nullable(Type.String()),
+  card_type: nullable(StringEnum(cardBrands)),
+  card_types: nullable(StringEnum(cardBrands)),
   statement_date: nullable(Type.String()),
   last_four_digits: nullable(Type.String()),
   forex: Type.Array(ForexItemSchema),
@@ -91,16 +92,16 @@ export const TransactionSchema = Type.Object({
   payment_ids: Type.Array(Type.Integer()),
   adjustments: Type.Array(Type.Integer()),
   content: Type.String(),
-  language: Type.String(),
+  language: CodeEnum(languageCodes),
   channels: Type.Integer(),
   currencies: Type.String(),
   total: Type.Integer(),
-  transaction_type: Type.String(),
-  transaction_types: Type.String(),
+  transaction_type: StringEnum(transactionTypes),
+  transaction_types: StringEnum(transactionTypes),
   allocations: Type.Array(AllocationOutputSchema),
   bookings: Type.Array(Type.Object({ id: Type.Integer(), total: Type.Integer(), reference: Type.String(), country: Type.String(), channels: Type.String(), currencies: Type.String() })),
   psp: nullable(Type.String()),
-  payment_methods: nullable(Type.String()),
+  payment_methods: nullable(StringEnum(paymentMethods)),
   payee_name: nullable(Type.String()),
   payee_surname: nullable(Type.String()),
   payee_email: nullable(Type.String()),
