@@ -5,7 +5,7 @@ import { allFulfilled, Batcher } from '../batcher.js';
 import { makeRoomForOne } from '../bounded.js';
 import { PrincipalMemory, type RememberedPrincipal } from './principals.js';
 import { limits } from '../limits.js';
-import { forbidden, invalidId, invalidToken, notLoggedIn, type ApiError } from './errors.js';
+import { forbidden, invalidSite, invalidToken, notLoggedIn, type ApiError } from './errors.js';
 
 export type Role = 'member_admin' | 'member';
 
@@ -262,7 +262,7 @@ async function freshRow(options: AuthOptions, statements: Statements, { presente
     // Distinguish "bad token" (401) from "good token, other site" (404) without a second
     // round trip on the hot path: only failures pay for this look-up.
     const known = await options.db.maybeOne(knownApiTokenStatement, [presented.lookup]);
-    throw known ? invalidId('site') : invalidToken();
+    throw known ? invalidSite() : invalidToken();
   }
   // A password change ends the sessions opened for the password before it, not only their refresh tokens.
   if (presented.credential === 'jwt' && revokedByPasswordChange(presented.claims, row.auth.auth_password_changed_at)) throw invalidToken();
@@ -339,7 +339,7 @@ function touchApiToken(db: Db, tokenId: number): void {
  */
 async function jwtRefusal(db: Db, claims: JwtClaims): Promise<ApiError> {
   const user = await db.maybeOne<{ password_changed_at: number | null }>(jwtUserStatement, [claims.userId]);
-  return !user || revokedByPasswordChange(claims, user.password_changed_at) ? invalidToken() : invalidId('site');
+  return !user || revokedByPasswordChange(claims, user.password_changed_at) ? invalidToken() : invalidSite();
 }
 
 const jwtUserStatement: Statement = {

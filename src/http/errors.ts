@@ -66,12 +66,21 @@ export function forbidden(message = 'Sorry, you are not allowed to do that.'): A
   return new ApiError(403, 'rest_forbidden', message);
 }
 
-export function notLoggedIn(message = 'You are not currently logged in.'): ApiError {
+/**
+ * No bearer credential. The defaults of these three speak to the REST API's caller, an integrator
+ * with nothing but the answer to go on: each says what to send instead.
+ */
+export function notLoggedIn(message = 'You are not currently logged in: send an API token, or a JWT from the token endpoint, in the header Authorization: Bearer <token>.'): ApiError {
   return new ApiError(401, 'rest_not_logged_in', message);
 }
 
-export function invalidToken(message = 'Invalid or expired token.'): ApiError {
+export function invalidToken(message = 'Invalid or expired token: send a current API token, or a new JWT from the token or token/refresh endpoint.'): ApiError {
   return new ApiError(401, 'jwt_auth_invalid_token', message);
+}
+
+/** A valid credential on a site path it does not belong to, the site unknown or another's: never confirm it exists. */
+export function invalidSite(): ApiError {
+  return new ApiError(404, 'rest_post_invalid_id', 'Invalid site: the site path at the start of the URL is not one this credential belongs to.');
 }
 
 /** A body with a Content-Encoding (gzip, ...): the service reads bodies as they are sent. */

@@ -6,7 +6,7 @@ import { logIn, type LoginResult } from '../../domain/users/login.js';
 import { loadProfile, type UserProfile } from '../../domain/users/profile.js';
 import { refreshTokenOfLogin, revokeRefreshTokens, verifyRefreshToken } from '../../domain/users/refresh-tokens.js';
 import { authenticate, bearerToken } from '../../http/auth.js';
-import { ApiError, forbidden, invalidId, invalidToken, notLoggedIn } from '../../http/errors.js';
+import { ApiError, forbidden, invalidSite, invalidToken, notLoggedIn } from '../../http/errors.js';
 import { errorResponses, refreshTokenSecurity } from '../../http/openapi.js';
 import { loginRateLimit } from '../../http/rate-limit.js';
 import { cardVaultTokenSchema, credentialsBody, deletedSchema, sitePathParams, userObjectSchema, type CredentialsBody } from './schemas.js';
@@ -69,7 +69,7 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
       const holder = await verifyRefreshToken(db, { jwtSecret, token: refreshToken, now: context.now() });
       if (holder === null) throw invalidToken('The refresh token is invalid or has been revoked.');
       const profile = await loadProfile(db, holder.userId, request.params.path);
-      if (!profile) throw invalidId('site');
+      if (!profile) throw invalidSite();
       noStore(reply);
       return userObject(profile, refreshToken, holder.passwordAt);
     },

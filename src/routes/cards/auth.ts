@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js';
 import { apiTokenPrefix, looksLikeJwt, verifyJwt } from '../../domain/credentials.js';
 import { checkCardVaultUser } from '../../domain/hosted/card-vault-user.js';
 import { bearerToken } from '../../http/auth.js';
-import { forbidden, invalidId, invalidParam, invalidToken, notLoggedIn } from '../../http/errors.js';
+import { forbidden, invalidId, invalidParam, invalidSite, invalidToken, notLoggedIn } from '../../http/errors.js';
 import { attemptRefusal, sessionExpired } from '../../domain/hosted/payments.js';
 import { countCardCapture, findHostedSession, looksLikeHostedSessionToken } from '../../domain/hosted/sessions.js';
 import { countCardVaultTokenCapture } from '../../domain/hosted/modal-auth-uses.js';
@@ -16,6 +16,10 @@ export interface CardCaptureCaller {
   via: 'cardvaultuser' | 'hosted_session';
 }
 
+/** Card capture takes page credentials only, never the API token or JWT the REST API's messages name. */
+const cardCaptureNotLoggedIn = 'You are not currently logged in: the card pages send a vaulting-app JWT (from token/cardvaultuser) or their page session in the header Authorization: Bearer <token>.';
+const cardCaptureInvalidToken = 'Invalid or expired token: get a new vaulting-app JWT from token/cardvaultuser and open the vaulting app again.';
+
 /**
  * The one place deciding who may submit card data. Card data reaches the service only through
  * its own hosted pages, so only page credentials are accepted: a `cardvaultuser` JWT of the site
@@ -26,11 +30,11 @@ export interface CardCaptureCaller {
  */
 export async function authorizeCardCapture(request: FastifyRequest, context: AppContext): Promise<CardCaptureCaller> {
   const token = bearerToken(request);
-  if (!token) throw notLoggedIn();
+  if (!token) throw notLoggedIn(cardCaptureNotLoggedIn);
   const refusal = forbidden('Card details can only be submitted from the hosted card pages (vaulting app, payment modal, payment request page).');
   if (token.startsWith(apiTokenPrefix)) throw refusal;
   if (looksLikeHostedSessionToken(token)) return authorizeHostedSession(request, context, token);
-  if (!looksLikeJwt(token)) throw invalidToken();
+  if (!looksLikeJwt(token)) throw invalidToken(cardCaptureInvalidToken);
   const secret = context.config.secrets.jwtSecret;
   const sitePath = (request.params as { path?: string }).path ?? '';
   const user = await checkCardVaultUser(context.db, { jwtSecret: secret, token, now: context.now(), sitePath });
@@ -41,12 +45,12 @@ export async function authorizeCardCapture(request: FastifyRequest, context: App
   switch (user.reason) {
     case 'invalid_token':
       if (await verifyJwt(secret, token, 'user', context.now())) throw refusal;
-      throw invalidToken();
+      throw invalidToken(cardCaptureInvalidToken);
     case 'revoked':
-      throw invalidToken();
+      throw invalidToken(cardCaptureInvalidToken);
     // Another site's path, or a user no longer in the site: never confirm the site exists.
     case 'not_member':
-      throw invalidId('site');
+      throw invalidSite();
     // Made read-only since the token was issued: capturing a card is a write.
     case 'read_only':
       throw forbidden('Read-only users may only read; card capture stores a card.');
@@ -76,7 +80,7 @@ async function authorizeHostedSession(request: FastifyRequest, context: AppConte
   // so this is where a page left open past its session learns it (and the modal fires token_error).
   if (!session || session.userId === null) throw sessionExpired();
   const site = await context.db.maybeOne<{ id: number }>('SELECT id FROM sites WHERE path = $1', [(request.params as { path?: string }).path ?? '']);
-  if (!site || site.id !== session.siteId) throw invalidId('site');
+  if (!site || site.id !== session.siteId) throw invalidSite();
   const channels = (request.body as { channels?: unknown } | undefined)?.channels;
   if (channels !== session.channelId) throw invalidParam('channels', 'This page may only capture cards for the channel it was opened for.');
   // Counted before the card is looked at: an anonymous page (a payment link) must not store

@@ -132,7 +132,7 @@ describe('JWTs that must not work', () => {
     );
     for (const answer of answers) {
       expect(answer.statusCode).toBe(404);
-      expect(answer.json()).toEqual({ code: 'rest_post_invalid_id', message: 'Invalid site.', data: { status: 404 } });
+      expect(answer.json()).toEqual({ code: 'rest_post_invalid_id', message: 'Invalid site: the site path at the start of the URL is not one this credential belongs to.', data: { status: 404 } });
     }
   });
 });
