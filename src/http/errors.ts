@@ -190,6 +190,8 @@ function fromValidation(allIssues: ValidationIssue[], context = 'body'): ApiErro
  * a list where one value is expected: that is what it is told, not "must be integer".
  */
 function describeAll(issues: ValidationIssue[], context: string): string {
+  // The body itself is no object (none sent, or `[]`, `null`, a string): say how to send one.
+  if (context === 'body' && issues.every((issue) => issue.instancePath === '' && issue.keyword === 'type')) return 'must be a JSON object of the fields, sent with Content-Type: application/json';
   if (context !== 'body' && issues.some((issue) => issue.keyword === 'type' && Array.isArray(issue.data))) return 'was given more than once: send it once';
   // A value no format of a union fits (`ip_address`: ipv4 or ipv6) is told each, not only the first tried.
   const formats = [...new Set(issues.filter((issue) => issue.keyword === 'format').map((issue) => `"${String(issue.params.format)}"`))];

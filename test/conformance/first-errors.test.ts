@@ -61,3 +61,21 @@ describe('credentials', () => {
     }
   });
 });
+
+describe('bodies', () => {
+  it('no body, or JSON that is not an object: 400 on `body` saying to send the fields as a JSON object', async () => {
+    const bookings = `${apiPrefix(site.path)}/bookings`;
+    const sent: Array<{ headers: Record<string, string>; payload?: string }> = [
+      { headers: {} },
+      ...['[]', 'null', '"Ada"', '42'].map((payload) => ({ headers: { 'content-type': 'application/json' }, payload })),
+    ];
+    for (const { headers, payload } of sent) {
+      const answer = await t.app.inject({ method: 'POST', url: bookings, headers: { ...site.headers, ...headers }, ...(payload === undefined ? {} : { payload }) });
+      expect([payload, answer.statusCode, answer.json()]).toEqual([payload, 400, {
+        code: 'rest_invalid_param',
+        message: 'Invalid parameter(s): body',
+        data: { status: 400, params: { body: 'must be a JSON object of the fields, sent with Content-Type: application/json' } },
+      }]);
+    }
+  });
+});
