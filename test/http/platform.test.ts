@@ -92,6 +92,14 @@ describe('OpenAPI document and reference page', () => {
     expect(response.body).toContain('refresh_token');
     expect(response.body).not.toMatch(/<script|https?:\/\/(?!trustfare\.test)[a-z]/i);
   });
+
+  it('shows on /docs what a header parameter is for and the headers an answer carries', async () => {
+    const text = (await t.app.inject({ url: '/docs' })).body.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+    expect(text).toContain('Idempotency-Key header string, min length 1, max length 255, pattern ^[\\x21-\\x7e]+$: Makes a retry safe');
+    expect(text).toContain('Headers header schema X-Site-Total string, pattern ^[0-9]+$: Items matching the query, over every page.');
+    expect(text).toContain('Location string: The URL of the new transaction');
+    expect(text).toContain('Retry-After string, pattern ^[0-9]+$: Seconds until the rate limit lets a request through again.');
+  });
 });
 
 describe('logs', () => {

@@ -98,12 +98,16 @@ function renderOperation(document: Json, op: Operation): string {
     `<code>${escapeHtml(parameter.name)}</code>`,
     escapeHtml(parameter.in),
     parameter.required ? 'yes' : '',
-    describeSchema(document, parameter.schema as Json | undefined, 0),
+    describeSchema(document, withDescription(parameter.schema as Json | undefined, parameter.description), 0),
   ]);
   const requestSchema = ((((operation.requestBody as Json | undefined)?.content as Json | undefined)?.['application/json'] as Json | undefined)?.schema) as Json | undefined;
   const responses = Object.entries((operation.responses ?? {}) as Record<string, Json>).map(([status, response]) => {
     const schema = ((response.content as Json | undefined)?.['application/json'] as Json | undefined)?.schema as Json | undefined;
-    return `<h4>${escapeHtml(status)} <span class="muted">${escapeHtml(response.description ?? '')}</span></h4>${schema ? describeSchema(document, schema, 0) : ''}`;
+    const headers = Object.entries((response.headers ?? {}) as Record<string, Json>).map(([name, header]) => [
+      `<code>${escapeHtml(name)}</code>`,
+      describeSchema(document, withDescription(header.schema as Json | undefined, header.description), 0),
+    ]);
+    return `<h4>${escapeHtml(status)} <span class="muted">${escapeHtml(response.description ?? '')}</span></h4>${headers.length > 0 ? `<p>Headers</p>${table(['header', 'schema'], headers)}` : ''}${schema ? describeSchema(document, schema, 0) : ''}`;
   });
   return `<section class="op" id="${anchor(op)}">
 <div class="sig"><span class="method ${op.method}">${op.method.toUpperCase()}</span>${escapeHtml(op.path)}</div>
@@ -128,6 +132,11 @@ function resolve(document: Json, schema: Json): Json {
 }
 
 /** A schema as HTML: objects become a table of their properties, the rest one line. */
+/** A parameter's or header's schema with the description OpenAPI keeps beside it, shown as a field's is. */
+function withDescription(schema: Json | undefined, description: unknown): Json | undefined {
+  return schema && typeof description === 'string' ? { ...schema, description } : schema;
+}
+
 function describeSchema(document: Json, raw: Json | undefined, depth: number): string {
   if (!raw) return '';
   const schema = resolve(document, raw);
