@@ -62,7 +62,7 @@ const idempotencyKeyHeader = Type.Object({
     }),
   ),
 });
-const replayedHeader = { 'Idempotent-Replayed': Type.Literal('true', { description: 'Present on an answer replayed for a repeated Idempotency-Key.' }) };
+const replayedHeader = { 'Idempotent-Replayed': Type.Literal('true', { description: 'Present on an answer replayed for a repeated Idempotency-Key: the first request\'s answer, sent again.' }) };
 /** What every list with `page`/`per_page` answers besides its items (pagination.ts setPaginationHeaders). */
 const paginationHeaders = {
   'X-Site-Total': Type.String({ pattern: '^[0-9]+$', description: 'Items matching the query, over every page.' }),
@@ -86,7 +86,10 @@ function documentHeaders(routeSchema: Schema, response: Schema, route: { method:
   let documented = withHeaders(response, '429', retryAfterHeader);
   if (methods.includes('GET') && query?.properties?.per_page) documented = withHeaders(documented, '200', paginationHeaders);
   if (methods.includes('POST') && routeSchema.security === undefined && !exempt) {
-    return { schema: { ...routeSchema, headers: idempotencyKeyHeader }, response: withHeaders(documented, '201', replayedHeader) };
+    // Stored and replayed: what the route answered (created, or refused by its own checks); not
+    // what was refused before the key was claimed (credential, role, body schema, parser, rate limit).
+    const replayed = ['201', '400', '404', '409'].reduce((answers, status) => withHeaders(answers, status, replayedHeader), documented);
+    return { schema: { ...routeSchema, headers: idempotencyKeyHeader }, response: replayed };
   }
   return { schema: routeSchema, response: documented };
 }

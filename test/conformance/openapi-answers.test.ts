@@ -209,6 +209,10 @@ describe('real answers against the documented schemas', () => {
     await asSite('POST', 'transactions', 'transactions', { transaction_types: 'sale', channels: channel.id, currencies: 'USD', total: 100 });
     await asSite('POST', 'transactions', 'transactions', { transaction_types: 'retained_purchase', channels: channel.id, currencies: 'USD', total: 100 });
     await asSite('POST', 'transactions', 'transactions', payment('retained_purchase', 10, first, { linked_id: card.id }), { 'idempotency-key': 'purchase-1' });
+    // A refusal the route gave is stored for its key too, and replayed as such.
+    const refusal = payment('retained_purchase', 100, first, { linked_id: purchase.id });
+    expect((await asSite('POST', 'transactions', 'transactions', refusal, { 'idempotency-key': 'refused-1' })).statusCode).toBe(400);
+    expect((await asSite('POST', 'transactions', 'transactions', refusal, { 'idempotency-key': 'refused-1' })).headers['idempotent-replayed']).toBe('true');
   });
 
   it('match the schema documented for their status, field by field, and send only documented headers of the API', () => {
