@@ -20,6 +20,8 @@ afterAll(async () => t.close());
 
 const total = 100;
 const newBooking = { booking_id: 0, firstname: 'Eve', surname: 'Example', email: 'eve@example.com', date: '2031-05-20', countries: 'GB' };
+/** The random name payment-modal.js gives the modal it opens, sent by its reloaded frame too. */
+const opener = 'modal-0pener-0f-the-host-page';
 
 function authFor(extra: Record<string, SignedValue> = {}): string {
   return signAuthString({ channels: shop.channelId, currencies: 'USD', total, ...extra }, secret, new Date());
@@ -106,19 +108,19 @@ describe('which booking a modal session may open', () => {
 
   it('opens again, for a reloaded frame, the booking a session of the same auth string created, and no other', async () => {
     const auth = authFor();
-    const first = (await open({ auth, booking: newBooking })).json();
+    const first = (await open({ auth, booking: newBooking, opener })).json();
     expect(first).toMatchObject({ booking_event: 'booking_logged' });
     const drafts = async () => (await t.db.one<{ count: number }>(`SELECT count(*)::int AS count FROM bookings WHERE email = 'eve@example.com'`)).count;
     const before = await drafts();
     // The reloaded frame's request: the same options, and the booking the first session opened.
-    const reopened = await open({ auth, booking: newBooking, resume_booking_id: first.booking.id });
+    const reopened = await open({ auth, booking: newBooking, resume_booking_id: first.booking.id, opener });
     expect(reopened.statusCode).toBe(201);
     expect(reopened.json()).toMatchObject({ booking: { id: first.booking.id, surname: 'Example' }, amount: total });
     expect(await drafts()).toBe(before);
     // Not a way round the signature: another booking of the channel, or this one with another string.
     const victim = await createBooking(t, shop, { total: 10_000, reference: 'VICTIM-2' });
     for (const [string, id] of [[auth, victim], [authFor({ reference: 'OTHER' }), first.booking.id]] as const) {
-      const refused = await open({ auth: string, booking: { ...newBooking, ...(string === auth ? {} : { reference: 'OTHER' }) }, verify: string === auth ? [] : ['reference'], resume_booking_id: id });
+      const refused = await open({ auth: string, booking: { ...newBooking, ...(string === auth ? {} : { reference: 'OTHER' }) }, verify: string === auth ? [] : ['reference'], resume_booking_id: id, opener });
       expect(refused.statusCode).toBe(403);
       expect(refused.json()).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
     }
@@ -128,8 +130,9 @@ describe('which booking a modal session may open', () => {
 
   it('reopens, for a frame reloaded before it heard, the booking its string is creating at that moment, not an earlier one', async () => {
     const auth = authFor({ reference: 'RACE-1' });
-    const body = { auth, verify: ['reference'], booking: { ...newBooking, reference: 'RACE-1' } };
-    // An earlier modal with the same string (closed since) made a draft.
+    // One opener throughout: the reload must find the session being opened, not merely another modal's.
+    const body = { auth, verify: ['reference'], booking: { ...newBooking, reference: 'RACE-1' }, opener };
+    // An earlier session with the same string (closed since) made a draft.
     const earlier = (await open(body)).json();
     // The string opens the modal again: its session is being opened, the draft not committed yet...
     const now = new Date();
@@ -142,7 +145,7 @@ describe('which booking a modal session may open', () => {
     const claimed = new Promise<void>((resolve) => (opened = resolve));
     const second = t.db.transaction(async (tx) => {
       const result = await openModalBooking(tx, {
-        channel: check.channel, auth, signedAt: check.signedAt, total, currency: 'USD', bookingId: 0, resumed: false, reloaded: false,
+        channel: check.channel, auth, signedAt: check.signedAt, total, currency: 'USD', bookingId: 0, resumed: false, reloaded: false, opener,
         newBooking: { firstname: 'Eve', surname: 'Example', email: 'eve@example.com', dateEnd: '2031-05-20', total, currency: 'USD', country: 'GB', channelId: shop.channelId, reference: 'RACE-1' },
         language: undefined, hostOrigin: 'https://shop.example', verified, now,
       });
@@ -163,3 +166,66 @@ describe('which booking a modal session may open', () => {
   });
 });
 
+// An auth string signs the channel, currency, total and a timestamp to the second: nothing of the
+// payer. Every visitor who loads the integrator's page in the same second (or a cached copy of it)
+// holds the same string, and anyone can load the page every second to hold each one. The reload
+// of a frame (docs/modal.md "A reloaded frame") opens again the booking a session of the string
+// opened; it must be the same modal's reload, not another holder of the string reading (and
+// seeing the payment of) the payer who opened it first.
+const victimData = { booking_id: 0, firstname: 'Victoria', surname: 'Payer', email: 'victoria@example.com', date: '2031-05-20', countries: 'GB', reference: 'TRIP-77' };
+const otherData = { booking_id: 0, firstname: 'Mallory', surname: 'Other', email: 'mallory@example.com', date: '2031-05-20', countries: 'GB' };
+const victimOpener = 'v1ct1m-0pener-xxxxxxxxxxxxxxxxx';
+
+const victimFacts = /Victoria|victoria@example\.com|TRIP-77/;
+// An amount of its own: the other tests' strings of the same second are other strings.
+const sharedTotal = 4_200;
+const sharedAuth = () => signAuthString({ channels: shop.channelId, currencies: 'USD', total: sharedTotal }, secret, new Date());
+const openShared = (body: Record<string, unknown>) => open({ total: sharedTotal, ...body });
+
+describe('a modal auth string held by two people', () => {
+  it("does not let the other holder reopen the first payer's booking or read its payment, while the payer's own reloaded frame still does", async () => {
+    const auth = sharedAuth();
+    const first = await openShared({ auth, booking: victimData, opener: victimOpener });
+    expect(first.statusCode).toBe(201);
+    const victim = first.json() as { session: string; booking: { id: number } };
+
+    // The victim pays.
+    const paid = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: `Bearer ${victim.session}` }, payload: { card_token: 'tok_visa' } });
+    expect(paid.json()).toMatchObject({ outcome: 'complete' });
+
+    // The other holder, as a reloaded frame that never heard of a booking, without the modal's
+    // opener or with one of its own: a draft of its own, nothing of the victim's.
+    for (const opener of [undefined, 'an0ther-0pener-xxxxxxxxxxxxxxxxx']) {
+      const reloaded = await openShared({ auth, booking: otherData, reloaded: true, ...(opener ? { opener } : {}) });
+      expect(reloaded.statusCode).toBe(201);
+      expect(reloaded.body).not.toMatch(victimFacts);
+      expect(reloaded.json()).toMatchObject({ booking_event: 'booking_logged', booking: { surname: 'Other' }, payment_made: false });
+      expect(reloaded.json().booking.id).not.toBe(victim.booking.id);
+      const current = await t.app.inject({ method: 'GET', url: '/hosted/payments/current', headers: { authorization: `Bearer ${reloaded.json().session}` } });
+      expect(current.statusCode).toBe(404);
+
+      // ...or naming the victim's booking as the one its first session opened (IDs are sequential).
+      const resumed = await openShared({ auth, booking: otherData, resume_booking_id: victim.booking.id, ...(opener ? { opener } : {}) });
+      expect(resumed.statusCode).toBe(403);
+      expect(resumed.json()).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
+      expect(resumed.body).not.toMatch(victimFacts);
+    }
+
+    // The victim's own frame, reloaded: its host sends the same opener, and the booking and its
+    // payment come back (docs/modal.md "A reloaded frame").
+    const own = await openShared({ auth, booking: victimData, resume_booking_id: victim.booking.id, opener: victimOpener });
+    expect(own.statusCode).toBe(201);
+    expect(own.json()).toMatchObject({ booking: { id: victim.booking.id, surname: 'Payer' }, payment_made: true });
+    const ownReloaded = await openShared({ auth, booking: victimData, reloaded: true, opener: victimOpener });
+    expect(ownReloaded.json()).toMatchObject({ booking_event: 'booking_logged', booking: { id: victim.booking.id }, payment_made: true });
+  });
+
+  it('refuses an opener that is not a random name of the host script', async () => {
+    const auth = sharedAuth();
+    for (const opener of ['short', 'x'.repeat(200), 42, 'with spaces and more than enough characters']) {
+      const refused = await openShared({ auth, booking: otherData, opener });
+      expect(refused.statusCode).toBe(403);
+      expect(refused.json()).toMatchObject({ code: 'jwt_auth_invalid_request' });
+    }
+  });
+});

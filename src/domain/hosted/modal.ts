@@ -89,34 +89,40 @@ export function bookingIdSigned(bookingId: number, verified: Record<string, Sign
   return parseModalBookingId(verified.booking_id) === bookingId;
 }
 
-/** Whether a session of the auth string's record (`modal_auth_uses`) opened the booking. */
-async function openedWithAuth(db: Queryable, modalAuthId: number, bookingId: number): Promise<boolean> {
-  const row = await db.maybeOne('SELECT 1 FROM hosted_sessions WHERE modal_auth_id = $1 AND booking_id = $2 LIMIT 1', [modalAuthId, bookingId]);
+/**
+ * Whether a session of the auth string's record (`modal_auth_uses`) opened the booking in the same
+ * modal (`openerHash`, see ModalBookingRequest.opener); never for a request without an opener.
+ */
+async function openedWithAuth(db: Queryable, modalAuthId: number, bookingId: number, openerHash: string | null): Promise<boolean> {
+  if (openerHash === null) return false;
+  const row = await db.maybeOne(`SELECT 1 FROM hosted_sessions WHERE modal_auth_id = $1 AND booking_id = $2 AND options->>'openerHash' = $3 LIMIT 1`, [modalAuthId, bookingId, openerHash]);
   return row !== undefined;
 }
 
 /**
- * The booking the auth string's latest session opened (a frame reloaded before it heard), or null.
+ * The booking the auth string's latest session of the same modal opened (a frame reloaded before it
+ * heard), or null.
  * The string's record is locked first, as claimModalAuthSession will: a session of the string
  * being opened at this moment (its booking not committed yet) is waited for and then seen, rather
  * than an earlier one of a modal since closed.
  */
-async function latestBookingOfAuth(db: Queryable, auth: string): Promise<number | null> {
+async function latestBookingOfAuth(db: Queryable, auth: string, openerHash: string | null): Promise<number | null> {
+  if (openerHash === null) return null;
   const authHash = hashToken(auth);
   await db.query('SELECT 1 FROM modal_auth_uses WHERE auth_hash = $1 FOR UPDATE', [authHash]);
   const row = await db.maybeOne<{ booking_id: number }>(
     `SELECT s.booking_id FROM hosted_sessions s JOIN modal_auth_uses u ON u.id = s.modal_auth_id
-      WHERE u.auth_hash = $1 AND s.kind = 'modal' AND s.booking_id IS NOT NULL ORDER BY s.id DESC LIMIT 1`,
-    [authHash],
+      WHERE u.auth_hash = $1 AND s.kind = 'modal' AND s.booking_id IS NOT NULL AND s.options->>'openerHash' = $2 ORDER BY s.id DESC LIMIT 1`,
+    [authHash, openerHash],
   );
   return row?.booking_id ?? null;
 }
 
-/** The payment a session of the auth string completed on the booking (the frame reloaded after paying), or null. */
-async function paymentWithAuth(db: Queryable, modalAuthId: number, bookingId: number): Promise<number | null> {
+/** The payment a session of the auth string in the same modal completed on the booking (the frame reloaded after paying), or null. */
+async function paymentWithAuth(db: Queryable, modalAuthId: number, bookingId: number, openerHash: string): Promise<number | null> {
   const row = await db.maybeOne<{ transaction_id: number }>(
-    'SELECT transaction_id FROM hosted_sessions WHERE modal_auth_id = $1 AND booking_id = $2 AND transaction_id IS NOT NULL ORDER BY id DESC LIMIT 1',
-    [modalAuthId, bookingId],
+    `SELECT transaction_id FROM hosted_sessions WHERE modal_auth_id = $1 AND booking_id = $2 AND transaction_id IS NOT NULL AND options->>'openerHash' = $3 ORDER BY id DESC LIMIT 1`,
+    [modalAuthId, bookingId, openerHash],
   );
   return row?.transaction_id ?? null;
 }
@@ -156,6 +162,15 @@ export interface ModalBookingRequest {
    * opened made a second draft booking.
    */
   reloaded: boolean;
+  /**
+   * The random name payment-modal.js gives the modal it opens, sent by every frame of it (the
+   * reloaded one too), or null (a request not from our host script). `resumed` and `reloaded` find
+   * only sessions of the same name. The auth string names no payer: everyone who loads the
+   * integrator's page in the same second (or a cached copy) holds the same one, and anyone can load
+   * it every second to hold each; matched on the string alone, a reload request of any holder
+   * opened the first payer's booking (name, email, reference) and read the payment made on it.
+   */
+  opener: string | null;
   newBooking: BookingInput | null;
   language: string | undefined;
   hostOrigin: string;
@@ -169,13 +184,14 @@ export async function openModalBooking(db: Queryable, request: ModalBookingReque
   // Before the booking is read: an unsigned booking ID learns nothing, not even whether it exists.
   if (!request.resumed && !bookingIdSigned(request.bookingId, request.verified)) return { ok: false, tokenError: 'booking_not_signed' };
   // The draft an earlier session of the string made, which the host of a reloaded frame never heard of.
-  const earlierDraft = request.reloaded && request.bookingId === 0 ? await latestBookingOfAuth(db, request.auth) : null;
+  const openerHash = request.opener === null ? null : hashToken(request.opener);
+  const earlierDraft = request.reloaded && request.bookingId === 0 ? await latestBookingOfAuth(db, request.auth, openerHash) : null;
   const bookingId = earlierDraft ?? request.bookingId;
   const resumed = request.resumed || earlierDraft !== null;
   // First, so concurrent openings with one auth string queue on its record before any booking is made.
   const modalAuthId = await claimModalAuthSession(db, { auth: request.auth, channelId: channel.id, signedAt: request.signedAt, createsDraft: bookingId === 0 }, request.now);
   if (modalAuthId === null) return { ok: false, tokenError: 'auth_used_up' };
-  if (resumed && !(await openedWithAuth(db, modalAuthId, bookingId))) return { ok: false, tokenError: 'booking_not_signed' };
+  if (resumed && !(await openedWithAuth(db, modalAuthId, bookingId, openerHash))) return { ok: false, tokenError: 'booking_not_signed' };
   const authorId = await siteActor(db, channel.siteId);
   if (authorId === undefined) return { ok: false, noSiteActor: true };
   let booking: BookingRecord;
@@ -198,7 +214,7 @@ export async function openModalBooking(db: Queryable, request: ModalBookingReque
   // shows it and reports it (the host fires transaction_logged once). The booking has nothing left
   // for it to pay, and a booking_error on `total` told the payer who had just paid that the booking
   // details were not valid.
-  const paid = resumed ? await paymentWithAuth(db, modalAuthId, booking.id) : null;
+  const paid = resumed && openerHash !== null ? await paymentWithAuth(db, modalAuthId, booking.id, openerHash) : null;
   // Not total_unpaid: a payment above what can be paid now would be refused once the card is in.
   const payable = payableNow(await loadBookingFunding(db, booking.id));
   if (paid === null && request.total > payable) return { ok: false, params: { total: `exceeds what can be paid on the booking now (${payable}): ${payableNowExplained}` } };
@@ -215,7 +231,7 @@ export async function openModalBooking(db: Queryable, request: ModalBookingReque
     language,
     modalAuthId,
     transactionId: paid,
-    options: { verify: request.verified, cardholder: { name: cardholderNameOf(booking), email: booking.email } },
+    options: { verify: request.verified, cardholder: { name: cardholderNameOf(booking), email: booking.email }, ...(openerHash === null ? {} : { openerHash }) },
   }, request.now);
   return { ok: true, event, booking, token, session };
 }

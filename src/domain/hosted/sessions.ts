@@ -22,6 +22,8 @@ export interface HostedSessionOptions {
   verify?: Record<string, unknown>;
   /** Cardholder details prefilled into the form. */
   cardholder?: Record<string, string>;
+  /** Modal: SHA-256 of the opener name of the host script's modal (ModalBookingRequest.opener). */
+  openerHash?: string;
 }
 
 export interface HostedSession {

@@ -54,6 +54,8 @@ const SessionBody = Type.Object(
     resume_booking_id: Type.Optional(Type.Unknown()),
     /** The frame was reloaded before the host heard of a booking (openModalBooking `reloaded`). */
     reloaded: Type.Optional(Type.Unknown()),
+    /** The random name payment-modal.js gives each modal it opens: only that modal's reload reopens its booking (openModalBooking `opener`). */
+    opener: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: false },
 );
@@ -103,7 +105,10 @@ interface SessionRequest {
   origin: string;
   resumeBookingId: number | null;
   reloaded: boolean;
+  opener: string | null;
 }
+
+const modalOpenerPattern = /^[A-Za-z0-9_-]{22,64}$/;
 
 /** Anything wrong with what the auth string covers is a token error; the rest is the booking's. */
 function parseSessionBody(body: Record<string, unknown>): SessionRequest {
@@ -125,11 +130,14 @@ function parseSessionBody(body: Record<string, unknown>): SessionRequest {
   // Only our host script sends it, with the ID the service gave: anything else is not the string's to open.
   const resumeBookingId = body.resume_booking_id === undefined ? null : parseModalBookingId(body.resume_booking_id);
   if (resumeBookingId === 0 || (body.resume_booking_id !== undefined && resumeBookingId === null)) throw sessionExpired();
+  // Also only our host script's: a random name, 22 to 64 base64url characters (payment-modal.js `openerName`).
+  if (body.opener !== undefined && !(typeof body.opener === 'string' && modalOpenerPattern.test(body.opener))) throw sessionExpired();
   return {
     path: body.path as string, channels: body.channels as number, currencies: body.currencies as string, total: body.total as number, auth: body.auth as string,
     verify: verify as string[], booking: booking as Record<string, unknown>, signed: signed as Record<string, unknown>, language: typeof body.language === 'string' ? body.language : undefined, origin,
     resumeBookingId,
     reloaded: body.reloaded === true,
+    opener: typeof body.opener === 'string' ? body.opener : null,
   };
 }
 
@@ -221,7 +229,7 @@ export async function modalRoutes(app: App, context: AppContext): Promise<void> 
     const newBooking = bookingId === 0 ? newBookingInput(parsed.booking, { channels: parsed.channels, currencies: parsed.currencies, total: parsed.total }) : null;
     // One database transaction: a refused amount must not leave a created booking behind.
     const opened = await context.db.transaction(async (tx) => {
-      const result = await openModalBooking(tx, { channel: auth.channel, auth: parsed.auth, signedAt: auth.signedAt, total: parsed.total, currency: parsed.currencies, bookingId, resumed: parsed.resumeBookingId !== null, reloaded: parsed.reloaded, newBooking, language: parsed.language, hostOrigin: parsed.origin, verified, now });
+      const result = await openModalBooking(tx, { channel: auth.channel, auth: parsed.auth, signedAt: auth.signedAt, total: parsed.total, currency: parsed.currencies, bookingId, resumed: parsed.resumeBookingId !== null, reloaded: parsed.reloaded, opener: parsed.opener, newBooking, language: parsed.language, hostOrigin: parsed.origin, verified, now });
       if (!result.ok && 'tokenError' in result) {
         // Reopening beyond the bound, or a booking the string does not sign, needs a new auth
         // string: the token_error the spec names (the same answer as a wrong hash).

@@ -91,6 +91,12 @@ function bookingData(options: ModalOptions): Record<string, unknown> {
   return { booking_id: input ? Number(input.value.trim() || '0') : 0 };
 }
 
+/** 24 base64url characters (18 random bytes): the name of one opened modal (ModalInit `opener`). */
+function openerName(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(18));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_');
+}
+
 function initMessage(options: ModalOptions): ModalInit {
   const auth = options.timestamp && /^[0-9a-f]{64}$/.test(options.auth) ? options.auth + options.timestamp : options.auth;
   const booking = bookingData(options);
@@ -110,6 +116,7 @@ function initMessage(options: ModalOptions): ModalInit {
     booking,
     signed,
     ...(options.language ? { language: options.language } : {}),
+    opener: openerName(),
   };
 }
 

@@ -35,6 +35,13 @@ export interface ModalInit {
    * if any, rather than a second draft.
    */
   reloaded?: true;
+  /**
+   * A random name this modal was given when opened, the same in every `init` it sends (a reloaded
+   * frame's too): the service reopens a booking for a reloaded frame only when the session that
+   * opened it came from the same modal. The auth string alone names no payer: every visitor who
+   * loaded the page in that second holds it.
+   */
+  opener: string;
 }
 
 export type HostMessage =
