@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDirForFile, tempDirForTest } from '../support/temp-dir.js';
@@ -146,6 +146,23 @@ describe('file transport (the default without SMTP_URL)', () => {
     expect(mail.headers.get('content-language')).toBe('lv-LV');
     expect(mail.subject).toBe(rendered.subject);
     expect(mail.text).toBe(rendered.text);
+  });
+
+  it("keeps the mails from other local accounts (payer's name and email, amount, card's last four): the directory 0700, each file 0600", async () => {
+    const dataDir = tempDirForTest('mail');
+    const mailer = createMailer({ dataDir, smtpUrl: undefined });
+    // Mode bits other accounts would get under the usual umask, whatever this process's is.
+    const umask = process.umask(0o022);
+    try {
+      const sent = await mailer.send({
+        from: { name: 'Sunny Tours', address: 'payments@trustfare.test' }, to: ['anna@example.com'], bcc: [], replyTo: null,
+        ...renderMail(sampleMailData('receipt', 'enGB')), messageId: '<receipt.3.1@trustfare.test>', locale: 'en-GB', date: new Date(),
+      });
+      expect(statSync(path.join(dataDir, 'mail')).mode & 0o777).toBe(0o700);
+      expect(statSync(sent.deliveryId).mode & 0o777).toBe(0o600);
+    } finally {
+      process.umask(umask);
+    }
   });
 
   it('makes the directory again when it was removed between mails: the failed mail goes at its retry', async () => {

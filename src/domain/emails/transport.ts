@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Config } from '../../config.js';
@@ -151,9 +151,16 @@ export function fileMailer(directory: string): Mailer {
       const message = buildRawMessage(mail);
       const file = path.join(directory, `${mail.messageId.replace(/[<>]/g, '').replace(/[^A-Za-z0-9._-]/g, '_')}.eml`);
       try {
-        if (!made) mkdirSync(directory, { recursive: true });
+        if (!made) {
+          // Only this account reads the mails (payer names and emails, amounts, cards' last
+          // four): DATA_DIR is 0711, passable by every local account, so a directory made under
+          // the usual umask (0755, files 0644) let any of them list and read every mail. A
+          // directory made so before is closed too.
+          mkdirSync(directory, { recursive: true, mode: 0o700 });
+          chmodSync(directory, 0o700);
+        }
         made = true;
-        writeFileSync(`${file}.tmp`, message);
+        writeFileSync(`${file}.tmp`, message, { mode: 0o600 });
         renameSync(`${file}.tmp`, file);
       } catch (error) {
         // The directory was removed meanwhile: make it again for the retry.
