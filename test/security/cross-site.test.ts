@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signJwt } from '../../src/domain/credentials.js';
 import { createHostedSession } from '../../src/domain/hosted/sessions.js';
 import type { TestContext } from '../support/context.js';
-import { createBooking, createShop, paymentsContext, post, purchaseBody, type Shop } from '../payments/support.js';
+import { addChannel, createBooking, createShop, paymentsContext, post, purchaseBody, type Shop } from '../payments/support.js';
 
 // Site B's credential naming what site A owns, in every place a request can name it: ids in the
 // path, list filters, a transaction's channel, bookings, linked_id, vault token, capture token and
@@ -105,5 +105,27 @@ describe("site B naming site A's things", () => {
     // Neither kind of page credential is a REST credential.
     const rest = await t.app.inject({ url: `${siteB.base}/transactions`, headers });
     expect(rest.json()).toMatchObject({ code: 'jwt_auth_invalid_token', data: { status: 401 } });
+  });
+});
+
+describe('one site, two channels of the same currency', () => {
+  it("lets a page pay only with a card entered for its own channel: another channel's page capture is an unknown token", async () => {
+    const otherChannel = await addChannel(t, siteA);
+    const card = { card_number: '4111111111111111', expiry_month: 12, expiry_year: 2031, cvv: '123' };
+    const pageOf = async (channelId: number) => {
+      const bookingId = await createBooking(t, siteA, { total: 3_000, channelId });
+      const { token } = await createHostedSession(t.db, { kind: 'pay', siteId: siteA.site.siteId, channelId, userId: siteA.site.userId, bookingId, amount: 3_000, currency: 'USD', language: 'enGB' }, new Date());
+      return { authorization: `Bearer ${token}` };
+    };
+    const otherPage = await pageOf(otherChannel);
+    const captured = await t.app.inject({ method: 'POST', url: `${siteA.base}/cards`, headers: otherPage, payload: { channels: otherChannel, ...card } });
+    expect(captured.statusCode).toBe(201);
+    const page = await pageOf(siteA.channelId);
+    const paid = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: page, payload: { card_token: captured.json().token } });
+    expect(paid.statusCode).toBe(400);
+    expect(paid.json()).toMatchObject({ data: { params: { card_token: 'Unknown or expired card token.' } } });
+    // The token was not used up: the page it was captured on pays with it.
+    const own = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers: otherPage, payload: { card_token: captured.json().token } });
+    expect(own.json()).toMatchObject({ outcome: 'complete' });
   });
 });
