@@ -93,7 +93,17 @@ export function registerIdempotency(app: App, context: AppContext): void {
   // Synchronous (done callback) when there is nothing to store, which is most answers.
   const onSend: onSendHookHandler = (request, reply, payload, done) => {
     if (!request.idempotency || request.idempotencyStored) return done(null, payload);
-    storeResponse(context.db, request.idempotency, reply, payload).then(() => done(null, payload), done);
+    storeResponse(context.db, request.idempotency, reply, payload).then(() => done(null, payload), (error: unknown) => {
+      // A server error whose answer cannot be stored either (the database is gone: what failed the
+      // request fails this write too) goes out as it is; the key stays in flight, as for a process
+      // that died (a retry waits, then 409 with the transaction when one was recorded). Handed to
+      // Fastify, this second error skipped the error handler: Fastify's own fallback answered
+      // `{statusCode, code: "57P01", error, message: "terminating connection due to administrator
+      // command"}`, the database's words in place of the error shape.
+      if (reply.statusCode < 500) return done(error as Error);
+      request.log.error({ err: error }, 'the answer of a failed request could not be stored for its Idempotency-Key');
+      done(null, payload);
+    });
   };
   // Only POST routes take keys, so only they get the hooks: every other request (GET booking
   // among them) pays nothing for idempotency.

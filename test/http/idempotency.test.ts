@@ -117,6 +117,23 @@ describe('Idempotency-Key', () => {
     expect(count.count).toBe(1);
   });
 
+  it('answers a server error in the error shape even when its answer cannot be stored for the key (the database gone)', async () => {
+    // The request fails in the database, and so does storing its 500 (as when PostgreSQL goes away
+    // mid-request): two triggers stand for that, for this one booking and key.
+    await t.db.query(`CREATE FUNCTION fail_for_test() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'terminating connection due to administrator command'; END $$`);
+    await t.db.query(`CREATE TRIGGER fail_booking BEFORE INSERT ON bookings FOR EACH ROW WHEN (NEW.firstname = 'Unstorable') EXECUTE FUNCTION fail_for_test()`);
+    await t.db.query(`CREATE TRIGGER fail_store BEFORE UPDATE ON idempotency_keys FOR EACH ROW WHEN (NEW.key = 'k-unstorable') EXECUTE FUNCTION fail_for_test()`);
+    try {
+      const booking = { firstname: 'Unstorable', surname: 'Lovelace', email: 'ada@example.com', date: '2099-01-01', total: 100, currencies: 'USD', countries: 'GB', channels: shop.channelId };
+      const response = await t.app.inject({ method: 'POST', url: `${shop.base}/bookings`, headers: { ...shop.site.headers, 'idempotency-key': 'k-unstorable' }, payload: booking });
+      // Fastify's own fallback answered before: {statusCode: 500, code: "P0001", error, message: the database's words}.
+      expect([response.statusCode, response.json()]).toEqual([500, { code: 'rest_internal_error', message: 'An internal error occurred. It has been logged.', data: { status: 500 } }]);
+      expect(response.headers['x-request-id']).toBeDefined();
+    } finally {
+      await t.db.query('DROP TRIGGER fail_booking ON bookings; DROP TRIGGER fail_store ON idempotency_keys; DROP FUNCTION fail_for_test()');
+    }
+  });
+
   it('refuses malformed keys and ignores request bodies key order', async () => {
     const response = await post(t, shop, purchaseBody(shop, 1, 100), { 'idempotency-key': 'x'.repeat(300) });
     expect(response.statusCode).toBe(400);
