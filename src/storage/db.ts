@@ -194,6 +194,13 @@ export function createDb(connectionString: string, poolSize: number = limits.dbP
   // Sent as the connection's first statement (queued before any other on it), not as startup
   // options, which a connection pooler such as PgBouncer refuses unless configured to pass them.
   pool.on('connect', (client) => {
+    // The pool listens for 'error' only on its idle connections. One that broke while taken (a
+    // transaction's, between statements or with statements on the wire; PostgreSQL restarted or
+    // its backend terminated) emitted 'error' unheard, which crashed the process and every request
+    // in flight with it. Heard for the connection's whole life, the error changes nothing else:
+    // the statements fail by themselves (pg rejects them with the cause), and the pool drops a
+    // connection that broke (no longer queryable) when it is handed back.
+    client.on('error', () => undefined);
     client.query("SET DateStyle = 'ISO, YMD'; SET TimeZone = 'UTC'").catch(() => undefined);
   });
   return new Db(pool);

@@ -87,3 +87,20 @@ describe('isPassingDatabaseError', () => {
     expect([duplicate, raised, new Error('template bug'), Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })].map(isPassingDatabaseError)).toEqual([false, false, false, true]);
   });
 });
+
+describe('a connection lost in the middle of a database transaction', () => {
+  it('fails that transaction alone with a passing error; the process goes on and the next transaction gets a working connection', async () => {
+    // The connection breaks between two statements (PostgreSQL restarted, or the backend killed):
+    // pg emits 'error' on the checked-out client, which no pool listener catches while it is out.
+    // Unheard, that event crashed the whole server (every request in flight cut off).
+    const failed = await db.transaction(async (tx) => {
+      const { pid } = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))[0]!;
+      await db.query('SELECT pg_terminate_backend($1)', [pid]);
+      // The client hears of it (the server's FATAL message, then the socket's end) before its next statement.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await tx.query('SELECT 1');
+    }).then(() => null, (error: unknown) => error);
+    expect(isPassingDatabaseError(failed)).toBe(true);
+    expect(await db.transaction(async (tx) => tx.query<{ one: number }>('SELECT 1 AS one'))).toEqual([{ one: 1 }]);
+  });
+});
