@@ -158,21 +158,32 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     const found = findNulCharacter(request.query) ?? findNulCharacter(request.body) ?? findNulCharacter(request.params);
     done(found ? invalidParam(found, 'must not contain NUL characters') : undefined);
   });
-  app.addHook('onSend', (request, reply, payload, done) => {
-    reply.header('x-request-id', request.id);
-    done(null, payload);
-  });
   // Once the server stops (SIGTERM), a request still arriving on an open keep-alive connection
   // is refused before any work, with Connection: close: the client's next try opens a connection
   // to a server that runs, and the stop is not held up by new work.
   let stopping = false;
+  // Connections that carried a request sent before the one ahead of it was answered (HTTP/1.1
+  // pipelining: Node queues its answer, and its reply has no socket yet).
+  const pipelined = new WeakSet<object>();
+  app.addHook('onSend', (request, reply, payload, done) => {
+    reply.header('x-request-id', request.id);
+    // The answer of a request that was in flight when the stop began closes its connection too.
+    // Kept alive, that connection (idle once answered, after Node's close had reaped the idle
+    // ones) held the stop until the grace period ended: exit 1, "requests or job batches still
+    // running", seconds after the last payment was answered (session 30). Not on a pipelining
+    // connection: closed after this answer, it would lose the answers of the requests queued
+    // behind it, some of which may have run; its last answer closes it.
+    if (stopping && !pipelined.has(request.raw.socket)) reply.header('connection', 'close');
+    done(null, payload);
+  });
   app.addHook('preClose', (done) => {
     stopping = true;
     done();
   });
   // Answered here, not thrown: the error handler logs every 5xx as a failure, and this one is expected.
   const stoppingError = new ApiError(503, 'rest_internal_error', 'The server is shutting down; nothing was done. Send the request again.');
-  app.addHook('onRequest', (_request, reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
+    if (reply.raw.socket === null && request.raw.socket) pipelined.add(request.raw.socket);
     if (!stopping) return done();
     void reply.code(503).header('connection', 'close').send(stoppingError.toJSON());
   });
