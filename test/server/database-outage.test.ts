@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { createTestDatabase, testEnv } from '../support/context.js';
+import { createTestDatabase } from '../support/context.js';
+import { killServers, spawnServer } from '../support/server-process.js';
 import { createSite, type SiteFixture } from '../support/fixtures.js';
 import { freePort } from '../../src/net.js';
 import { verifyLedger } from '../../src/domain/ledger/verify.js';
@@ -14,12 +14,10 @@ import { startEmbeddedPostgres } from '../../src/storage/embedded.js';
 // backends killed (pg_terminate_backend, as a failover or a restart does) while retained purchases
 // are in flight. The process must live on, answer every request in the error shape, and settle
 // every purchase exactly once (docs/payments.md "Processing discipline", reconciliation).
-const root = path.resolve(import.meta.dirname, '../..');
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trustfare-outage-'));
-const children: ChildProcess[] = [];
 
 afterAll(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  killServers();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -30,20 +28,9 @@ interface Answer {
 }
 
 async function startServer(env: Record<string, string>) {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['dist/server.js'], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', HOST: '127.0.0.1', PORT: String(port), ...testEnv, DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const baseUrl = `http://127.0.0.1:${port}`;
-  await vi.waitFor(async () => expect((await fetch(`${baseUrl}/readyz`)).status).toBe(200), { timeout: 30_000, interval: 50 });
-  return { child, baseUrl, output: () => output, exited };
+  const server = await spawnServer({ DATA_DIR: dataDir, ...env });
+  await vi.waitFor(async () => expect((await fetch(`${server.baseUrl}/readyz`)).status).toBe(200), { timeout: 30_000, interval: 50 });
+  return server;
 }
 
 function apiOf(baseUrl: string, shop: SiteFixture) {

@@ -1,20 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { createTestDatabase, testEnv } from '../support/context.js';
+import { createTestDatabase } from '../support/context.js';
+import { killServers, spawnServer } from '../support/server-process.js';
 import { createSite } from '../support/fixtures.js';
-import { freePort } from '../../src/net.js';
 
 // SIGTERM to a running server with requests in flight, one process (WORKERS=1) or a cluster
 // (WORKERS=2): those requests are answered, new connections are refused, the jobs stop, exit 0.
-const root = path.resolve(import.meta.dirname, '../..');
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'trustfare-shutdown-'));
-const children: ChildProcess[] = [];
 
 afterAll(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  killServers();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -23,22 +20,8 @@ describe.each([1, 2])('SIGTERM with WORKERS=%i', (workers) => {
     const { db, url } = await createTestDatabase(1);
     try {
       const shop = await createSite(db, { role: 'member_admin' });
-      const port = await freePort();
-      const child = spawn(process.execPath, ['dist/server.js'], {
-        cwd: root,
-        env: {
-          PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', HOST: '127.0.0.1', PORT: String(port), ...testEnv, DATA_DIR: dataDir, LOG_LEVEL: 'info',
-          DATABASE_URL: url, WORKERS: String(workers), SANDBOX_LATENCY_MS: '1500',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      children.push(child);
-      let output = '';
-      child.stdout!.on('data', (chunk) => (output += chunk));
-      child.stderr!.on('data', (chunk) => (output += chunk));
-      const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-      const baseUrl = `http://127.0.0.1:${port}`;
-      const listening = () => (output.match(/"msg":"Server listening at /g) ?? []).length;
+      const { child, baseUrl, output: outputOf, exited } = await spawnServer({ DATA_DIR: dataDir, DATABASE_URL: url, WORKERS: String(workers), SANDBOX_LATENCY_MS: '1500' });
+      const listening = () => (outputOf().match(/"msg":"Server listening at /g) ?? []).length;
       await vi.waitFor(() => expect(listening()).toBe(workers), { timeout: 30_000, interval: 50 });
       const api = async (method: string, rest: string, body?: unknown) => {
         const response = await fetch(`${baseUrl}/${shop.path}/site-json/vendor/v2/${rest}`, { method, headers: { ...shop.headers, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) });
@@ -55,14 +38,14 @@ describe.each([1, 2])('SIGTERM with WORKERS=%i', (workers) => {
       }));
       await new Promise((resolve) => setTimeout(resolve, 500));
       child.kill('SIGTERM');
-      await vi.waitFor(() => expect(output).toMatch(/shutting down/), { timeout: 5_000, interval: 20 });
+      await vi.waitFor(() => expect(outputOf()).toMatch(/shutting down/), { timeout: 5_000, interval: 20 });
       await new Promise((resolve) => setTimeout(resolve, 200));
       // A new connection is not taken while the payments finish.
       const late = await fetch(`${baseUrl}/readyz`).then((response) => response.status, (error: Error) => String((error.cause as { code?: string })?.code ?? error));
       expect([503, 'ECONNREFUSED']).toContain(late);
       for (const payment of await Promise.all(payments)) expect(payment).toMatchObject({ status: 201, json: { status: 'complete' } });
-      expect(await exited, output).toBe(0);
-      const lines = output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { level: number; msg: string });
+      expect(await exited, outputOf()).toBe(0);
+      const lines = outputOf().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { level: number; msg: string });
       expect(lines.filter((line) => line.level >= 50)).toEqual([]);
       const rows = await db.query<{ status: string }>(`SELECT status FROM transactions WHERE site_id = $1`, [shop.siteId]);
       expect(rows.map((row) => row.status)).toEqual(['complete', 'complete', 'complete', 'complete']);
