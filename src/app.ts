@@ -112,6 +112,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
     bodyLimit: limits.bodyBytesMax,
+    requestTimeout: limits.requestArrivalTimeoutMs,
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(incoming) ? incoming : randomUUID();

@@ -4,6 +4,14 @@ export const limits = {
   perPageMax: 100,
   pageMax: 100_000,
   bodyBytesMax: 256 * 1024,
+  /**
+   * Longest a request may take to arrive whole, headers and body (Node's requestTimeout; its
+   * headersTimeout, 60 s, bounds the headers alone), checked every 30 s: then 408
+   * rest_request_timeout and the connection closed. Fastify sets none by default, so a client
+   * sending its body a byte at a time (slowloris) held a connection, and the request's memory,
+   * for as long as it liked. 256 KB (bodyBytesMax) at 10 KB/s take 26 s.
+   */
+  requestArrivalTimeoutMs: 60_000,
   stringLengthMax: 1000,
   nameLengthMax: 200,
   emailLengthMax: 254,
