@@ -240,6 +240,11 @@ function storedDevelopmentSecrets(file: string, needed: readonly string[]): Reco
   return secrets as Record<string, string>;
 }
 
+/** Where DATA_DIR (`value`, empty or unset: ./data) is. */
+export function dataDirPath(value: string | undefined): string {
+  return path.resolve(value || './data');
+}
+
 /**
  * DATA_DIR: empty is unset, as for the other settings (resolved, '' was the working directory, a
  * checkout). It holds the development secrets, the embedded database's password and its cluster,
@@ -248,7 +253,7 @@ function storedDevelopmentSecrets(file: string, needed: readonly string[]): Reco
  * world-writable mode from everyone else's /tmp. So it is refused.
  */
 function dataDirSetting(value: string | undefined): string {
-  const dataDir = path.resolve(value || './data');
+  const dataDir = dataDirPath(value);
   let mode: number;
   try {
     mode = statSync(dataDir).mode;

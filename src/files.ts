@@ -38,3 +38,45 @@ export function writeFileAtomically(file: string, text: string, options: { mode?
     throw error;
   }
 }
+
+/** What to do about a failure to write in DATA_DIR, by its code. */
+const dataDirHints: Record<string, string> = {
+  ENOSPC: 'its disk is full. Free space there, or set DATA_DIR to a directory on a disk with room',
+  EDQUOT: "this account's disk quota there is used up. Free space there, or set DATA_DIR to a directory on another disk",
+  EROFS: 'it is on a read-only file system. Set DATA_DIR to a writable directory (in a container, a volume)',
+  EACCES: 'this account may not write there. Give it a directory of its own (chown), or set DATA_DIR to one',
+  EPERM: 'this account may not write there. Give it a directory of its own (chown), or set DATA_DIR to one',
+  ENOTDIR: 'a part of its path is a file, not a directory. Set DATA_DIR to a directory',
+  // Node's recursive mkdir says ENOENT where the file system refuses the new directory (read-only).
+  ENOENT: 'it cannot be made there (a read-only file system, or a parent that cannot be made). Make it, or set DATA_DIR to a writable directory',
+};
+
+const postgresAccessHint = "the account PostgreSQL runs as (postgres, when trustfare runs as root) cannot reach it. Let every directory above it be passed through by others (chmod o+x), or set DATA_DIR to a directory it can reach";
+
+// The file system's calls (a socket's `connect` fails with ENOENT too: not DATA_DIR's).
+const fileSyscalls = new Set(['open', 'write', 'mkdir', 'chmod', 'link', 'rename', 'unlink', 'rmdir', 'fsync', 'close', 'copyfile', 'symlink']);
+
+// The same failures in the words of a program the start runs there (initdb, postgres).
+const reportedCauses: [RegExp, string][] = [
+  [/No space left on device/i, 'ENOSPC'],
+  [/Disk quota exceeded/i, 'EDQUOT'],
+  [/Read-only file system/i, 'EROFS'],
+  [/Permission denied/i, 'EACCES'],
+];
+
+/**
+ * One line for a start that could not write in DATA_DIR (its secrets, the embedded PostgreSQL's
+ * password and cluster): where, the system's code and what to do; null for any other failure. A
+ * full disk or a directory the account may not write in printed a stack trace.
+ */
+export function dataDirProblem(error: unknown, dataDir: string): string | null {
+  if (!(error instanceof Error)) return null;
+  const { code, syscall, path: at } = error as NodeJS.ErrnoException;
+  const own = code !== undefined && syscall !== undefined && fileSyscalls.has(syscall) ? code : undefined;
+  const cause = own ?? reportedCauses.find(([pattern]) => pattern.test(error.message))?.[1];
+  // The embedded PostgreSQL runs as its own account (`postgres`, when trustfare runs as root).
+  const hint = cause === 'EACCES' && own === undefined ? postgresAccessHint : cause === undefined ? undefined : dataDirHints[cause];
+  if (cause === undefined || hint === undefined || (own === undefined && !error.message.includes(dataDir))) return null;
+  const where = at !== undefined && at !== dataDir ? `, ${syscall} ${at}` : own === undefined ? ', PostgreSQL could not write its files' : '';
+  return `cannot write in DATA_DIR ${dataDir} (${cause}${where}): ${hint}.`;
+}

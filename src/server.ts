@@ -1,5 +1,6 @@
 import { buildApp, type App } from './app.js';
-import { ConfigError, loadConfig, shutdownGraceMsOf, startWarnings } from './config.js';
+import { ConfigError, dataDirPath, loadConfig, shutdownGraceMsOf, startWarnings } from './config.js';
+import { dataDirProblem } from './files.js';
 import { limits } from './limits.js';
 import { createAppContext } from './context.js';
 import { openDatabase } from './storage/database.js';
@@ -148,5 +149,5 @@ function startFailure(error: unknown): string {
   const { code, address, hostname, port, message } = error as { code?: string; address?: string; hostname?: string; port?: number; message?: string };
   if (code && unreachableCodes.has(code)) return `cannot reach PostgreSQL at ${address ?? hostname}${port ? `:${port}` : ''} (${code}). Check DATABASE_URL, and that the server runs.`;
   if (code && refusedCodes.has(code)) return `PostgreSQL refused the connection: ${message}. Check DATABASE_URL.`;
-  return (error as Error).stack ?? String(error);
+  return dataDirProblem(error, dataDirPath(process.env.DATA_DIR)) ?? (error as Error).stack ?? String(error);
 }

@@ -15,13 +15,14 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-/** `node dist/server.js` on a free port with the test secrets, `env` over them; not awaited to listen. */
-export async function spawnServer(env: Record<string, string>): Promise<ServerProcess> {
+/** `node dist/server.js` on a free port with the test secrets, `env` over them; not awaited to listen. `as`: another account's uid and gid. */
+export async function spawnServer(env: Record<string, string>, as: { uid?: number; gid?: number } = {}): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, ['dist/server.js'], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', HOST: '127.0.0.1', PORT: String(port), ...testEnv, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...as,
   });
   children.push(child);
   let output = '';

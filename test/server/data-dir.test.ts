@@ -1,0 +1,83 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { killServers, spawnServer } from '../support/server-process.js';
+
+// A start that cannot write in DATA_DIR (development secrets, the embedded PostgreSQL's password
+// and cluster): one line naming the directory, the system's code and what to do, exit 1. Each
+// printed a stack trace (ENOTDIR at mkdir, ENOSPC at write, EACCES, initdb's own error).
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'trustfare-data-dir-'));
+// The embedded PostgreSQL runs as its own account when the tests run as root: it passes through.
+chmodSync(scratch, 0o711);
+const mounts: string[] = [];
+
+afterAll(() => {
+  killServers();
+  for (const mount of mounts) execFileSync('umount', [mount]);
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** Runs the server with DATA_DIR `dataDir` (the test secrets, or none: `generated`) to its exit. */
+async function startIn(dataDir: string, options: { generated?: boolean; uid?: number } = {}) {
+  const noSecrets = { JWT_SECRET: '', CARD_KEYS: '', CARD_FINGERPRINT_KEY: '', SIGNING_SECRET: '' };
+  const server = await spawnServer({ DATA_DIR: dataDir, ...(options.generated ? noSecrets : {}) }, options.uid === undefined ? {} : { uid: options.uid, gid: options.uid });
+  const code = await server.exited;
+  return { code, output: server.output() };
+}
+
+function expectOneLine(started: { code: number | null; output: string }, dataDir: string, cause: string) {
+  expect(started.code, started.output).toBe(1);
+  const lines = started.output.split('\n').filter((line) => line !== '' && !line.includes('TrustfareWarning') && !line.includes('--trace-warnings'));
+  expect(lines).toEqual([expect.stringMatching(new RegExp(`^trustfare: cannot write in DATA_DIR ${dataDir} \\(${cause}[,)].*: .*DATA_DIR.*\\.$`))]);
+  expect(started.output).not.toMatch(/^\s+at /m);
+}
+
+// A small file system of the test's own (root only): full, or too small for initdb.
+function tmpfs(name: string, size: string): string | null {
+  const dir = path.join(scratch, name);
+  mkdirSync(dir);
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'ignore' });
+  } catch {
+    return null;
+  }
+  mounts.push(dir);
+  return dir;
+}
+
+describe('a DATA_DIR the server cannot write in', () => {
+  it('under a file (ENOTDIR): for the development secrets and for the embedded PostgreSQL', async () => {
+    writeFileSync(path.join(scratch, 'a-file'), '');
+    const dataDir = path.join(scratch, 'a-file', 'data');
+    expectOneLine(await startIn(dataDir, { generated: true }), dataDir, 'ENOTDIR');
+    expectOneLine(await startIn(dataDir), dataDir, 'ENOTDIR');
+  }, 60_000);
+
+  it.skipIf(process.getuid?.() !== 0)('owned by another account (EACCES)', async () => {
+    const parent = path.join(scratch, 'root-only');
+    mkdirSync(parent, { mode: 0o755 });
+    const dataDir = path.join(parent, 'data');
+    expectOneLine(await startIn(dataDir, { uid: 65534 }), dataDir, 'EACCES');
+  }, 60_000);
+
+  it('on a full disk (ENOSPC): writing the secrets, and PostgreSQL initialising its cluster', async (context) => {
+    const full = tmpfs('full', '64k');
+    const small = tmpfs('small', '8m');
+    if (!full || !small) return context.skip();
+    execFileSync('dd', ['if=/dev/zero', `of=${path.join(full, 'filler')}`, 'bs=1k', 'count=64'], { stdio: 'ignore' });
+    expectOneLine(await startIn(path.join(full, 'data'), { generated: true }), path.join(full, 'data'), 'ENOSPC');
+    // Room for the password file, not for the cluster: initdb fails on its WAL.
+    expectOneLine(await startIn(path.join(small, 'data')), path.join(small, 'data'), 'ENOSPC');
+  }, 90_000);
+
+  it.skipIf(process.getuid?.() !== 0)('that the embedded PostgreSQL cannot reach (its account, postgres, may not pass a directory above it)', async () => {
+    const closed = path.join(scratch, 'closed');
+    mkdirSync(closed, { mode: 0o700 });
+    const dataDir = path.join(closed, 'data');
+    const started = await startIn(dataDir);
+    expectOneLine(started, dataDir, 'EACCES');
+    expect(started.output).toMatch(/the account PostgreSQL runs as .* \(chmod o\+x\)/);
+  }, 60_000);
+});
