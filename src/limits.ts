@@ -101,6 +101,15 @@ export const limits = {
   attemptBatchesInFlightMax: 1,
   dbStatementTimeoutMs: 10_000,
   /**
+   * PostgreSQL that stops answering without closing its connections (its host gone, a network cut
+   * or a firewall dropping packets) held every request and job that used it until TCP gave up,
+   * a quarter of an hour later, /readyz included. A new connection (or a free one of the pool) is
+   * waited for this long; a statement's answer for its statement timeout and this margin, after
+   * which its connection is dropped. Either is then a passing failure: 500 in the error shape.
+   */
+  dbConnectTimeoutMs: 10_000,
+  dbAnswerMarginMs: 5_000,
+  /**
    * The operator CLI's bound instead: its commands scan whole tables (ledger verify, totals
    * verify, statements, processor check), which on a large installation takes minutes, and an
    * operator watches them (Ctrl-C).

@@ -175,6 +175,7 @@ export interface PoolOptions {
 }
 
 export function createDb(connectionString: string, poolSize: number = limits.dbPoolSize, options: PoolOptions = {}): Db {
+  const statementTimeoutMs = options.statementTimeoutMs ?? limits.dbStatementTimeoutMs;
   const pool = new pg.Pool({
     connectionString,
     max: poolSize,
@@ -182,7 +183,10 @@ export function createDb(connectionString: string, poolSize: number = limits.dbP
     // transaction's BEGIN and COMMIT travel with its statements (Runner). Nothing else changes:
     // a transaction's statements are still issued one after another.
     pipeline: true,
-    statement_timeout: options.statementTimeoutMs ?? limits.dbStatementTimeoutMs,
+    statement_timeout: statementTimeoutMs,
+    // A database that went silent is given up on (limits.dbConnectTimeoutMs), not waited for until TCP gives up.
+    connectionTimeoutMillis: limits.dbConnectTimeoutMs,
+    query_timeout: statementTimeoutMs + limits.dbAnswerMarginMs,
     application_name: options.applicationName ?? 'trustfare',
     allowExitOnIdle: options.allowExitOnIdle ?? false,
   });

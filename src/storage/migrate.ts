@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type pg from 'pg';
 import type { Db } from './db.js';
 
 // This module runs from src/storage/ (tests, tsx) and bundled into dist/server.js and
@@ -19,9 +20,14 @@ const migrationLockId = 7_302_114_001;
  * go to any server connection, and a session lock whose unlock went to another one stayed held
  * there, so the next start waited for the pooler to close that connection.
  */
+// Not under the pool's wait for an answer either (limits.dbAnswerMarginMs past the statement
+// timeout): that bound is for a database gone silent, not for a migration at work. setTimeout's most.
+const migrationAnswerWaitMs = 2_147_483_647;
+
 export async function migrate(db: Db, directory: string = migrationsDir): Promise<string[]> {
   const files = readdirSync(directory).filter((name) => /^\d{3}_[a-z0-9_]+\.sql$/.test(name)).sort();
-  const client = await db.pool.connect();
+  const pooled = await db.pool.connect();
+  const client = { query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => pooled.query<R>({ text, values, query_timeout: migrationAnswerWaitMs } as pg.QueryConfig) };
   const applied: string[] = [];
   try {
     // One migration per step, and a last step that finds none left.
@@ -50,7 +56,7 @@ export async function migrate(db: Db, directory: string = migrationsDir): Promis
       applied.push(name);
     }
   } finally {
-    client.release();
+    pooled.release();
   }
   return applied;
 }

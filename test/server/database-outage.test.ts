@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -7,6 +8,7 @@ import { killServers, spawnServer } from '../support/server-process.js';
 import { createSite, type SiteFixture } from '../support/fixtures.js';
 import { freePort } from '../../src/net.js';
 import { verifyLedger } from '../../src/domain/ledger/verify.js';
+import { limits } from '../../src/limits.js';
 import { createDb, type Db } from '../../src/storage/db.js';
 import { startEmbeddedPostgres } from '../../src/storage/embedded.js';
 
@@ -212,4 +214,66 @@ describe('PostgreSQL restarted under a running server', () => {
       rmSync(pgDir, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+/** A TCP relay to PostgreSQL that can go silent both ways (a host gone, a cut network): nothing is refused or closed, nothing gets through; healed, what it held goes on. */
+async function silentRelay(target: URL) {
+  let silent = false;
+  const held: (() => void)[] = [];
+  const relay = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    const pipe = (from: Socket, to: Socket) => from.on('data', (chunk) => (silent ? held.push(() => to.write(chunk)) : to.write(chunk)));
+    pipe(client, upstream);
+    pipe(upstream, client);
+    for (const socket of [client, upstream]) socket.on('error', () => undefined);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (relay.address() as AddressInfo).port,
+    silence: () => (silent = true),
+    heal: () => {
+      silent = false;
+      for (const write of held.splice(0)) write();
+    },
+    close: () => new Promise((resolve) => relay.close(resolve)),
+  };
+}
+
+describe('PostgreSQL gone silent under a running server (packets dropped, nothing refused)', () => {
+  it('is given up on within the bounds (/readyz 503, requests 500 in the error shape), not waited for until TCP gives up; healed, the server serves again', async () => {
+    const { db, url } = await createTestDatabase(1);
+    const target = new URL(url);
+    const relay = await silentRelay(target);
+    const relayed = new URL(url);
+    relayed.hostname = '127.0.0.1';
+    relayed.port = String(relay.port);
+    try {
+      const shop = await createSite(db, { role: 'member_admin' });
+      const server = await startServer({ DATABASE_URL: relayed.toString() });
+      const api = apiOf(server.baseUrl, shop);
+      expect((await api('GET', 'bookings')).status).toBe(200);
+
+      relay.silence();
+      const startedAt = Date.now();
+      const bound = limits.dbStatementTimeoutMs + limits.dbAnswerMarginMs;
+      const [ready, bookings] = await Promise.all([
+        fetch(`${server.baseUrl}/readyz`, { signal: AbortSignal.timeout(bound + 10_000) }).then(async (response) => [response.status, await response.json()]),
+        api('GET', 'bookings'),
+      ]);
+      expect(ready).toEqual([503, { status: 'unavailable' }]);
+      expect(bookings.json).toEqual({ code: 'rest_internal_error', message: expect.any(String), data: { status: 500 } });
+      expect(Date.now() - startedAt).toBeLessThan(bound + 5_000);
+
+      relay.heal();
+      await vi.waitFor(async () => expect((await fetch(`${server.baseUrl}/readyz`)).status).toBe(200), { timeout: 10_000, interval: 100 });
+      expect((await api('GET', 'bookings')).status).toBe(200);
+      server.child.kill('SIGTERM');
+      expect(await server.exited, server.output().slice(-2000)).toBe(0);
+    } finally {
+      await relay.close();
+      await db.close();
+    }
+  }, 90_000);
 });
