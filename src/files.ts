@@ -72,7 +72,9 @@ const reportedCauses: [RegExp, string][] = [
 export function dataDirProblem(error: unknown, dataDir: string): string | null {
   if (!(error instanceof Error)) return null;
   const { code, syscall, path: at } = error as NodeJS.ErrnoException;
-  const own = code !== undefined && syscall !== undefined && fileSyscalls.has(syscall) ? code : undefined;
+  // A file elsewhere (the migrations, the package's own) is no part of DATA_DIR's trouble.
+  const inDataDir = at === undefined || at.startsWith(dataDir) || dataDir.startsWith(at);
+  const own = code !== undefined && syscall !== undefined && fileSyscalls.has(syscall) && inDataDir ? code : undefined;
   const cause = own ?? reportedCauses.find(([pattern]) => pattern.test(error.message))?.[1];
   // The embedded PostgreSQL runs as its own account (`postgres`, when trustfare runs as root).
   const hint = cause === 'EACCES' && own === undefined ? postgresAccessHint : cause === undefined ? undefined : dataDirHints[cause];
