@@ -171,7 +171,7 @@ export async function buildApp(options: BuildAppOptions): Promise<App> {
     // The answer of a request that was in flight when the stop began closes its connection too.
     // Kept alive, that connection (idle once answered, after Node's close had reaped the idle
     // ones) held the stop until the grace period ended: exit 1, "requests or job batches still
-    // running", seconds after the last payment was answered (session 30). Not on a pipelining
+    // running", seconds after the last payment was answered (session 32). Not on a pipelining
     // connection: closed after this answer, it would lose the answers of the requests queued
     // behind it, some of which may have run; its last answer closes it.
     if (stopping && !pipelined.has(request.raw.socket)) reply.header('connection', 'close');
