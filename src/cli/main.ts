@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.js';
+import { dataDirPath, loadConfig } from '../config.js';
+import { dataDirProblem } from '../files.js';
 import { limits } from '../limits.js';
 import { openDatabase } from '../storage/database.js';
 import { takeOverShutdownSignals, type ShutdownSignals } from '../signals.js';
@@ -68,8 +69,9 @@ export async function runCli(argv: string[], options: { signals?: ShutdownSignal
     // `migrate` applies (and reports) the migrations itself; every other command opens a migrated database.
     database = await openDatabase(config, { poolSize: 2, migrate: command.name !== 'migrate', statementTimeoutMs: limits.cliStatementTimeoutMs });
   } catch (error) {
-    // Configuration and connection problems get the same one-line answer as command failures.
-    console.error(`trustfare ${command.name}: ${(error as Error).message}`);
+    // Configuration and connection problems get the same one-line answer as command failures;
+    // a DATA_DIR it cannot write in says what to do, as the server's start does (files.ts).
+    console.error(`trustfare ${command.name}: ${dataDirProblem(error, dataDirPath(process.env.DATA_DIR)) ?? (error as Error).message}`);
     return 1;
   }
   const context: CommandContext = createAppContext(config, database.db);
