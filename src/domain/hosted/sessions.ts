@@ -54,8 +54,6 @@ export interface HostedSession {
   modalAuthId: number | null;
   /** Failed (or in-flight) attempts of every session opened with the same auth string or token. */
   authFailures: number | null;
-  /** Cards captured by the same cardvaultuser token, itself and through its pages (countCardCapture). */
-  authCaptures: number | null;
 }
 
 export const hostedSessionTokenPrefix = 'hps_';
@@ -100,14 +98,12 @@ interface SessionRow {
   expires_at: Date;
   modal_auth_id: number | null;
   auth_failures: number | null;
-  auth_captures: number | null;
 }
 
 // Usable in SELECT ... FROM hosted_sessions and in RETURNING alike.
 const columns = `id, kind, site_id, channel_id, user_id, booking_id, amount, currency, host_origin, language, options,
   attempts, transaction_id, pending_transaction_id, last_transaction_id, last_attempt_id, expires_at, modal_auth_id,
-  (SELECT a.failures FROM modal_auth_uses a WHERE a.id = hosted_sessions.modal_auth_id) AS auth_failures,
-  (SELECT a.captures FROM modal_auth_uses a WHERE a.id = hosted_sessions.modal_auth_id) AS auth_captures`;
+  (SELECT a.failures FROM modal_auth_uses a WHERE a.id = hosted_sessions.modal_auth_id) AS auth_failures`;
 
 function fromRow(row: SessionRow): HostedSession {
   return {
@@ -130,7 +126,6 @@ function fromRow(row: SessionRow): HostedSession {
     expiresAt: row.expires_at,
     modalAuthId: row.modal_auth_id,
     authFailures: row.auth_failures,
-    authCaptures: row.auth_captures,
   };
 }
 
