@@ -58,6 +58,22 @@ async function expectBalancedLedger(): Promise<void> {
   expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
 }
 
+describe('a capture sending an empty allocations list', () => {
+  it('applies the authorisation\'s planned ones, as a capture without the field does (docs/allocations.md)', async () => {
+    const planned = await addChannel(t, shop);
+    const authorization = await authorize([{ channels: planned, total: 2000 }]);
+
+    const capture = await follow('capture', { linkedId: authorization.id, booking: authorization.booking, total: 10_000, extra: { allocations: [] } });
+    expect(capture.statusCode).toBe(201);
+    expect(capture.json().status).toBe('complete');
+
+    expect((await transaction(capture.json().id)).allocations).toEqual([expect.objectContaining({ channels: planned, total: 2000, reversed: false })]);
+    expect(await funds(planned)).toBe(2000);
+    expect(await funds(shop.channelId)).toBe(8000);
+    await expectBalancedLedger();
+  });
+});
+
 describe('a capture with its own allocations', () => {
   it('replaces the authorisation\'s planned ones: those show reversed, only the capture\'s move money', async () => {
     const planned = await addChannel(t, shop);
