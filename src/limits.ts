@@ -12,6 +12,17 @@ export const limits = {
    * for as long as it liked. 256 KB (bodyBytesMax) at 10 KB/s take 26 s.
    */
   requestArrivalTimeoutMs: 60_000,
+  /**
+   * Client connections one server process holds open; Node closes further ones as they arrive
+   * (server.maxConnections) until some end. Lowered to the process's open-file limit less
+   * fileDescriptorsReservedCount (src/net.ts): idle or slow clients holding every descriptor
+   * left the database pool unable to grow and the mail job unable to write its files.
+   */
+  clientConnectionsMax: 10_000,
+  /** Descriptors kept from client connections: database pools, mail relays, files, logs, the embedded PostgreSQL's pipes. */
+  fileDescriptorsReservedCount: 100,
+  /** Dropped connections are logged at most once in this interval, with their count. */
+  connectionDropLogIntervalMs: 60_000,
   stringLengthMax: 1000,
   nameLengthMax: 200,
   emailLengthMax: 254,

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import { limits } from './limits.js';
 
 /** A TCP port on 127.0.0.1 that is free right now (the OS picks it; the caller binds it soon after). */
 export function freePort(): Promise<number> {
@@ -20,4 +22,25 @@ export function parsedUrl(text: string): URL | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The client connections a server process may hold: limits.clientConnectionsMax, or fewer when
+ * the process may open fewer files than that plus the descriptors it keeps for itself.
+ */
+export function clientConnectionsCap(openFilesMax = openFilesSoftLimit()): number {
+  if (openFilesMax === null) return limits.clientConnectionsMax;
+  return Math.max(1, Math.min(limits.clientConnectionsMax, openFilesMax - limits.fileDescriptorsReservedCount));
+}
+
+/** The soft limit on open files (`ulimit -n`) from Linux's /proc; null elsewhere or when unlimited. */
+export function openFilesSoftLimit(procLimits = '/proc/self/limits'): number | null {
+  let text: string;
+  try {
+    text = readFileSync(procLimits, 'utf8');
+  } catch {
+    return null;
+  }
+  const soft = /^Max open files\s+(\S+)/m.exec(text)?.[1];
+  return soft === undefined || soft === 'unlimited' ? null : Number(soft);
 }

@@ -2,6 +2,7 @@ import { buildApp, type App } from './app.js';
 import { ConfigError, dataDirPath, loadConfig, shutdownGraceMsOf, startWarnings } from './config.js';
 import { dataDirProblem } from './files.js';
 import { limits } from './limits.js';
+import { clientConnectionsCap, openFilesSoftLimit } from './net.js';
 import { createAppContext } from './context.js';
 import { openDatabase } from './storage/database.js';
 import { databaseProblemsOf } from './storage/database-checks.js';
@@ -50,6 +51,7 @@ async function main(): Promise<void> {
   try {
     app = await buildApp({ context });
     await listen(app, config);
+    capClientConnections(app);
     // The server still starts (test channels work); the operator learns why live payments are refused.
     if (!takesLiveMode(config, context.connector)) app.log.warn(noLiveProcessorWarning);
     for (const warning of startWarnings(config)) app.log.warn(warning);
@@ -110,6 +112,29 @@ async function listen(app: App, config: Config): Promise<void> {
     if (syscall === undefined) throw error;
     throw new ListenError(config.host, config.port, code);
   }
+}
+
+/**
+ * Holds the process's client connections under its cap (src/net.ts), so the database pool, the
+ * mail relays and the files always find a descriptor; connections past it are closed as they
+ * arrive and counted in a warning at most once a minute.
+ */
+function capClientConnections(app: App): void {
+  const cap = clientConnectionsCap();
+  app.server.maxConnections = cap;
+  if (cap < limits.clientConnectionsMax) {
+    app.log.warn(`client connections are capped at ${cap}: this process may open ${openFilesSoftLimit()} files (ulimit -n) and keeps ${limits.fileDescriptorsReservedCount} of them for the database, mail and files. Raise the limit (ulimit -n, systemd LimitNOFILE) to ${limits.clientConnectionsMax + limits.fileDescriptorsReservedCount} to hold ${limits.clientConnectionsMax}.`);
+  }
+  let dropped = 0;
+  let lastLogMs = -Infinity;
+  app.server.on('drop', () => {
+    dropped += 1;
+    const now = Date.now();
+    if (now - lastLogMs < limits.connectionDropLogIntervalMs) return;
+    app.log.warn({ droppedConnections: dropped, clientConnectionsMax: cap }, 'client connections over the cap were closed as they arrived');
+    lastLogMs = now;
+    dropped = 0;
+  });
 }
 
 /** What to do about a failed listen, by its code. */

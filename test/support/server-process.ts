@@ -15,14 +15,19 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-/** `node dist/server.js` on a free port with the test secrets, `env` over them; not awaited to listen. `as`: another account's uid and gid. */
-export async function spawnServer(env: Record<string, string>, as: { uid?: number; gid?: number } = {}): Promise<ServerProcess> {
+/**
+ * `node dist/server.js` on a free port with the test secrets, `env` over them; not awaited to
+ * listen. `as`: another account's uid and gid. `openFilesMax`: its open-file limit (prlimit).
+ */
+export async function spawnServer(env: Record<string, string>, as: { uid?: number; gid?: number; openFilesMax?: number } = {}): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['dist/server.js'], {
+  const { openFilesMax, ...account } = as;
+  const command = openFilesMax === undefined ? [process.execPath] : ['prlimit', `--nofile=${openFilesMax}:${openFilesMax}`, process.execPath];
+  const child = spawn(command[0]!, [...command.slice(1), 'dist/server.js'], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', HOST: '127.0.0.1', PORT: String(port), ...testEnv, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
-    ...as,
+    ...account,
   });
   children.push(child);
   let output = '';
