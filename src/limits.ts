@@ -34,6 +34,8 @@ export const limits = {
   emailListLengthMax: 2000,
   /** Supplier ids linked to one booking. */
   bookingSuppliersMax: 50,
+  /** Supplier ids an operator links to one channel (`trustfare channel set --suppliers`). */
+  channelSuppliersMax: 100,
   /** Largest money amount accepted anywhere, in minor units (ten billion major units of a 2-decimal currency). */
   amountCentsMax: 1_000_000_000_000,
   paxMax: 10_000,

@@ -72,6 +72,31 @@ describe('channel set', () => {
     expect((await cli(url, ['channel', 'set', '--site', site.path, '--id', String(channel), '--account-mode', 'live'])).stderr).toBe('');
   });
 
+  it('links suppliers to a channel (the RO `suppliers` the API shows), refuses unknown ones, clears with an empty value', async () => {
+    await t.db.query("INSERT INTO suppliers (id, name, url, country, category) VALUES ('IT-55-TOU', 'Giro', '', 'IT', 'TOU'), ('ES-8-ACT', 'Ruta', '', 'ES', 'ACT')");
+    const channel = (await createChannel(t.db, { siteId: site.siteId, name: 'With suppliers', currency: 'USD' })).id;
+    const read = async () => (await t.app.inject({ method: 'GET', url: `/${site.path}/site-json/vendor/v2/channels/${channel}`, headers: site.headers })).json().suppliers;
+    const set = (value: string) => cli(url, ['channel', 'set', '--site', site.path, '--id', String(channel), `--suppliers=${value}`]);
+
+    const linked = await set('IT-55-TOU, ES-8-ACT,IT-55-TOU');
+    expect(linked.code, linked.stderr).toBe(0);
+    expect(linked.json.suppliers).toEqual(['ES-8-ACT', 'IT-55-TOU']);
+    expect(await read()).toEqual(['ES-8-ACT', 'IT-55-TOU']);
+
+    const unknown = await set('IT-55-TOU,GB-999-ACC');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/unknown supplier id\(s\): GB-999-ACC/);
+    const malformed = await set('hotel');
+    expect(malformed.code).toBe(1);
+    expect(malformed.stderr).toMatch(/--suppliers must be supplier ids such as GB-1042-ACC/);
+    expect(await read()).toEqual(['ES-8-ACT', 'IT-55-TOU']);
+
+    const replaced = await set('IT-55-TOU');
+    expect(replaced.json.suppliers).toEqual(['IT-55-TOU']);
+    expect((await set('')).json.suppliers).toEqual([]);
+    expect(await read()).toEqual([]);
+  });
+
   it('clears the descriptor with an empty value', async () => {
     const result = await cli(url, ['channel', 'set', '--site', site.path, '--id', String(channelId), '--descriptor', '']);
     expect(result.json.descriptor).toBeNull();

@@ -2,6 +2,8 @@ import type { Command } from '../command.js';
 import { required } from '../command.js';
 import { limits } from '../../limits.js';
 import { accountModes, accountTypes, channelStatuses, loadChannel, protectionTypes, settlementCurrencies, statementPeriods } from '../../domain/channels.js';
+import { supplierIdItemPattern } from '../../domain/reference-data.js';
+import type { Queryable } from '../../storage/db.js';
 import { findSite } from '../../domain/users/accounts.js';
 import { isTestMode } from '../../domain/vault/index.js';
 import { noLiveProcessorWarning, takesLiveMode } from '../../processor/index.js';
@@ -66,23 +68,47 @@ const adminFields: AdminField[] = [
   },
 ];
 
+const supplierIdListPattern = new RegExp(`^\\s*(${supplierIdItemPattern}(\\s*,\\s*${supplierIdItemPattern})*)?\\s*$`);
+
+/**
+ * `--suppliers`: the whole set of suppliers linked to the channel (the spec's RO `suppliers`), so
+ * an operator states it as a list and an empty value unlinks them all. Without this nothing could
+ * link one, and every channel showed `suppliers: []`.
+ */
+function parseSupplierIds(text: string): string[] {
+  if (!supplierIdListPattern.test(text)) throw new Error('--suppliers must be supplier ids such as GB-1042-ACC, separated by commas (empty unlinks them all)');
+  const ids = [...new Set(text.split(',').map((id) => id.trim()).filter((id) => id !== ''))];
+  if (ids.length > limits.channelSuppliersMax) throw new Error(`--suppliers takes at most ${limits.channelSuppliersMax} supplier ids`);
+  return ids;
+}
+
+async function linkSuppliers(tx: Queryable, channelId: number, ids: string[]): Promise<void> {
+  const known = await tx.query<{ id: string }>('SELECT id FROM suppliers WHERE id = ANY($1::text[])', [ids]);
+  const unknown = ids.filter((id) => !known.some((row) => row.id === id));
+  if (unknown.length > 0) throw new Error(`unknown supplier id(s): ${unknown.join(', ')} (import them first: trustfare suppliers import FILE)`);
+  await tx.query('DELETE FROM channel_suppliers WHERE channel_id = $1', [channelId]);
+  await tx.query('INSERT INTO channel_suppliers (channel_id, supplier_id) SELECT $1, unnest($2::text[])', [channelId, ids]);
+}
+
 const channelSet: Command = {
   name: 'channel set',
   summary: `set admin-only channel fields: --site P --id ID and any of ${adminFields.map((field) => `--${field.option}`).join(' ')}`,
-  options: { site: { type: 'string' }, id: { type: 'string' }, ...Object.fromEntries(adminFields.map((field) => [field.option, { type: 'string' as const }])) },
-  required: ['site', 'id', adminFields.map((field) => field.option)],
+  options: { site: { type: 'string' }, id: { type: 'string' }, suppliers: { type: 'string' }, ...Object.fromEntries(adminFields.map((field) => [field.option, { type: 'string' as const }])) },
+  required: ['site', 'id', [...adminFields.map((field) => field.option), 'suppliers']],
   async run(context, options: Options) {
     const sitePath = required(options, 'site');
     const idText = required(options, 'id');
     if (!/^[1-9]\d{0,14}$/.test(idText)) throw new Error('--id must be a channel id');
     // Parse everything before touching the database: one bad value changes nothing.
     const changes = adminFields.filter((field) => typeof options[field.option] === 'string').map((field) => ({ column: field.column, value: field.parse(options[field.option] as string) }));
+    const supplierIds = typeof options.suppliers === 'string' ? parseSupplierIds(options.suppliers) : undefined;
     const site = await findSite(context.db, sitePath);
     const channel = await context.db.transaction(async (tx) => {
       const current = await loadChannel(tx, { siteId: site.id, id: Number(idText), lock: 'update' });
       if (!current) throw new Error(`no channel ${idText} in site ${site.path}`);
       const sets = changes.map((change, index) => `${change.column} = $${index + 2}`);
-      await tx.query(`UPDATE channels SET ${sets.join(', ')}, modified_at = now() WHERE id = $1`, [current.id, ...changes.map((change) => change.value)]);
+      await tx.query(`UPDATE channels SET ${[...sets, 'modified_at = now()'].join(', ')} WHERE id = $1`, [current.id, ...changes.map((change) => change.value)]);
+      if (supplierIds) await linkSuppliers(tx, current.id, supplierIds);
       return (await loadChannel(tx, { siteId: site.id, id: current.id }))!;
     });
     // A warning, not a refusal: the mode is the operator's to set (ahead of a real processor, or
@@ -107,6 +133,7 @@ const channelSet: Command = {
       payout_minimum: channel.payoutMinimum,
       descriptor: channel.descriptor,
       beneficiary_id: channel.beneficiaryId,
+      suppliers: channel.suppliers,
     };
   },
 };
