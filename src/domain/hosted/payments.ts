@@ -4,6 +4,7 @@ import { declineReason } from '../../i18n/catalogue.js';
 import { loadTransactionViews, type TransactionJson } from '../transactions/view.js';
 import type { Actor, TransactionInput, TransactionSource } from '../transactions/types.js';
 import { createTransaction } from '../transactions/index.js';
+import { captureTokenPrefix, resolvePaymentCard, type CardHolder } from '../vault/index.js';
 import { limits } from '../../limits.js';
 import { attemptsLeft, cancelAttempt, getHostedSession, payRequestWindowStart, recordAttemptOutcome, startAttempt, type HostedSession } from './sessions.js';
 
@@ -84,12 +85,24 @@ export interface PayInput {
   currency?: string;
   total?: number;
   ipAddress?: string;
-  payee?: { name?: string; email?: string };
   /** The page's name for this attempt (`attempt_id`), by which it may ask for its outcome later. */
   attemptId?: string;
 }
 
-function transactionInputOf(context: AppContext, session: HostedSession, input: PayInput): TransactionInput {
+/**
+ * The payer's details the page's card form took with the card (name and email; the vaulting app
+ * also the country): the payment's `payee_name`, `payee_email` and `countries` (where the card is
+ * registered), so its receipt reaches whoever paid (docs/emails.md "The payer"), not the traveller
+ * the booking names. Until session 33 the form's fields went only onto the card record. A sandbox
+ * token, or a capture token the payments core will refuse, names no holder.
+ */
+async function cardHolderOf(context: AppContext, session: HostedSession, cardToken: string): Promise<CardHolder | null> {
+  if (!cardToken.startsWith(captureTokenPrefix)) return null;
+  const resolved = await resolvePaymentCard(context.db, context.vault, { siteId: session.siteId, token: cardToken, channelId: session.channelId });
+  return resolved?.card.holder ?? null;
+}
+
+function transactionInputOf(context: AppContext, session: HostedSession, input: PayInput, holder: CardHolder | null): TransactionInput {
   const common = {
     channelId: session.channelId,
     token: input.cardToken,
@@ -99,8 +112,9 @@ function transactionInputOf(context: AppContext, session: HostedSession, input: 
     redirectUrl: `${context.config.baseUrl}/hosted/3ds-return?language=${session.language}`,
     paymentMethod: 'credit-card' as const,
     ...(input.ipAddress ? { ipAddress: input.ipAddress } : {}),
-    ...(input.payee?.name ? { payeeName: input.payee.name } : {}),
-    ...(input.payee?.email ? { payeeEmail: input.payee.email } : {}),
+    ...(holder?.name ? { payeeName: holder.name } : {}),
+    ...(holder?.email ? { payeeEmail: holder.email } : {}),
+    ...(holder?.country ? { country: holder.country } : {}),
   };
   if (session.kind === 'vault') {
     return { ...common, type: 'vault', currency: session.currency!, total: 0, ...(session.options.failCode ? { forcedDeclineCode: session.options.failCode } : {}) };
@@ -143,7 +157,8 @@ export async function payWithSession(context: AppContext, session: HostedSession
   const actor: Actor = { siteId: session.siteId, userId: session.userId, source: sourceOf[session.kind], isPlatformAdmin: false, onAttemptRecorded: () => (recorded = true) };
   let created: { id: number; status: string };
   try {
-    created = await createTransaction(context, actor, transactionInputOf(context, session, input));
+    const holder = await cardHolderOf(context, session, input.cardToken);
+    created = await createTransaction(context, actor, transactionInputOf(context, session, input, holder));
   } catch (error) {
     // Failed before the attempt was recorded, so before the bank could be asked: a refusal (bad
     // token, wrong currency...) or our own fault (a card key missing from CARD_KEYS, a 500). Not
