@@ -16,3 +16,23 @@ export function followableUrl(value: string): URL | null {
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) return null;
   return url.hostname !== '' && url.username === '' && url.password === '' ? url : null;
 }
+
+/**
+ * The spec's redirects (the vaulting app's `redirect`, a transaction's `redirect_url`) arrive
+ * "UTF-8 URL-encoded", decodable with decodeURIComponent: a value that cannot be followed as sent
+ * is taken decoded once, when that can be. Returns the value to keep (as sent when it needs no
+ * decoding), or null when neither form may be followed.
+ */
+export function decodedRedirect(value: string): string | null {
+  if (followableUrl(value)) return value;
+  const decoded = safeDecode(value);
+  return decoded !== null && followableUrl(decoded) ? decoded : null;
+}
+
+function safeDecode(value: string): string | null {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return null;
+  }
+}

@@ -58,6 +58,21 @@ describe('sandbox tokens on POST /transactions (decisions.md)', () => {
     expect(expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200).status).toBe('unpaid');
   });
 
+  it('redirect_url sent "UTF-8 URL-encoded" (the spec\'s words) is taken, and the cardholder back from 3DS lands on it', async () => {
+    const booking = await makeBooking(t, site, channel.id, { total: 1350 });
+    const target = 'https://shop.example/ordre/çà?order=7&lang=fr';
+    const pending = expectStatus(await post({ transaction_types: 'purchase', total: 1350, token: 'tok_visa_3ds_challenge', attempt_3ds: true, redirect_url: encodeURIComponent(target), bookings: share(booking, 1350) }), 201);
+    expect(pending).toMatchObject({ status: 'pending', redirect_url: target });
+    await t.app.inject({ method: 'POST', url: new URL(pending['3ds_response'].challenge_url).pathname, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'result=authenticate' });
+    const back = await t.app.inject({ method: 'GET', url: `/3ds/return/${pending.uuid}` });
+    expect(back.statusCode).toBe(303);
+    const landed = new URL(back.headers.location as string);
+    expect(`${landed.origin}${decodeURIComponent(landed.pathname)}`).toBe('https://shop.example/ordre/çà');
+    expect(Object.fromEntries(landed.searchParams)).toEqual({ order: '7', lang: 'fr', transaction_id: String(pending.id), status: 'complete' });
+    // Encoded or not, what cannot be followed is still refused.
+    expectError(await post({ transaction_types: 'purchase', total: 1350, token: 'tok_visa', redirect_url: encodeURIComponent('javascript:alert(1)'), bookings: share(booking, 1350) }), 400, 'rest_invalid_param');
+  });
+
   it('processor that never answers: incomplete', async () => {
     const booking = await makeBooking(t, site, channel.id, { total: 1400 });
     const response = await post({ transaction_types: 'purchase', total: 1400, token: 'tok_visa_no_answer', bookings: share(booking, 1400) });

@@ -11,7 +11,7 @@ import { parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
 import { createHostedSession, type HostedSession } from './sessions.js';
 import { checkCardVaultUser } from './card-vault-user.js';
 import { claimCardVaultTokenSession } from './modal-auth-uses.js';
-import { followableUrl, followableUrlProblem } from '../redirect-url.js';
+import { decodedRedirect, followableUrlProblem } from '../redirect-url.js';
 
 /**
  * The vaulting app's inputs (spec "Vaulting app inputs"): validated in full before any form is
@@ -65,26 +65,13 @@ function text(query: RawQuery, name: string, problems: Record<string, string>): 
 }
 
 /**
- * `redirect` is a UTF-8 URI that may arrive encoded once more (the spec: decodable with
- * decodeURIComponent). Only what followableUrl allows is followed: anything else (javascript:,
- * data:, relative paths, credentials) is refused.
+ * `redirect`: only what followableUrl allows is followed (decodedRedirect: as sent, or decoded
+ * once); anything else (javascript:, data:, relative paths, credentials) is refused.
  */
 export function parseRedirect(value: string): string | null {
   if (value.length > limits.redirectUrlLengthMax) return null;
-  for (const candidate of [value, safeDecode(value)]) {
-    // Not followable in this form: try the decoded one.
-    const url = candidate === null ? null : followableUrl(candidate);
-    if (url) return url.toString();
-  }
-  return null;
-}
-
-function safeDecode(value: string): string | null {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return null;
-  }
+  const redirect = decodedRedirect(value);
+  return redirect === null ? null : new URL(redirect).toString();
 }
 
 export function parseVaultAppQuery(query: RawQuery): { ok: true; inputs: VaultAppInputs } | { ok: false; params: Record<string, string> } {

@@ -16,6 +16,7 @@ import {
   ItemParams, SiteParams, apiPrefix, integerIds, listValues, pageRequest, parseItemId, publishedRange, setPaginationHeaders, statementDateOf,
 } from '../../http/pagination.js';
 import { TransactionCreateBody, TransactionListQuery, TransactionSchema, type TransactionCreateBodyWire } from './schemas.js';
+import { decodedRedirect } from '../../domain/redirect-url.js';
 
 /** Wire names → domain input, once, here. RO fields in the body are ignored. */
 function toInput(body: TransactionCreateBodyWire, ip: string): TransactionInput {
@@ -36,7 +37,9 @@ function toInput(body: TransactionCreateBodyWire, ip: string): TransactionInput 
     paymentMethod: body.payment_methods,
     ipAddress: body.ip_address ?? ip,
     attempt3ds: body.attempt_3ds,
-    redirectUrl: body.redirect_url,
+    // Sent "UTF-8 URL-encoded" as the spec allows, it is kept decoded; one that cannot be
+    // followed either way goes on as sent, for the payments core to refuse in its words.
+    redirectUrl: body.redirect_url === undefined ? undefined : decodedRedirect(body.redirect_url) ?? body.redirect_url,
     allocations: body.allocations,
   };
 }
