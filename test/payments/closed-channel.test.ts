@@ -82,3 +82,22 @@ describe('a closed channel', () => {
     expect(await sandboxModeOf(refund.json().id)).toBe('test');
   });
 });
+
+describe('a channel the operator set to channel_status closed or locked', () => {
+  it('takes no new money, and still refunds what it took', async () => {
+    for (const status of ['closed', 'locked']) {
+      const channel = await addChannel(t, shop);
+      const booking = await createBooking(t, shop, { channelId: channel, total: 3000 });
+      const purchase = (await post(t, shop, onChannel(channel, purchaseBody(shop, booking, 2000, { channels: channel })))).json();
+      expect(purchase.status).toBe('complete');
+      await t.db.query(`UPDATE channels SET channel_status = $2 WHERE id = $1`, [channel, status]);
+
+      const more = await post(t, shop, onChannel(channel, { transaction_types: 'purchase', total: 1000, token: 'tok_visa', ...share(booking, 1000) }));
+      expect(more.statusCode, status).toBe(400);
+      expect(more.json().data.params.channels, status).toBe(`The channel is ${status} and takes no payments.`);
+      const refund = await post(t, shop, onChannel(channel, { transaction_types: 'refund', total: 2000, linked_id: purchase.id, ...share(booking, 2000) }));
+      expect(refund.statusCode, status).toBe(201);
+      expect(await bookingRow(t, booking)).toMatchObject({ status: 'unpaid', total_paid: 0 });
+    }
+  });
+});

@@ -151,10 +151,22 @@ export async function lookUp(db: Queryable, requests: readonly { actor: Actor; i
  */
 const closedChannelTypes: ReadonlySet<TransactionType> = new Set(['refund', 'void']);
 
+/**
+ * Why a channel takes no new money, or null: `account_mode` closed, or a `channel_status` the
+ * operator set to closed or locked (decision, docs/payments.md "Closed channels": both statuses
+ * were shown and changed nothing, so a channel locked for review still took payments).
+ */
+function noPaymentsReason(channel: ChannelRecord): 'closed' | 'locked' | null {
+  if (channel.accountMode === 'closed' || channel.channelStatus === 'closed') return 'closed';
+  return channel.channelStatus === 'locked' ? 'locked' : null;
+}
+
 function resolveChannel(input: TransactionInput, channel: ChannelRecord | undefined): ChannelRecord {
   if (!channel) throw invalidParam('channels', 'Unknown channel.');
-  if (channel.accountMode === 'closed' && !closedChannelTypes.has(input.type)) {
-    throw invalidParam('channels', input.type === 'capture' ? 'The channel is closed and takes no payments; void the authorisation to release the held amount.' : 'The channel is closed and takes no payments.');
+  const reason = noPaymentsReason(channel);
+  if (reason !== null && !closedChannelTypes.has(input.type)) {
+    const refusal = `The channel is ${reason} and takes no payments.`;
+    throw invalidParam('channels', input.type === 'capture' ? `${refusal.slice(0, -1)}; void the authorisation to release the held amount.` : refusal);
   }
   // Paying in another currency is forex (docs/forex.md), checked with the bookings in
   // prepareForexAndAllocations; a vault (no money) is in the channel currency.
