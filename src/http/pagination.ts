@@ -94,6 +94,13 @@ export function listQueryProperties<const F extends readonly string[]>(orderbyFi
 
 /** `{path}` of every site-scoped route; unknown sites are refused by authentication. */
 export const apiPrefix = '/:path/site-json/vendor/v2';
+/** The absolute URL of a collection (or, with `id`, of one item) of the site's API, on `BASE_URL`. */
+export function siteApiUrl(options: { baseUrl: string; sitePath: string; collection: string; id?: number }): string {
+  const collection = `${options.baseUrl}/${options.sitePath}/site-json/vendor/v2/${options.collection}`;
+  return options.id === undefined ? collection : `${collection}/${options.id}`;
+}
+/** The `Location` a 201 names its new resource with (RFC 9110 §15.3.2), documented in the OpenAPI answer. */
+export const createdLocationHeader = { Location: Type.String({ description: 'The URL of the created resource' }) };
 export const SiteParams = Type.Object({ path: Type.String({ maxLength: 63 }) });
 /** Item routes take the id as text so a malformed id is a 404 like an unknown one. */
 // The id is text of any length the router admits (routerOptions.maxParamLength; past it, 414):

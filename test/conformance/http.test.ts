@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
 import type { SiteFixture } from '../support/fixtures.js';
-import { api, apiPrefix, expectError, expectStatus, makeBooking, makeChannel, newSite, send, type Json } from './support.js';
+import { api, apiPrefix, bookingBody, expectError, expectStatus, makeBooking, makeChannel, newSite, send, type Json } from './support.js';
 
 let t: TestContext;
 let site: SiteFixture;
@@ -143,5 +143,32 @@ describe('status codes and error shape', () => {
       const body = expectError(response, response.statusCode);
       expect(JSON.stringify(body)).not.toMatch(/stack|SELECT|node_modules|at .*\.ts/);
     }
+  });
+});
+
+describe('Location on 201 (RFC 9110: a 201 names what it created)', () => {
+  /** Creates with a key and replays it: both answers name one URL, which reads the new object. */
+  async function locationOf(collection: string, body: Json): Promise<{ location: string; created: Json; read: Json }> {
+    const key = `located-${collection}`;
+    const first = await api(t, site, 'POST', collection, body, { 'idempotency-key': key });
+    const created = expectStatus(first, 201);
+    const replay = await api(t, site, 'POST', collection, body, { 'idempotency-key': key });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.headers.location).toBe(first.headers.location);
+    const location = String(first.headers.location);
+    const read = expectStatus(await send(t, 'GET', new URL(location).pathname, { headers: site.headers }), 200);
+    return { location, created, read };
+  }
+
+  it('POST channels and POST bookings answer the new object\'s URL, as POST transactions does', async () => {
+    const newChannel = await locationOf('channels', { name: 'Located', currencies: 'EUR' });
+    expect(newChannel.location).toMatch(new RegExp(`^https?://[^/]+${apiPrefix(site.path)}/channels/${newChannel.created.id as number}$`));
+    expect(newChannel.read.name).toBe('Located');
+    const newBooking = await locationOf('bookings', { ...bookingBody(channel.id as number), reference: 'LOC-1' });
+    expect(newBooking.location).toBe(newBooking.created._links.self[0].href);
+    expect(newBooking.read.reference).toBe('LOC-1');
+    const refused = await api(t, site, 'POST', 'bookings', { ...bookingBody(channel.id as number), currencies: 'USD' });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.headers.location).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import { currentBookingStatus, currentBookingStatusSql, gmtDate } from '../../domain/booking-status.js';
@@ -15,7 +15,7 @@ import { principalOf, requireAccess, requireAccessWithRead } from '../../http/au
 import { conflict, invalidId, invalidParams } from '../../http/errors.js';
 import { createdForKey, type ResourceAnswer } from '../../http/idempotency.js';
 import {
-  ItemParams, SiteParams, WhereBuilder, apiPrefix, codePointOrder, fetchPage, integerIds, isoCalendarDate, listValues, orderBySql, pageRequest, parseItemId, publishedRange, setPaginationHeaders,
+  ItemParams, SiteParams, WhereBuilder, apiPrefix, codePointOrder, fetchPage, integerIds, isoCalendarDate, listValues, orderBySql, pageRequest, parseItemId, publishedRange, setPaginationHeaders, createdLocationHeader, siteApiUrl,
 } from '../../http/pagination.js';
 import { BookingCreateBody, BookingListQuery, BookingSchema, BookingUpdateBody, PaymentRequestQuery, type BookingWire } from './schemas.js';
 
@@ -103,14 +103,16 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
   // A key left in flight after the booking was created is answered with the booking as it is now.
   const createdBooking: ResourceAnswer = async (request, reply, id) => {
     const booking = await loadBooking(context.db, { siteId: principalOf(request).siteId, id });
-    return booking && (reply.code(201).serialize(bookingToWire(context, request, booking, { paymentRequest: wantsLink(request) })) as string);
+    if (!booking) return undefined;
+    const wire = bookingToWire(context, request, booking, { paymentRequest: wantsLink(request) });
+    return answerCreated(reply, wire).serialize(wire) as string;
   };
   app.post(
     base,
     {
       onRequest: access,
       config: { idempotencyResource: createdBooking },
-      schema: { summary: 'Create a booking', tags, params: SiteParams, querystring: PaymentRequestQuery, body: BookingCreateBody, response: { ...errors, 201: BookingSchema } },
+      schema: { summary: 'Create a booking', tags, params: SiteParams, querystring: PaymentRequestQuery, body: BookingCreateBody, response: { ...errors, 201: { ...BookingSchema, headers: createdLocationHeader } } },
     },
     async (request, reply) => {
       const principal = principalOf(request);
@@ -132,7 +134,8 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
       const create = (db: Queryable) => createBooking(db, { siteId: principal.siteId, authorId: principal.userId, input });
       const result = await createdForKey(context.db, request, create, (created) => ('params' in created ? undefined : created.id));
       if ('params' in result) throw invalidParams(result.params);
-      return reply.code(201).send(bookingToWire(context, request, result, { paymentRequest: wantsLink(request) }));
+      const wire = bookingToWire(context, request, result, { paymentRequest: wantsLink(request) });
+      return answerCreated(reply, wire).send(wire);
     },
   );
 
@@ -194,11 +197,16 @@ function bookingPatch(body: BookingBodyFields): BookingPatch {
   return patch;
 }
 
+/** 201 naming the new booking in `Location`, as the first answer and a replayed key's give it. */
+function answerCreated(reply: FastifyReply, booking: BookingWire): FastifyReply {
+  return reply.code(201).header('location', booking._links.self[0]!.href);
+}
+
 /** The Booking table on the wire, with `_links` (and a payment request link when asked for). */
 export function bookingToWire(context: AppContext, request: FastifyRequest, booking: BookingRecord, options: { paymentRequest?: boolean; showDraft?: boolean } = {}): BookingWire {
   const principal = principalOf(request);
-  const collection = `${context.config.baseUrl}/${principal.sitePath}/site-json/vendor/v2/bookings`;
-  const self: BookingWire['_links']['self'][number] = { href: `${collection}/${booking.id}` };
+  const collection = siteApiUrl({ baseUrl: context.config.baseUrl, sitePath: principal.sitePath, collection: 'bookings' });
+  const self: BookingWire['_links']['self'][number] = { href: siteApiUrl({ baseUrl: context.config.baseUrl, sitePath: principal.sitePath, collection: 'bookings', id: booking.id }) };
   if (options.paymentRequest) {
     self.payment_request = paymentRequestUrl({ baseUrl: context.config.baseUrl, secret: context.config.secrets.signingSecret, siteId: booking.siteId, bookingId: booking.id, dateEnd: booking.dateEnd, issuedAt: context.now() });
   }

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
 import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import {
@@ -10,7 +11,7 @@ import { requireAccess, principalOf, type Principal } from '../../http/auth.js';
 import { conflict, invalidId, invalidParam } from '../../http/errors.js';
 import { createdForKey, type ResourceAnswer } from '../../http/idempotency.js';
 import {
-  ItemParams, SiteParams, WhereBuilder, apiPrefix, codePointOrder, fetchPage, integerIds, listValues, orderBySql, pageRequest, parseItemId, setPaginationHeaders, wildcardPattern,
+  ItemParams, SiteParams, WhereBuilder, apiPrefix, codePointOrder, fetchPage, integerIds, listValues, orderBySql, pageRequest, parseItemId, setPaginationHeaders, wildcardPattern, createdLocationHeader, siteApiUrl,
 } from '../../http/pagination.js';
 // Forex integration (issue 4): forex_feed.rates come from the rates provider.
 import { channelRatesLoader, type ForexFeedRate } from '../../domain/forex/index.js';
@@ -77,12 +78,12 @@ export async function channelRoutes(app: App, context: AppContext): Promise<void
   const createdChannel: ResourceAnswer = async (request, reply, id) => {
     const principal = principalOf(request);
     const channel = await loadChannel(context.db, { siteId: principal.siteId, id });
-    return channel && (reply.code(201).serialize(channelToWire(channel, principal, await channelRatesLoader(context)(channel))) as string);
+    return channel && (answerCreated(reply, context, principal, channel.id).serialize(channelToWire(channel, principal, await channelRatesLoader(context)(channel))) as string);
   };
   const createOptions = {
     onRequest: adminWrite,
     config: { idempotencyResource: createdChannel },
-    schema: { summary: 'Create a channel (member_admin)', tags, params: SiteParams, body: ChannelCreateBody, response: { ...errors, 201: ChannelSchema } },
+    schema: { summary: 'Create a channel (member_admin)', tags, params: SiteParams, body: ChannelCreateBody, response: { ...errors, 201: { ...ChannelSchema, headers: createdLocationHeader } } },
   };
   app.post(base, createOptions, async (request, reply) => {
     const principal = principalOf(request);
@@ -90,7 +91,7 @@ export async function channelRoutes(app: App, context: AppContext): Promise<void
     const fields: ChannelBodyFields = body;
     const input = { siteId: principal.siteId, name: body.name.trim(), currency: body.currencies, ...channelPatch(fields) };
     const channel = await createdForKey(context.db, request, (db) => createChannel(db, input), (created) => created.id);
-    return reply.code(201).send(channelToWire(channel, principal, await channelRatesLoader(context)(channel)));
+    return answerCreated(reply, context, principal, channel.id).send(channelToWire(channel, principal, await channelRatesLoader(context)(channel)));
   });
 
   app.put(`${base}/:id`, { onRequest: adminWrite, schema: { summary: 'Update a channel (member_admin)', tags, params: ItemParams, body: ChannelUpdateBody, response: { ...errors, 200: ChannelSchema } } }, async (request) => {
@@ -149,6 +150,11 @@ function channelPatch(body: ChannelBodyFields): ChannelPatch {
   if (body.vaultprovider_id !== undefined) patch.vaultproviderId = body.vaultprovider_id;
   if (body.vaultprovider_api_key !== undefined) patch.vaultproviderApiKey = body.vaultprovider_api_key;
   return patch;
+}
+
+/** 201 naming the new channel in `Location`, as the first answer and a replayed key's give it. */
+function answerCreated(reply: FastifyReply, context: AppContext, principal: Principal, id: number): FastifyReply {
+  return reply.code(201).header('location', siteApiUrl({ baseUrl: context.config.baseUrl, sitePath: principal.sitePath, collection: 'channels', id }));
 }
 
 /** Shows at most the last four characters of a stored provider key (none of a short one). */
