@@ -29,8 +29,8 @@ export function StringEnum<const T extends readonly string[]>(values: T, options
  * A string limited to a long list of codes (currencies, countries, languages), typed as plain
  * `string`: a union of dozens of literals is too deep for the type provider's inference.
  */
-export function CodeEnum(values: readonly string[]): TString {
-  return Type.String({ enum: [...values] } as Parameters<typeof Type.String>[0]);
+export function CodeEnum(values: readonly string[], options: { description?: string } = {}): TString {
+  return Type.String({ enum: [...values], ...options } as Parameters<typeof Type.String>[0]);
 }
 
 const integerIdPattern = describedPattern('^[0-9]{1,15}(,[0-9]{1,15})*,?$', 'positive integer ids separated by commas');

@@ -110,6 +110,26 @@ describe('the served document names what the spec names', () => {
     expect(headerParameters('POST', '/{path}/api-tokens')).toEqual([]);
     expect(headerParameters('POST', `${J}/token`)).toEqual([]);
   });
+
+  it('POST transactions says what each type needs: the operation names every type with its required fields, and every field an integrator sends is described', () => {
+    const create = operation('POST', `${A}/transactions`);
+    const description = String(create.description ?? '');
+    const required: Record<string, string[]> = {
+      vault: ['channels', 'currencies', 'total', 'token'],
+      purchase: ['channels', 'currencies', 'total', 'bookings', 'token'],
+      retained_purchase: ['channels', 'currencies', 'total', 'bookings', 'linked_id', 'token'],
+      capture: ['channels', 'currencies', 'total', 'bookings', 'linked_id'],
+      void: ['channels', 'currencies', 'total', 'bookings', 'linked_id'],
+      refund: ['channels', 'currencies', 'total', 'bookings', 'linked_id'],
+    };
+    for (const [type, fields] of Object.entries(required)) {
+      const line = description.split('\n').find((text) => text.includes(`\`${type}\``)) ?? '';
+      expect([type, fields.filter((field) => !line.includes(`\`${field}\``))]).toEqual([type, []]);
+    }
+    const body = create.requestBody.content['application/json'].schema as Json;
+    const input = ['channels', 'currencies', 'total', 'bookings', 'linked_id', 'token', 'language', 'payee_name', 'payee_surname', 'payee_email', 'countries', 'psp', 'ip_address', 'redirect_url', 'allocations'];
+    expect(input.filter((field) => !body.properties[field]?.description)).toEqual([]);
+  });
 });
 
 describe('real answers against the documented schemas', () => {

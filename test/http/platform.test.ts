@@ -100,6 +100,12 @@ describe('OpenAPI document and reference page', () => {
     expect(text).toContain('Location string: The URL of the new transaction');
     expect(text).toContain('Retry-After string, pattern ^[0-9]+$: Seconds until the rate limit lets a request through again.');
   });
+
+  it('shows on /docs what each transaction type needs, a line each', async () => {
+    const body = (await t.app.inject({ url: '/docs' })).body;
+    for (const type of ['vault', 'purchase', 'retained_purchase', 'capture', 'void', 'refund']) expect(body).toContain(`<br>- <code>${type}</code>`);
+    expect(body).toContain('<code>linked_id</code> (the vault transaction) or <code>token</code> (its vault token)');
+  });
 });
 
 describe('logs', () => {

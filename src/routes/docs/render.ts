@@ -79,8 +79,9 @@ const serviceGroup = 'Service';
 const groupOrder = (group: string) => (group === 'Authentication' ? 0 : group === 'API tokens' ? 1 : group === serviceGroup ? 3 : 2);
 
 /** Escapes, then shows `backticked` words as code. */
+// A description's lines (a list of cases) stay lines on the page.
 function prose(text: unknown): string {
-  return escapeHtml(text).replace(/`([^`]+)`/g, '<code>$1</code>');
+  return escapeHtml(text).replace(/`([^`]+)`/g, '<code>$1</code>').replace(/\n/g, '<br>');
 }
 
 function shortPath(path: string): string {

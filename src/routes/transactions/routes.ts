@@ -15,7 +15,7 @@ import { errorResponses, htmlResponse, noCredential, siteApiErrors } from '../..
 import {
   ItemParams, SiteParams, apiPrefix, integerIds, listValues, pageRequest, parseItemId, publishedRange, setPaginationHeaders, statementDateOf,
 } from '../../http/pagination.js';
-import { TransactionCreateBody, TransactionListQuery, TransactionSchema, type TransactionCreateBodyWire } from './schemas.js';
+import { TransactionCreateBody, TransactionListQuery, TransactionSchema, transactionCreateDescription, type TransactionCreateBodyWire } from './schemas.js';
 import { decodedRedirect } from '../../domain/redirect-url.js';
 
 /** Wire names → domain input, once, here. RO fields in the body are ignored. */
@@ -59,7 +59,7 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
 
   // Schemas typed loosely here: the full Transaction schema is too deep for inference, and the
   // body is mapped to the domain input (typed) right away.
-  const createSchema: FastifySchema = { summary: 'Create a transaction (201 for every recorded attempt, failed ones included)', tags, params: SiteParams, body: TransactionCreateBody, response: { 201: { ...TransactionSchema, headers: { Location: Type.String({ description: 'The URL of the new transaction' }) } }, ...siteApiErrors } };
+  const createSchema: FastifySchema = { summary: 'Create a transaction (201 for every recorded attempt, failed ones included)', description: transactionCreateDescription, tags, params: SiteParams, body: TransactionCreateBody, response: { 201: { ...TransactionSchema, headers: { Location: Type.String({ description: 'The URL of the new transaction' }) } }, ...siteApiErrors } };
   // The Idempotency-Key is claimed by the attempt's own database transaction (issue 7: one
   // round trip and one commit less than claiming it first); chargeback records, which have no
   // attempt, claim it before they run. A remembered principal is confirmed by the attempt's

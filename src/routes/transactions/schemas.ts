@@ -11,13 +11,15 @@ import { Text } from '../../domain/text.js';
 
 const text = (maxLength: number) => Text({ maxLength, kind: 'line' });
 const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
-const amount = Type.Integer({ minimum: 0, maximum: limits.amountCentsMax });
+const amountOptions = { minimum: 0, maximum: limits.amountCentsMax };
+const amount = Type.Integer(amountOptions);
 /**
  * Every integer id of a body: ids are bigint in the database, numbers here; beyond
  * Number.MAX_SAFE_INTEGER two ids read as the same number, so such an id is bad input (400 naming
  * the field), never a look-up. Query strings are bounded by their 15-digit pattern (pagination.ts).
  */
-const id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+const idOptions = { minimum: 1, maximum: Number.MAX_SAFE_INTEGER };
+const id = Type.Integer(idOptions);
 
 export const TransactionBookingInput = Type.Object(
   { id, currencies: CodeEnum(currencyCodes), total: amount },
@@ -27,6 +29,7 @@ export const TransactionBookingInput = Type.Object(
 // The spec's "Allocation input item" with its channel id bounded like the others.
 const allocationInputList = Type.Array(Type.Object({ ...AllocationInputSchema.properties, channels: id }, { additionalProperties: false, ...percentTotalRule }), {
   maxItems: AllocationInputListSchema.maxItems,
+  description: 'Parts of the payment credited to other channels: `channels`, `currencies`, `total`, `operator` (`flat` cents, or `percent` in basis points).',
 });
 
 /** RO fields of the Transaction table: accepted in bodies and ignored (decisions.md). */
@@ -36,6 +39,19 @@ const readOnlyFields = Object.fromEntries(
     'transaction_type', 'issuer_countries', 'auth_code', 'hash', '_links', 'bin_number'].map((name) => [name, Type.Optional(Type.Unknown())]),
 );
 
+/** What POST /transactions needs by type, for the API reference (docs/payments.md "Request bodies"). */
+export const transactionCreateDescription = [
+  'Which fields each `transaction_types` needs (the missing ones are 400 `rest_missing_callback_param`, naming them):',
+  '- `vault`: `channels`, `currencies` (the channel\'s), `total` = 0, `token` (from a hosted page; on test channels a sandbox token such as `tok_visa`).',
+  '- `purchase`, `authorize`: `channels`, `currencies`, `total` > 0, `bookings`, `token`.',
+  '- `retained_purchase`, `retained_authorize`: `channels`, `currencies`, `total`, `bookings`, and `linked_id` (the vault transaction) or `token` (its vault token).',
+  '- `capture`: `channels`, `currencies`, `total` (up to the authorisation\'s `total_remaining`, once), `bookings`, `linked_id` (the authorisation).',
+  '- `void`: `channels`, `currencies`, `total` (the authorisation\'s whole `total_remaining`), `bookings`, `linked_id` (the authorisation).',
+  '- `refund`: `channels`, `currencies`, `total` (up to the payment\'s `total_remaining`), `bookings`, `linked_id` (a purchase, retained purchase or capture).',
+  '- `chargeback`, `chargeback-reversal`, `chargeback-override`: platform operators only (403 otherwise).',
+  'Forex: `bookings[].currencies` is the channel currency; the top-level `currencies` is what the cardholder pays in, and `total` the bookings\' total times the rate offered in the channel\'s `forex_feed`.',
+].join('\n');
+
 /**
  * POST /transactions. One schema for every type: which fields a type requires is checked by
  * the domain (rest_missing_callback_param naming them), so errors read the same for all types.
@@ -43,23 +59,23 @@ const readOnlyFields = Object.fromEntries(
 export const TransactionCreateBody = Type.Object(
   {
     transaction_types: StringEnum(transactionTypes),
-    channels: Type.Optional(id),
-    currencies: Type.Optional(CodeEnum(currencyCodes)),
-    total: Type.Optional(amount),
-    bookings: Type.Optional(Type.Array(TransactionBookingInput, { maxItems: limits.bookingsPerTransactionMax })),
-    linked_id: Type.Optional(id),
+    channels: Type.Optional(Type.Integer({ ...idOptions, description: 'The channel the money moves through.' })),
+    currencies: Type.Optional(CodeEnum(currencyCodes, { description: 'The currency the cardholder pays in: the channel currency, or another it offers (forex).' })),
+    total: Type.Optional(Type.Integer({ ...amountOptions, description: 'Integer cents of `currencies`: the bookings\' total, times the forex rate when the currencies differ; 0 for a vault.' })),
+    bookings: Type.Optional(Type.Array(TransactionBookingInput, { maxItems: limits.bookingsPerTransactionMax, description: 'The bookings paid: `id`, `currencies` (the channel currency) and `total` (cents of it) each.' })),
+    linked_id: Type.Optional(Type.Integer({ ...idOptions, description: 'The transaction this one acts on: the vault transaction (retained types), the authorisation (capture, void), the payment (refund).' })),
     // Every kind of card token (capture, vault: 32, sandbox) fits a capture token's bound.
-    token: Type.Optional(Type.String({ minLength: 1, maxLength: limits.captureTokenLengthMax, pattern: describedPattern('^[A-Za-z0-9_.~-]+$', 'a token of letters, digits and . _ ~ -') })),
-    language: Type.Optional(CodeEnum(languageCodes)),
-    payee_name: Type.Optional(text(limits.nameLengthMax)),
-    payee_surname: Type.Optional(text(limits.nameLengthMax)),
-    payee_email: Type.Optional(Type.String({ pattern: emailAddressPattern, maxLength: limits.emailLengthMax })),
-    countries: Type.Optional(Type.String({ pattern: countryCodePattern })),
-    psp: Type.Optional(text(100)),
+    token: Type.Optional(Type.String({ minLength: 1, maxLength: limits.captureTokenLengthMax, pattern: describedPattern('^[A-Za-z0-9_.~-]+$', 'a token of letters, digits and . _ ~ -'), description: 'The card: a capture token from a hosted page, a vault token (retained types, instead of `linked_id`), or on test channels a sandbox token such as `tok_visa`.' })),
+    language: Type.Optional(CodeEnum(languageCodes, { description: 'Language of the receipt; default the linked transaction\'s, else the first booking\'s, else the channel\'s.' })),
+    payee_name: Type.Optional(Text({ maxLength: limits.nameLengthMax, kind: 'line', description: 'The payer\'s given name, as on receipts.' })),
+    payee_surname: Type.Optional(Text({ maxLength: limits.nameLengthMax, kind: 'line', description: 'The payer\'s surname (the list filter `payee_surname` matches it exactly).' })),
+    payee_email: Type.Optional(Type.String({ pattern: emailAddressPattern, maxLength: limits.emailLengthMax, description: 'Where the receipt goes.' })),
+    countries: Type.Optional(Type.String({ pattern: countryCodePattern, description: 'The payer\'s country, ISO 3166-1 alpha-2.' })),
+    psp: Type.Optional(Text({ maxLength: 100, kind: 'line', description: 'The integrator\'s name for the payment service provider, recorded as sent.' })),
     payment_methods: Type.Optional(StringEnum(paymentMethods, { description: 'credit-card (the default): every transaction created here moves money by card; bank-transfer is refused' })),
-    ip_address: Type.Optional(Type.String({ anyOf: [{ format: 'ipv4' }, { format: 'ipv6' }], maxLength: 45 } as Parameters<typeof Type.String>[0])),
+    ip_address: Type.Optional(Type.String({ anyOf: [{ format: 'ipv4' }, { format: 'ipv6' }], maxLength: 45, description: 'The cardholder\'s address; default the caller\'s.' } as Parameters<typeof Type.String>[0])),
     attempt_3ds: Type.Optional(Type.Boolean({ description: 'Ask for 3-D Secure (purchase, authorize, vault); refused on retained charges, which are merchant-initiated' })),
-    redirect_url: Type.Optional(Text({ maxLength: limits.redirectUrlLengthMax, kind: 'line' })),
+    redirect_url: Type.Optional(Text({ maxLength: limits.redirectUrlLengthMax, kind: 'line', description: 'Where the cardholder\'s browser goes after a 3-D Secure challenge, with `transaction_id` and `status` added.' })),
     // Issue 4: the spec's "Allocation input item" (docs/allocations.md).
     allocations: Type.Optional(allocationInputList),
     ...readOnlyFields,
