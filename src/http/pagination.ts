@@ -1,4 +1,4 @@
-import { Type, type TArray, type TString, type TUnsafe } from '@sinclair/typebox';
+import { Type, type TArray, type TSchema, type TString, type TUnsafe } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { limits } from '../limits.js';
 import type { Queryable, Row } from '../storage/db.js';
@@ -51,9 +51,19 @@ export function EnumList(values: readonly string[]): TArray<TString> {
   return ValueList(values.map(escapeRegExp).join('|'), `values among ${values.join(', ')}`);
 }
 
-export const pageParam = Type.Integer({ minimum: 1, maximum: limits.pageMax, default: 1 });
-export const perPageParam = Type.Integer({ minimum: 1, maximum: limits.perPageMax, default: limits.perPageDefault });
-export const orderParam = StringEnum(['asc', 'desc'] as const, { default: 'asc' });
+/** `schema` with the words the API reference shows for it: a copy, as list schemas are shared. */
+export function described<T extends TSchema>(schema: T, description: string): T {
+  return { ...schema, description };
+}
+
+export const pageParam = Type.Integer({ minimum: 1, maximum: limits.pageMax, default: 1, description: 'The page, from 1; a page past the last answers [] with the same headers.' });
+export const perPageParam = Type.Integer({ minimum: 1, maximum: limits.perPageMax, default: limits.perPageDefault, description: `Items per page, 1 to ${limits.perPageMax}.` });
+export const orderParam = StringEnum(['asc', 'desc'] as const, { default: 'asc', description: 'Ties of `orderby` are broken by id in the same direction, so pages never overlap.' });
+/** What a "wildcard match" filter (wildcardPattern) does, for the API reference. */
+export function wildcardDescription(field: string): string {
+  return `Any case: \`*\` matches any run of characters, and a value without \`*\` matches anywhere in \`${field}\` (\`%\` and \`_\` match themselves).`;
+}
+export const orderbyDescription = 'The field to sort by; text sorts by Unicode code point (capitals before small letters, accented letters after z), the same on every installation.';
 
 export const isoDateTimeRegExpSource = '[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?';
 
@@ -61,6 +71,11 @@ export const isoDateTimeRegExpSource = '[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:
 export const isoDateTimeParam = Type.String({
   pattern: describedPattern(`^${isoDateTimeRegExpSource}$`, 'an ISO 8601 date or date-time, such as 2026-01-31 or 2026-01-31T10:00:00Z'),
 });
+/** The creation-time filters of bookings and transactions (publishedRange). */
+export const publishedFilters = {
+  before: Type.Optional(described(isoDateTimeParam, 'Created before this instant (GMT unless an offset is given), to the second it names, excluded.')),
+  after: Type.Optional(described(isoDateTimeParam, 'Created after this instant, compared at the whole seconds `created` shows: the `created` of the last item seen never brings it back.')),
+};
 
 /**
  * The transactions list's `statement_date_after` / `_before`, which the spec calls "timestamps":
@@ -83,12 +98,12 @@ export function statementDateOf(name: string, value: string | undefined): string
 /** `include`, `exclude`, `page`, `per_page`, `order` and `orderby` (limited to `orderbyFields`). */
 export function listQueryProperties<const F extends readonly string[]>(orderbyFields: F) {
   return {
-    include: Type.Optional(IntegerIdList),
-    exclude: Type.Optional(IntegerIdList),
+    include: Type.Optional(described(IntegerIdList, 'Only these ids: comma-separated, the parameter repeated, or both.')),
+    exclude: Type.Optional(described(IntegerIdList, 'Not these ids: comma-separated, the parameter repeated, or both.')),
     page: Type.Optional(pageParam),
     per_page: Type.Optional(perPageParam),
     order: Type.Optional(orderParam),
-    orderby: Type.Optional(StringEnum(orderbyFields, { default: orderbyFields[0] })),
+    orderby: Type.Optional(StringEnum(orderbyFields, { default: orderbyFields[0], description: orderbyDescription })),
   };
 }
 

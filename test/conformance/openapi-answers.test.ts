@@ -130,6 +130,15 @@ describe('the served document names what the spec names', () => {
     const input = ['channels', 'currencies', 'total', 'bookings', 'linked_id', 'token', 'language', 'payee_name', 'payee_surname', 'payee_email', 'countries', 'psp', 'ip_address', 'redirect_url', 'allocations'];
     expect(input.filter((field) => !body.properties[field]?.description)).toEqual([]);
   });
+
+  it('every query parameter of the lists says what it matches (exact, wildcard, contains, which field), where it said only its pattern', () => {
+    const undescribed = ['channels', 'bookings', 'suppliers', 'transactions'].flatMap((collection) =>
+      ((operation('GET', `${A}/${collection}`).parameters ?? []) as Json[])
+        .filter((parameter) => parameter.in === 'query' && typeof parameter.description !== 'string' && typeof parameter.schema?.description !== 'string')
+        .map((parameter) => `${collection}: ${parameter.name as string}`),
+    );
+    expect(undescribed).toEqual([]);
+  });
 });
 
 describe('real answers against the documented schemas', () => {

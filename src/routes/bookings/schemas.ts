@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { publicBookingStatuses } from '../../domain/booking-status.js';
 import { currencyCodes } from '../../domain/money.js';
 import { countryCodes, emailAddressPattern, languageCodes, supplierIdPattern } from '../../domain/reference-data.js';
-import { CodeEnum, EnumList, IntegerIdList, StringEnum, ValueList, isoDateTimeParam, listQueryProperties } from '../../http/pagination.js';
+import { CodeEnum, EnumList, IntegerIdList, StringEnum, ValueList, described, isoDateTimeParam, listQueryProperties, publishedFilters } from '../../http/pagination.js';
 import { Text } from '../../domain/text.js';
 import { limits } from '../../limits.js';
 import { calendarDatePattern } from '../../domain/patterns.js';
@@ -114,15 +114,14 @@ export const bookingOrderbyFields = ['id', 'created', 'modified', 'date', 'date_
 
 export const BookingListQuery = Type.Object({
   ...listQueryProperties(bookingOrderbyFields),
-  before: Type.Optional(isoDateTimeParam),
-  after: Type.Optional(isoDateTimeParam),
-  status: Type.Optional(EnumList(publicBookingStatuses)),
-  channels: Type.Optional(IntegerIdList),
-  countries: Type.Optional(ValueList('[A-Z]{2}', 'two-letter country codes in capitals', 2)),
-  surname: Type.Optional(Text({ maxLength: limits.nameLengthMax, kind: 'line' })),
-  email: Type.Optional(Text({ maxLength: limits.emailLengthMax, kind: 'line' })),
-  date_before: Type.Optional(isoDateTimeParam),
-  date_after: Type.Optional(isoDateTimeParam),
-  reference: Type.Optional(Text({ maxLength: limits.nameLengthMax, kind: 'line' })),
+  ...publishedFilters,
+  status: Type.Optional(described(EnumList(publicBookingStatuses), 'Bookings in these statuses (as `status` shows them), comma-separated.')),
+  channels: Type.Optional(described(IntegerIdList, 'Bookings of these channel ids, comma-separated.')),
+  countries: Type.Optional(described(ValueList('[A-Z]{2}', 'two-letter country codes in capitals', 2), 'Bookings of these countries (`countries`), comma-separated.')),
+  surname: Type.Optional(Text({ maxLength: limits.nameLengthMax, kind: 'line', description: 'Exact surname, case-sensitive.' })),
+  email: Type.Optional(Text({ maxLength: limits.emailLengthMax, kind: 'line', description: 'Exact email, A-Z in any case.' })),
+  date_before: Type.Optional(described(isoDateTimeParam, 'End date (`date`) strictly before the day of this value.')),
+  date_after: Type.Optional(described(isoDateTimeParam, 'End date (`date`) strictly after the day of this value.')),
+  reference: Type.Optional(Text({ maxLength: limits.nameLengthMax, kind: 'line', description: 'Exact reference, case-sensitive (one; a reference may hold a comma).' })),
 });
 export type BookingListQuery = Static<typeof BookingListQuery>;

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { accountModes, accountTypes, channelStatuses, protectionTypes, selfServiceAccountModes, settlementCurrencies, statementPeriods } from '../../domain/channels.js';
 import { currencyCodes } from '../../domain/money.js';
 import { emailListPattern, languageCodes } from '../../domain/reference-data.js';
-import { CodeEnum, EnumList, StringEnum, ValueList, listQueryProperties } from '../../http/pagination.js';
+import { CodeEnum, EnumList, StringEnum, ValueList, described, listQueryProperties, wildcardDescription } from '../../http/pagination.js';
 import { Text } from '../../domain/text.js';
 import { limits } from '../../limits.js';
 
@@ -121,11 +121,11 @@ export const channelOrderbyFields = ['id', 'name', 'slug', 'currencies', 'accoun
 
 export const ChannelListQuery = Type.Object({
   ...listQueryProperties(channelOrderbyFields),
-  account_mode: Type.Optional(EnumList(accountModes)),
-  account_type: Type.Optional(EnumList(accountTypes)),
-  currencies: Type.Optional(ValueList('[A-Za-z]{1,3}', 'currency codes or parts of them (1 to 3 letters)', 3)),
-  external_id: Type.Optional(text(limits.nameLengthMax)),
-  name: Type.Optional(text(limits.nameLengthMax)),
-  statement_period: Type.Optional(EnumList(statementPeriods)),
+  account_mode: Type.Optional(described(EnumList(accountModes), 'Channels in these modes, comma-separated.')),
+  account_type: Type.Optional(described(EnumList(accountTypes), 'Channels of these account types, comma-separated.')),
+  currencies: Type.Optional(described(ValueList('[A-Za-z]{1,3}', 'currency codes or parts of them (1 to 3 letters)', 3), 'Base currency containing this text, any case (`US` finds `USD`); several comma-separated.')),
+  external_id: Type.Optional(Text({ maxLength: limits.nameLengthMax, kind: 'line', description: 'Exact `external_id`.' })),
+  name: Type.Optional(Text({ maxLength: limits.nameLengthMax, kind: 'line', description: wildcardDescription('name') })),
+  statement_period: Type.Optional(described(EnumList(statementPeriods), 'Channels with these statement periods, comma-separated.')),
 });
 export type ChannelListQuery = Static<typeof ChannelListQuery>;

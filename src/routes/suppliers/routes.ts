@@ -6,7 +6,7 @@ import { errorResponseSchema } from '../../http/openapi.js';
 import { requireAccess } from '../../http/auth.js';
 import { invalidId } from '../../http/errors.js';
 import {
-  CodeEnum, EnumList, ItemParams, SiteParams, StringEnum, ValueList, WhereBuilder, apiPrefix, codePointOrder, fetchPage, listValues, orderBySql, pageParam, pageRequest, perPageParam, orderParam,
+  CodeEnum, EnumList, ItemParams, SiteParams, StringEnum, ValueList, WhereBuilder, apiPrefix, codePointOrder, fetchPage, listValues, orderBySql, pageParam, pageRequest, perPageParam, orderParam, orderbyDescription, described, wildcardDescription,
   setPaginationHeaders, wildcardPattern,
 } from '../../http/pagination.js';
 import { limits } from '../../limits.js';
@@ -32,15 +32,15 @@ const supplierIdOrder = codePointOrder('id');
 const orderColumns: Record<string, string> = { id: supplierIdOrder, name: codePointOrder('name'), url: codePointOrder('url'), country: codePointOrder('country'), category: codePointOrder('category') };
 
 export const SupplierListQuery = Type.Object({
-  include: Type.Optional(ValueList(supplierIdItemPattern, 'supplier ids such as GB-1042-ACC', 20)),
+  include: Type.Optional(described(ValueList(supplierIdItemPattern, 'supplier ids such as GB-1042-ACC', 20), 'Only these supplier ids (exact, capitals): comma-separated, the parameter repeated, or both.')),
   page: Type.Optional(pageParam),
   per_page: Type.Optional(perPageParam),
   order: Type.Optional(orderParam),
-  orderby: Type.Optional(StringEnum(['id', 'name', 'url', 'country', 'category'] as const, { default: 'id' })),
-  name: Type.Optional(Text({ maxLength: limits.nameLengthMax, kind: 'line' })),
-  url: Type.Optional(Text({ maxLength: limits.stringLengthMax, kind: 'line' })),
-  countries: Type.Optional(ValueList('[A-Z]{2}', 'two-letter country codes in capitals', 2)),
-  categories: Type.Optional(EnumList(supplierCategoryCodes)),
+  orderby: Type.Optional(StringEnum(['id', 'name', 'url', 'country', 'category'] as const, { default: 'id', description: orderbyDescription })),
+  name: Type.Optional(Text({ maxLength: limits.nameLengthMax, kind: 'line', description: wildcardDescription('name') })),
+  url: Type.Optional(Text({ maxLength: limits.stringLengthMax, kind: 'line', description: wildcardDescription('url') })),
+  countries: Type.Optional(described(ValueList('[A-Z]{2}', 'two-letter country codes in capitals', 2), 'Suppliers of these countries (`country`), comma-separated.')),
+  categories: Type.Optional(described(EnumList(supplierCategoryCodes), 'Suppliers of these categories (`category`), comma-separated.')),
 });
 
 interface SupplierRow {

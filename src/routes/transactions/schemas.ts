@@ -4,7 +4,7 @@ import { currencyCodes } from '../../domain/money.js';
 import { countryCodePattern, emailAddressPattern, languageCodes } from '../../domain/reference-data.js';
 import { cardBrands } from '../../processor/connector.js';
 import { paymentMethods, transactionStatuses, transactionTypes } from '../../domain/transactions/index.js';
-import { CodeEnum, EnumList, IntegerIdList, StringEnum, ValueList, isoDateTimeParam, listQueryProperties, statementDateParam } from '../../http/pagination.js';
+import { CodeEnum, EnumList, IntegerIdList, StringEnum, ValueList, described, listQueryProperties, publishedFilters, statementDateParam } from '../../http/pagination.js';
 import { limits } from '../../limits.js';
 import { describedPattern } from '../../domain/patterns.js';
 import { Text } from '../../domain/text.js';
@@ -139,23 +139,25 @@ export const TransactionSchema = Type.Object({
 
 export const TransactionListQuery = Type.Object({
   ...listQueryProperties(['id', 'date', 'created', 'modified', 'total', 'status', 'statement_date'] as const),
-  after: Type.Optional(isoDateTimeParam),
-  before: Type.Optional(isoDateTimeParam),
-  status: Type.Optional(EnumList(transactionStatuses)),
-  channels: Type.Optional(IntegerIdList),
-  channels_exclude: Type.Optional(IntegerIdList),
-  bin_number: Type.Optional(ValueList('[0-9]{3,8}', 'BINs of 3 to 8 digits', 8)),
-  countries: Type.Optional(ValueList('[A-Z]{2}', 'two-letter country codes in capitals', 2)),
-  currencies: Type.Optional(ValueList('[A-Z]{3}', 'three-letter currency codes in capitals', 3)),
-  currencies_exclude: Type.Optional(ValueList('[A-Z]{3}', 'three-letter currency codes in capitals', 3)),
-  last_four_digits: Type.Optional(ValueList('[0-9]{4}', 'last four digits', 4)),
-  payment_methods: Type.Optional(EnumList(paymentMethods)),
-  transaction_types: Type.Optional(EnumList(transactionTypes)),
-  payee_surname: Type.Optional(text(limits.nameLengthMax)),
-  payee_email: Type.Optional(text(limits.emailLengthMax)),
+  ...publishedFilters,
+  status: Type.Optional(described(EnumList(transactionStatuses), 'Transactions in these statuses, comma-separated.')),
+  channels: Type.Optional(described(IntegerIdList, 'Transactions of these channel ids, comma-separated.')),
+  channels_exclude: Type.Optional(described(IntegerIdList, 'Not of these channel ids, comma-separated.')),
+  bin_number: Type.Optional(described(ValueList('[0-9]{3,8}', 'BINs of 3 to 8 digits', 8), 'Exact `bin_number` (as the transaction shows it, usually six digits), comma-separated.')),
+  countries: Type.Optional(described(ValueList('[A-Z]{2}', 'two-letter country codes in capitals', 2), 'The payer\'s country sent as `countries` with the transaction (not the booking\'s), comma-separated.')),
+  currencies: Type.Optional(described(ValueList('[A-Z]{3}', 'three-letter currency codes in capitals', 3), 'Paid in these currencies (`currencies`), comma-separated.')),
+  currencies_exclude: Type.Optional(described(ValueList('[A-Z]{3}', 'three-letter currency codes in capitals', 3), 'Not paid in these currencies, comma-separated.')),
+  last_four_digits: Type.Optional(described(ValueList('[0-9]{4}', 'last four digits', 4), 'Cards ending in these four digits, comma-separated.')),
+  payment_methods: Type.Optional(described(EnumList(paymentMethods), 'These payment methods, comma-separated.')),
+  transaction_types: Type.Optional(described(EnumList(transactionTypes), 'These types, comma-separated.')),
+  payee_surname: Type.Optional(Text({ maxLength: limits.nameLengthMax, kind: 'line', description: 'Exact `payee_surname`, case-sensitive.' })),
+  payee_email: Type.Optional(Text({ maxLength: limits.emailLengthMax, kind: 'line', description: 'Exact `payee_email`, A-Z in any case.' })),
   // Exact, as the bookings list's `reference`: a booking reference may hold commas, so several
   // are asked for by repeating the parameter (`reference=A&reference=B,C`), never split on commas.
-  reference: Type.Optional(Type.Array(text(limits.nameLengthMax), { maxItems: limits.listFilterValuesMax })),
-  statement_date_after: Type.Optional(statementDateParam),
-  statement_date_before: Type.Optional(statementDateParam),
+  reference: Type.Optional(Type.Array(text(limits.nameLengthMax), {
+    maxItems: limits.listFilterValuesMax,
+    description: 'Transactions paying a booking with exactly this reference; repeat the parameter for several, as a reference may hold a comma.',
+  })),
+  statement_date_after: Type.Optional(described(statementDateParam, 'In statements from this day on (its `statement_date` on or after it); an ISO 8601 date or Unix seconds.')),
+  statement_date_before: Type.Optional(described(statementDateParam, 'In statements up to this day (its `statement_date` on or before it); an ISO 8601 date or Unix seconds.')),
 });
