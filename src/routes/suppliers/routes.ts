@@ -31,8 +31,10 @@ const supplierIdRegExp = new RegExp(supplierIdPattern);
 const supplierIdOrder = codePointOrder('id');
 const orderColumns: Record<string, string> = { id: supplierIdOrder, name: codePointOrder('name'), url: codePointOrder('url'), country: codePointOrder('country'), category: codePointOrder('category') };
 
+const SupplierIdList = ValueList(supplierIdItemPattern, 'supplier ids such as GB-1042-ACC', 20);
 export const SupplierListQuery = Type.Object({
-  include: Type.Optional(described(ValueList(supplierIdItemPattern, 'supplier ids such as GB-1042-ACC', 20), 'Only these supplier ids (exact, capitals): comma-separated, the parameter repeated, or both.')),
+  include: Type.Optional(described(SupplierIdList, 'Only these supplier ids (exact, capitals): comma-separated, the parameter repeated, or both.')),
+  exclude: Type.Optional(described(SupplierIdList, 'Not these supplier ids: comma-separated, the parameter repeated, or both.')),
   page: Type.Optional(pageParam),
   per_page: Type.Optional(perPageParam),
   order: Type.Optional(orderParam),
@@ -66,6 +68,7 @@ export async function supplierRoutes(app: App, context: AppContext): Promise<voi
     const page = pageRequest(query);
     const where = new WhereBuilder()
       .andIf(listValues('include', query.include), (w, ids) => w.and`id = ANY(${ids}::text[])`)
+      .andIf(listValues('exclude', query.exclude), (w, ids) => w.and`NOT (id = ANY(${ids}::text[]))`)
       .andIf(query.name, (w, name) => w.and`name ILIKE ${wildcardPattern(name)}`)
       .andIf(query.url, (w, url) => w.and`url ILIKE ${wildcardPattern(url)}`)
       .andIf(listValues('countries', query.countries), (w, countries) => w.and`country = ANY(${countries}::text[])`)

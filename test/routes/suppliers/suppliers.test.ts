@@ -56,6 +56,9 @@ describe('suppliers: happy paths', () => {
     expect(await ids('order=desc')).toEqual(['IT-3-ACC', 'GB-88-TRN', 'GB-1042-ACC', 'FR-7-AIR']);
     expect(await ids('orderby=name')).toEqual(['FR-7-AIR', 'GB-1042-ACC', 'GB-88-TRN', 'IT-3-ACC']);
     expect(await ids('include=IT-3-ACC,FR-7-AIR')).toEqual(['FR-7-AIR', 'IT-3-ACC']);
+    // `exclude`, as on the channels, bookings and transactions lists: it was ignored here, and the whole directory came back.
+    expect(await ids('exclude=IT-3-ACC,FR-7-AIR')).toEqual(['GB-1042-ACC', 'GB-88-TRN']);
+    expect(await ids('exclude=IT-3-ACC&exclude=FR-7-AIR&include=IT-3-ACC,GB-88-TRN')).toEqual(['GB-88-TRN']);
     expect(await ids('name=hotel')).toEqual(['GB-1042-ACC', 'IT-3-ACC']);
     expect(await ids('name=Hotel*')).toEqual(['IT-3-ACC']);
     expect(await ids('name=100%25')).toEqual(['IT-3-ACC']);
@@ -83,7 +86,7 @@ describe('suppliers: errors and security', () => {
   });
 
   it('refuses malformed list parameters', async () => {
-    for (const query of ['categories=XYZ', 'countries=gbr', 'include=1,2', 'per_page=101', 'orderby=imported_at']) {
+    for (const query of ['categories=XYZ', 'countries=gbr', 'include=1,2', 'exclude=gb-1042-acc', 'per_page=101', 'orderby=imported_at']) {
       const response = await call(t, site, 'GET', `suppliers?${query}`);
       expect(response.statusCode, query).toBe(400);
       expect(response.json().code).toBe('rest_invalid_param');
