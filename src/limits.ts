@@ -38,6 +38,8 @@ export const limits = {
   channelSuppliersMax: 100,
   /** Largest money amount accepted anywhere, in minor units (ten billion major units of a 2-decimal currency). */
   amountCentsMax: 1_000_000_000_000,
+  /** A booking's `date` and `date_start`: real calendar days from the first of January of this year. */
+  bookingDateYearMin: 1900,
   paxMax: 10_000,
   jwtLifetimeSeconds: 15 * 60,
   cardVaultJwtLifetimeSeconds: 15 * 60,

@@ -4,6 +4,7 @@ import { deriveBookingStatus, type BookingStatus } from './booking-status.js';
 import { countryCodeProblem, isCountryCode } from './reference-data.js';
 import { gmtDateTime, gmtDateTimeOfJson, isCalendarDate } from './gmt.js';
 import { canonicalText } from './text.js';
+import { limits } from '../limits.js';
 
 /**
  * Bookings: what a traveller buys and transactions pay for. Plain functions over the database;
@@ -191,18 +192,19 @@ export async function loadBooking(db: Queryable, options: { siteId: number; id: 
   return row ? bookingFromRow(row) : undefined;
 }
 
-/** A booking's date: a real calendar date in `YYYY-MM-DD` form, from 1900 (the schema checks the shape, this the calendar). */
+/** A booking's date: a real calendar date in `YYYY-MM-DD` form (the schema checks the shape, this the calendar and the bound). */
 function isBookingDate(text: string): boolean {
-  return isCalendarDate(text, 1900);
+  return isCalendarDate(text, limits.bookingDateYearMin);
 }
+const bookingDateProblem = `must be a real calendar date as YYYY-MM-DD, from ${limits.bookingDateYearMin}-01-01`;
 
 /** The checks that need no database: a known country, real dates in order. */
 function refuseShape(booking: BookingInput): Record<string, string> {
   const params: Record<string, string> = {};
   if (!isCountryCode(booking.country)) params.countries = countryCodeProblem;
-  if (!isBookingDate(booking.dateEnd)) params.date = 'must be a valid date, Y-m-d';
+  if (!isBookingDate(booking.dateEnd)) params.date = bookingDateProblem;
   if (booking.dateStart != null) {
-    if (!isBookingDate(booking.dateStart)) params.date_start = 'must be a valid date, Y-m-d';
+    if (!isBookingDate(booking.dateStart)) params.date_start = bookingDateProblem;
     // Against a real end date only: beside an invalid one the order says nothing.
     else if (!params.date && booking.dateStart > booking.dateEnd) params.date_start = 'must not be after the end date (date)';
   }

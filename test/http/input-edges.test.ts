@@ -77,6 +77,6 @@ describe('errors of requests wrong in more than one way', () => {
     const booking = await createBooking(t, shop, { total: 500 });
     const response = await call('PUT', `bookings/${booking}`, { date: '2030-02-30', date_start: '2030-03-01' });
     expect(response.statusCode).toBe(400);
-    expect(response.json().data.params).toEqual({ date: 'must be a valid date, Y-m-d' });
+    expect(response.json().data.params).toEqual({ date: 'must be a real calendar date as YYYY-MM-DD, from 1900-01-01' });
   });
 });

@@ -388,6 +388,11 @@ describe('bookings: errors', () => {
     expect(await said({ countries: 'XX' })).toEqual({ countries: 'must be a country code of the ISO 3166-1 alpha-2 list, in capitals, such as GB' });
     expect(await said({ firstname: '   ' })).toEqual({ firstname: 'must be text on one line with at least one visible character, without control characters' });
     expect(await said({ nickname: 'x' })).toEqual({ nickname: 'unknown field nickname' });
+    // A real date before 1900 was told it was no "valid date, Y-m-d", which it is: the bound is named.
+    const realDate = 'must be a real calendar date as YYYY-MM-DD, from 1900-01-01';
+    expect(await said({ date: '1899-12-31' })).toEqual({ date: realDate });
+    expect(await said({ date: '2027-02-30', date_start: '1850-06-01' })).toEqual({ date: realDate, date_start: realDate });
+    expect((await call(t, site, 'POST', 'bookings', { ...valid(), date: '1900-01-01' })).statusCode).toBe(201);
   });
 
   it('refuses invalid updates and changes nothing', async () => {
