@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { enumPhrase, patternPhrase } from '../domain/patterns.js';
+import { limits } from '../limits.js';
 
 /**
  * An expected failure with the spec's error shape `{code, message, data: {status, ...}}`.
@@ -103,21 +104,27 @@ export function conflict(code: string, message: string, data: Record<string, unk
   return new ApiError(409, code, message, data);
 }
 
+/** 413 saying how large a body may be, so a client can split what it sends or trim it. */
+function bodyTooLarge(bytesMax: number): ApiError {
+  return new ApiError(413, 'rest_request_too_large', `The request body is too large: send at most ${bytesMax} bytes (${Math.round(bytesMax / 1024)} KB).`, { max_bytes: bytesMax });
+}
+
 /** Maps anything thrown in a request to the error shape, hiding internals of 5xx errors. */
 export function errorHandler(error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply): void {
-  const api = toApiError(error);
+  const api = toApiError(error, { bodyBytesMax: request.routeOptions.bodyLimit });
   if (api.status >= 500) request.log.error({ err: error }, 'request failed');
   for (const [name, value] of Object.entries(api.headers)) reply.header(name, value);
   void reply.code(api.status).send(api.toJSON());
 }
 
-export function toApiError(error: unknown): ApiError {
+/** `bodyBytesMax`: the bound of the route that refused a body as too large (the app's, limits.bodyBytesMax, unless the route sets its own). */
+export function toApiError(error: unknown, options: { bodyBytesMax?: number | undefined } = {}): ApiError {
   if (error instanceof ApiError) return error;
   const fastifyError = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
   if (fastifyError.validation) return fromValidation(fastifyError.validation, fastifyError.validationContext);
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError(413, 'rest_request_too_large', 'The request body is too large.');
+      return bodyTooLarge(options.bodyBytesMax ?? limits.bodyBytesMax);
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError(400, 'rest_invalid_json', 'The request body is not valid JSON.');

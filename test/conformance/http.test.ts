@@ -121,10 +121,12 @@ describe('status codes and error shape', () => {
     expectError(response, response.statusCode);
   });
 
-  it('body too large: 413 in the error shape', async () => {
+  it('body too large: 413 in the error shape, saying how large a body may be', async () => {
     const big = JSON.stringify({ name: 'x', currencies: 'GBP', content: 'a'.repeat(5 * 1024 * 1024) });
     const response = await t.app.inject({ method: 'POST', url: `${apiPrefix(site.path)}/bookings`, headers: { ...site.headers, 'content-type': 'application/json' }, payload: big });
-    expectError(response, 413);
+    const body = expectError(response, 413);
+    expect(body.message).toBe('The request body is too large: send at most 262144 bytes (256 KB).');
+    expect(body.data.max_bytes).toBe(262144);
   });
 
   it('unknown body fields (not RO fields of the resource) are refused or ignored, never stored', async () => {

@@ -63,7 +63,7 @@ describe('a body at and past limits.bodyBytesMax', () => {
         socket.destroy();
       }
       expect(answers.map((answer) => answer.statusCode), `chunked: ${chunked}`).toEqual([201, 413]);
-      expect(JSON.parse(answers[1]!.body)).toEqual({ code: 'rest_request_too_large', message: 'The request body is too large.', data: { status: 413 } });
+      expect(JSON.parse(answers[1]!.body)).toEqual({ code: 'rest_request_too_large', message: `The request body is too large: send at most ${limits.bodyBytesMax} bytes (${limits.bodyBytesMax / 1024} KB).`, data: { status: 413, max_bytes: limits.bodyBytesMax } });
     }
   });
 });
