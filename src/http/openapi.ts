@@ -137,6 +137,7 @@ export async function registerOpenApi(app: App, config: Config): Promise<void> {
       info: {
         title: 'trustfare',
         version,
+        license: { name: 'MIT', identifier: 'MIT' },
         description:
           'Card vaulting and booking payment service for travel businesses. Every REST request carries `Authorization: Bearer <token>`: an API token (`tfat_...`, recommended) or a user JWT from the token endpoints. Errors are `{code, message, data: {status}}`.',
       },

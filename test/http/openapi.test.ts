@@ -118,6 +118,16 @@ describe('the OpenAPI document and the registered routes', () => {
     expect(registered.filter((key) => !documented.includes(key) && !undocumented.has(key))).toEqual([]);
   });
 
+  it('names every operation with a unique camelCase operationId and a summary, as client generators and linters need', () => {
+    const ids = operations.map(({ operation }) => operation.operationId as unknown);
+    expect(operations.filter(({ operation }) => typeof operation.operationId !== 'string' || !/^[a-z][A-Za-z0-9]*$/.test(operation.operationId)).map(({ method, path }) => keyOf(method, path))).toEqual([]);
+    expect(ids.filter((id, index) => ids.indexOf(id) !== index)).toEqual([]);
+    expect(operations.filter(({ operation }) => typeof operation.summary !== 'string').map(({ method, path }) => keyOf(method, path))).toEqual([]);
+    expect(find('GET', '/{path}/site-json/vendor/v2/bookings').operationId).toBe('listBookings');
+    expect(find('POST', '/{path}/site-json/vendor/v2/transactions').operationId).toBe('createTransaction');
+    expect(document.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
+  });
+
   it('says `security: []` exactly on the routes that take no credential, and names only defined schemes', () => {
     const schemes = Object.keys(document.components.securitySchemes);
     for (const { method, path, operation } of operations) {

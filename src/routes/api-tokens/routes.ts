@@ -25,7 +25,7 @@ export async function apiTokenRoutes(app: App, context: AppContext): Promise<voi
 
   app.get(
     '/:path/api-tokens',
-    { onRequest, schema: { summary: "List the caller's API tokens", tags, params: sitePathParams, response: { 200: Type.Array(apiTokenRecordSchema), ...errors } } },
+    { onRequest, schema: { operationId: 'listApiTokens', summary: "List the caller's API tokens", tags, params: sitePathParams, response: { 200: Type.Array(apiTokenRecordSchema), ...errors } } },
     async (request) => {
       const principal = principalOf(request);
       return listApiTokens(db, { siteId: principal.siteId, userId: principal.userId });
@@ -39,7 +39,7 @@ export async function apiTokenRoutes(app: App, context: AppContext): Promise<voi
       // The answer is the new token in clear: never stored for an Idempotency-Key (the header is
       // ignored; a retry creates another token, the lost one can be listed and deleted).
       config: { idempotencyExempt: true },
-      schema: { summary: 'Create an API token (shown once)', tags, params: sitePathParams, body: createApiTokenBody, response: { 201: createdApiTokenSchema, ...errors } },
+      schema: { operationId: 'createApiToken', summary: 'Create an API token (shown once)', tags, params: sitePathParams, body: createApiTokenBody, response: { 201: createdApiTokenSchema, ...errors } },
     },
     async (request, reply) => {
       const principal = principalOf(request);
@@ -55,7 +55,7 @@ export async function apiTokenRoutes(app: App, context: AppContext): Promise<voi
 
   app.delete(
     '/:path/api-tokens/:token_id',
-    { onRequest, schema: { summary: 'Delete one of your API tokens', tags, params: tokenIdParams, response: { 200: messageSchema, ...errors } } },
+    { onRequest, schema: { operationId: 'deleteApiToken', summary: 'Delete one of your API tokens', tags, params: tokenIdParams, response: { 200: messageSchema, ...errors } } },
     async (request) => {
       const principal = principalOf(request);
       const id = parseItemId(request.params.token_id);
@@ -67,7 +67,7 @@ export async function apiTokenRoutes(app: App, context: AppContext): Promise<voi
 
   app.delete(
     '/:path/api-tokens',
-    { onRequest, schema: { summary: 'Delete all your API tokens in this site', tags, params: sitePathParams, response: { 200: messageSchema, ...errors } } },
+    { onRequest, schema: { operationId: 'deleteApiTokens', summary: 'Delete all your API tokens in this site', tags, params: sitePathParams, response: { 200: messageSchema, ...errors } } },
     async (request) => {
       const principal = principalOf(request);
       const count = await deleteAllApiTokens(db, { siteId: principal.siteId, userId: principal.userId });

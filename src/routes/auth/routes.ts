@@ -37,7 +37,7 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
   app.post(
     `${prefix}/token`,
     {
-      schema: { summary: 'Log in: user object with a user JWT and a refresh token', tags, security: [], params: sitePathParams, body: credentialsBody, response: { 200: userObjectSchema, ...errors } },
+      schema: { operationId: 'createToken', summary: 'Log in: user object with a user JWT and a refresh token', tags, security: [], params: sitePathParams, body: credentialsBody, response: { 200: userObjectSchema, ...errors } },
       onRequest: loginLimit,
     },
     async (request, reply) => {
@@ -53,7 +53,7 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
     `${prefix}/token/refresh`,
     {
       schema: {
-        summary: 'A new user JWT for a refresh token (sent as the bearer token)',
+        operationId: 'refreshToken', summary: 'A new user JWT for a refresh token (sent as the bearer token)',
         tags,
         security: refreshTokenSecurity,
         params: sitePathParams,
@@ -78,7 +78,7 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
   app.delete(
     `${prefix}/token/refresh`,
     {
-      schema: { summary: 'Revoke refresh tokens (a new one is issued at the next login)', tags, params: sitePathParams, response: { 200: deletedSchema, ...errorResponses(400, 401, 404, 429) } },
+      schema: { operationId: 'revokeRefreshTokens', summary: 'Revoke refresh tokens (a new one is issued at the next login)', tags, params: sitePathParams, response: { 200: deletedSchema, ...errorResponses(400, 401, 404, 429) } },
     },
     async (request) => {
       // Any credential of a member may log itself out, read-only users included.
@@ -91,7 +91,7 @@ export async function authRoutes(app: App, context: AppContext): Promise<void> {
   app.post(
     `${prefix}/token/cardvaultuser`,
     {
-      schema: { summary: 'A JWT for the vaulting app, bound to the site, valid 15 minutes', tags, security: [], params: sitePathParams, body: credentialsBody, response: { 200: cardVaultTokenSchema, ...errorResponses(400, 401, 403, 429) } },
+      schema: { operationId: 'createCardVaultUserToken', summary: 'A JWT for the vaulting app, bound to the site, valid 15 minutes', tags, security: [], params: sitePathParams, body: credentialsBody, response: { 200: cardVaultTokenSchema, ...errorResponses(400, 401, 403, 429) } },
       onRequest: loginLimit,
     },
     async (request, reply) => {

@@ -55,7 +55,7 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
   const base = `${apiPrefix}/bookings`;
   const today = () => gmtDate(context.now());
 
-  app.get(base, { onRequest: access, schema: { summary: 'List bookings', tags, params: SiteParams, querystring: BookingListQuery, response: { ...errors, 200: Type.Array(BookingSchema) } } }, async (request, reply) => {
+  app.get(base, { onRequest: access, schema: { operationId: 'listBookings', summary: 'List bookings', tags, params: SiteParams, querystring: BookingListQuery, response: { ...errors, 200: Type.Array(BookingSchema) } } }, async (request, reply) => {
     const principal = principalOf(request);
     const query = request.query;
     const page = pageRequest(query);
@@ -88,7 +88,7 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
     return result.rows.map((row) => bookingToWire(context, request, bookingFromRow(row)));
   });
 
-  app.get(`${base}/:id`, { onRequest: accessWithBooking.hook, schema: { summary: 'Get a booking', tags, params: ItemParams, response: { ...errors, 200: BookingSchema } } }, async (request) => {
+  app.get(`${base}/:id`, { onRequest: accessWithBooking.hook, schema: { operationId: 'getBooking', summary: 'Get a booking', tags, params: ItemParams, response: { ...errors, 200: BookingSchema } } }, async (request) => {
     const read = accessWithBooking.readOf(request);
     if (!read) throw invalidId('booking ID');
     const authorId = read.row.booking.author_id;
@@ -112,7 +112,7 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
     {
       onRequest: access,
       config: { idempotencyResource: createdBooking },
-      schema: { summary: 'Create a booking', tags, params: SiteParams, querystring: PaymentRequestQuery, body: BookingCreateBody, response: { ...errors, 201: { ...BookingSchema, headers: createdLocationHeader } } },
+      schema: { operationId: 'createBooking', summary: 'Create a booking', tags, params: SiteParams, querystring: PaymentRequestQuery, body: BookingCreateBody, response: { ...errors, 201: { ...BookingSchema, headers: createdLocationHeader } } },
     },
     async (request, reply) => {
       const principal = principalOf(request);
@@ -141,7 +141,7 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
 
   app.put(
     `${base}/:id`,
-    { onRequest: access, schema: { summary: 'Update a booking', tags, params: ItemParams, querystring: PaymentRequestQuery, body: BookingUpdateBody, response: { ...errors, 200: BookingSchema } } },
+    { onRequest: access, schema: { operationId: 'updateBooking', summary: 'Update a booking', tags, params: ItemParams, querystring: PaymentRequestQuery, body: BookingUpdateBody, response: { ...errors, 200: BookingSchema } } },
     async (request) => {
       const principal = principalOf(request);
       const id = parseItemId(request.params.id);
@@ -166,7 +166,7 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
     },
   );
 
-  app.delete(`${base}/:id`, { onRequest: access, schema: { summary: 'Delete a booking without transactions', tags, params: ItemParams, response: { ...errors, 200: DeletedSchema } } }, async (request) => {
+  app.delete(`${base}/:id`, { onRequest: access, schema: { operationId: 'deleteBooking', summary: 'Delete a booking without transactions', tags, params: ItemParams, response: { ...errors, 200: DeletedSchema } } }, async (request) => {
     const principal = principalOf(request);
     const id = parseItemId(request.params.id);
     const result = id === undefined ? 'not_found' : await context.db.transaction((tx) => deleteBooking(tx, { siteId: principal.siteId, id }));

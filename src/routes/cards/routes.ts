@@ -20,7 +20,7 @@ export async function cardRoutes(app: App, context: AppContext): Promise<void> {
     '/:path/site-json/vendor/v2/cards',
     {
       schema: {
-        summary: 'Capture a card from a hosted page: a short-lived token for creating the transaction (API tokens and user JWTs are refused with 403)',
+        operationId: 'captureCard', summary: 'Capture a card from a hosted page: a short-lived token for creating the transaction (API tokens and user JWTs are refused with 403)',
         tags: ['Hosted pages'],
         security: cardCaptureSecurity,
         params: SitePathParams,

@@ -39,7 +39,7 @@ export async function channelRoutes(app: App, context: AppContext): Promise<void
   const adminWrite = requireAccess(auth, { roles: ['member_admin'] });
   const base = `${apiPrefix}/channels`;
 
-  app.get(base, { onRequest: read, schema: { summary: 'List channels', tags, params: SiteParams, querystring: ChannelListQuery, response: { ...errors, 200: Type.Array(ChannelSchema) } } }, async (request, reply) => {
+  app.get(base, { onRequest: read, schema: { operationId: 'listChannels', summary: 'List channels', tags, params: SiteParams, querystring: ChannelListQuery, response: { ...errors, 200: Type.Array(ChannelSchema) } } }, async (request, reply) => {
     const principal = principalOf(request);
     const query = request.query;
     const page = pageRequest(query);
@@ -68,7 +68,7 @@ export async function channelRoutes(app: App, context: AppContext): Promise<void
     }));
   });
 
-  app.get(`${base}/:id`, { onRequest: read, schema: { summary: 'Get a channel', tags, params: ItemParams, response: { ...errors, 200: ChannelSchema } } }, async (request) => {
+  app.get(`${base}/:id`, { onRequest: read, schema: { operationId: 'getChannel', summary: 'Get a channel', tags, params: ItemParams, response: { ...errors, 200: ChannelSchema } } }, async (request) => {
     const principal = principalOf(request);
     const channel = await findChannel(context, principal, request.params.id);
     return channelToWire(channel, principal, await channelRatesLoader(context)(channel));
@@ -83,7 +83,7 @@ export async function channelRoutes(app: App, context: AppContext): Promise<void
   const createOptions = {
     onRequest: adminWrite,
     config: { idempotencyResource: createdChannel },
-    schema: { summary: 'Create a channel (member_admin)', tags, params: SiteParams, body: ChannelCreateBody, response: { ...errors, 201: { ...ChannelSchema, headers: createdLocationHeader } } },
+    schema: { operationId: 'createChannel', summary: 'Create a channel (member_admin)', tags, params: SiteParams, body: ChannelCreateBody, response: { ...errors, 201: { ...ChannelSchema, headers: createdLocationHeader } } },
   };
   app.post(base, createOptions, async (request, reply) => {
     const principal = principalOf(request);
@@ -94,7 +94,7 @@ export async function channelRoutes(app: App, context: AppContext): Promise<void
     return answerCreated(reply, context, principal, channel.id).send(channelToWire(channel, principal, await channelRatesLoader(context)(channel)));
   });
 
-  app.put(`${base}/:id`, { onRequest: adminWrite, schema: { summary: 'Update a channel (member_admin)', tags, params: ItemParams, body: ChannelUpdateBody, response: { ...errors, 200: ChannelSchema } } }, async (request) => {
+  app.put(`${base}/:id`, { onRequest: adminWrite, schema: { operationId: 'updateChannel', summary: 'Update a channel (member_admin)', tags, params: ItemParams, body: ChannelUpdateBody, response: { ...errors, 200: ChannelSchema } } }, async (request) => {
     const principal = principalOf(request);
     const id = parseItemId(request.params.id);
     const body = request.body;
@@ -105,7 +105,7 @@ export async function channelRoutes(app: App, context: AppContext): Promise<void
     return channelToWire(result, principal, await channelRatesLoader(context)(result));
   });
 
-  app.delete(`${base}/:id`, { onRequest: adminWrite, schema: { summary: 'Delete a channel without bookings (member_admin)', tags, params: ItemParams, response: { ...errors, 200: DeletedSchema } } }, async (request) => {
+  app.delete(`${base}/:id`, { onRequest: adminWrite, schema: { operationId: 'deleteChannel', summary: 'Delete a channel without bookings (member_admin)', tags, params: ItemParams, response: { ...errors, 200: DeletedSchema } } }, async (request) => {
     const principal = principalOf(request);
     const id = parseItemId(request.params.id);
     const result = id === undefined ? 'not_found' : await context.db.transaction((tx) => deleteChannel(tx, { siteId: principal.siteId, id }));

@@ -181,7 +181,7 @@ const noSiteActorMessage = 'This site cannot take payments in the payment modal:
 const tags = ['Payment modal'];
 
 const modalFileSchema = {
-  summary: "The modal's script (payment-modal.js, for the integrator's page), the frame's script, or the frame page itself (`frame`, query: origin, language)",
+  operationId: 'getModalFile', summary: "The modal's script (payment-modal.js, for the integrator's page), the frame's script, or the frame page itself (`frame`, query: origin, language)",
   tags,
   security: noCredential,
   response: {
@@ -196,7 +196,7 @@ const modalFileSchema = {
 
 // The integrator's auth string (in the body) is the authority, not a credential header.
 const sessionSchema: FastifySchema = {
-  summary: "Open a modal session: checks the integrator's auth string, finds or creates the booking",
+  operationId: 'createModalSession', summary: "Open a modal session: checks the integrator's auth string, finds or creates the booking",
   tags,
   security: noCredential,
   body: SessionBody,

@@ -67,7 +67,7 @@ function nothingDueMessage(t: Translator, funding: BookingFunding, company: stri
 }
 
 const assetSchema = {
-  summary: "The hosted pages' shared stylesheet and scripts (pages.css, pay.js, 3ds-return.js)",
+  operationId: 'getHostedAsset', summary: "The hosted pages' shared stylesheet and scripts (pages.css, pay.js, 3ds-return.js)",
   tags: ['Hosted pages'],
   security: noCredential,
   response: { 200: assetResponse('The file'), ...errorResponses(404, 429) },
@@ -75,7 +75,7 @@ const assetSchema = {
 
 // The signed link is the authority: no credential.
 const payPageSchema = {
-  summary: "The payment request page of a booking's `payment_request` link (query: language)",
+  operationId: 'getPaymentRequestPage', summary: "The payment request page of a booking's `payment_request` link (query: language)",
   tags: ['Hosted pages'],
   security: noCredential,
   response: {

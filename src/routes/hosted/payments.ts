@@ -51,27 +51,27 @@ const sessionErrors = errorResponses(403, 404, 429);
 
 // Typed loosely: the Transaction schema is too deep for the type provider's inference.
 const paySchema: FastifySchema = {
-  summary: "Pay with the card the page captured: the session's booking and amount (one attempt)",
+  operationId: 'createHostedPayment', summary: "Pay with the card the page captured: the session's booking and amount (one attempt)",
   tags,
   security: hostedSessionSecurity,
   body: PayBody,
   response: { 201: HostedPaymentReply, ...errorResponses(400, 403, 409, 429) },
 };
 const currenciesSchema = {
-  summary: 'The payment request page: the currencies it may pay in, with current quotes',
+  operationId: 'listHostedPaymentCurrencies', summary: 'The payment request page: the currencies it may pay in, with current quotes',
   tags,
   security: hostedSessionSecurity,
   response: { 200: PaymentCurrenciesReply, ...sessionErrors },
 };
 const currentSchema: FastifySchema = {
-  summary: "The session's latest payment attempt (after 3-D Secure, or on reload); with attempt_id, that attempt's; 404 before it is recorded",
+  operationId: 'getHostedPayment', summary: "The session's latest payment attempt (after 3-D Secure, or on reload); with attempt_id, that attempt's; 404 before it is recorded",
   tags,
   security: hostedSessionSecurity,
   querystring: CurrentQuery,
   response: { 200: HostedPaymentReply, ...sessionErrors },
 };
 const threeDsReturnSchema = {
-  summary: "Where the bank's 3-D Secure page returns inside the page's challenge frame; tells the page, which reads the outcome (query: language)",
+  operationId: 'returnHostedThreeDSecure', summary: "Where the bank's 3-D Secure page returns inside the page's challenge frame; tells the page, which reads the outcome (query: language)",
   tags,
   security: noCredential,
   response: { 200: htmlResponse('A page whose script notifies the hosted page'), ...errorResponses(429) },

@@ -38,7 +38,7 @@ const tags = ['Hosted pages'];
 // The page is opened with the vaulting-app JWT in its `auth` query parameter (checked by the
 // page itself, answered with an error page), never an Authorization header.
 const vaultPageSchema = {
-  summary: 'The vaulting app: a card form for one channel (query: auth, channels, session_id, redirect, cardholder fields, env, language)',
+  operationId: 'getVaultApp', summary: 'The vaulting app: a card form for one channel (query: auth, channels, session_id, redirect, cardholder fields, env, language)',
   tags,
   security: noCredential,
   response: {
@@ -50,7 +50,7 @@ const vaultPageSchema = {
   },
 };
 const vaultAssetSchema = {
-  summary: 'A file of a vaulting app version (its script or stylesheet)',
+  operationId: 'getVaultAppFile', summary: 'A file of a vaulting app version (its script or stylesheet)',
   tags,
   security: noCredential,
   response: { 200: assetResponse('The file, cacheable for a year'), ...errorResponses(404, 429) },

@@ -63,7 +63,7 @@ export async function supplierRoutes(app: App, context: AppContext): Promise<voi
   const read = requireAccess({ db: context.db, jwtSecret: context.config.secrets.jwtSecret });
   const base = `${apiPrefix}/suppliers`;
 
-  app.get(base, { onRequest: read, schema: { summary: 'List suppliers (platform-wide directory)', tags, params: SiteParams, querystring: SupplierListQuery, response: { ...errors, 200: Type.Array(SupplierSchema) } } }, async (request, reply) => {
+  app.get(base, { onRequest: read, schema: { operationId: 'listSuppliers', summary: 'List suppliers (platform-wide directory)', tags, params: SiteParams, querystring: SupplierListQuery, response: { ...errors, 200: Type.Array(SupplierSchema) } } }, async (request, reply) => {
     const query = request.query;
     const page = pageRequest(query);
     const where = new WhereBuilder()
@@ -78,7 +78,7 @@ export async function supplierRoutes(app: App, context: AppContext): Promise<voi
     return result.rows.map(supplierToWire);
   });
 
-  app.get(`${base}/:id`, { onRequest: read, schema: { summary: 'Get a supplier', tags, params: ItemParams, response: { ...errors, 200: SupplierSchema } } }, async (request) => {
+  app.get(`${base}/:id`, { onRequest: read, schema: { operationId: 'getSupplier', summary: 'Get a supplier', tags, params: ItemParams, response: { ...errors, 200: SupplierSchema } } }, async (request) => {
     const id = request.params.id;
     const row = supplierIdRegExp.test(id) ? await context.db.maybeOne<SupplierRow>(`SELECT ${select} FROM suppliers WHERE id = $1`, [id]) : undefined;
     if (!row) throw invalidId('supplier ID');

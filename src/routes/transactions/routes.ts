@@ -59,7 +59,7 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
 
   // Schemas typed loosely here: the full Transaction schema is too deep for inference, and the
   // body is mapped to the domain input (typed) right away.
-  const createSchema: FastifySchema = { summary: 'Create a transaction (201 for every recorded attempt, failed ones included)', description: transactionCreateDescription, tags, params: SiteParams, body: TransactionCreateBody, response: { 201: { ...TransactionSchema, headers: { Location: Type.String({ description: 'The URL of the new transaction' }) } }, ...siteApiErrors } };
+  const createSchema: FastifySchema = { operationId: 'createTransaction', summary: 'Create a transaction (201 for every recorded attempt, failed ones included)', description: transactionCreateDescription, tags, params: SiteParams, body: TransactionCreateBody, response: { 201: { ...TransactionSchema, headers: { Location: Type.String({ description: 'The URL of the new transaction' }) } }, ...siteApiErrors } };
   // The Idempotency-Key is claimed by the attempt's own database transaction (issue 7: one
   // round trip and one commit less than claiming it first); chargeback records, which have no
   // attempt, claim it before they run. A remembered principal is confirmed by the attempt's
@@ -142,7 +142,7 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
     return answerWith(reply, transaction).send(transaction);
   });
 
-  const listSchema: FastifySchema = { summary: 'List transactions', tags, params: SiteParams, querystring: TransactionListQuery, response: { 200: Type.Array(TransactionSchema), ...siteApiErrors } };
+  const listSchema: FastifySchema = { operationId: 'listTransactions', summary: 'List transactions', tags, params: SiteParams, querystring: TransactionListQuery, response: { 200: Type.Array(TransactionSchema), ...siteApiErrors } };
   app.get(base, { onRequest: access, schema: listSchema }, async (request, reply) => {
     const principal = principalOf(request);
     const query = request.query as Static<typeof TransactionListQuery>;
@@ -176,7 +176,7 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
     return loadTransactionViews(context.db, context.config, principal.siteId, ids);
   });
 
-  const itemSchema: FastifySchema = { summary: 'Get a transaction', tags, params: ItemParams, response: { 200: TransactionSchema, ...siteApiErrors } };
+  const itemSchema: FastifySchema = { operationId: 'getTransaction', summary: 'Get a transaction', tags, params: ItemParams, response: { 200: TransactionSchema, ...siteApiErrors } };
   app.get(`${base}/:id`, { onRequest: access, schema: itemSchema }, async (request) => {
     const principal = principalOf(request);
     const id = parseItemId((request.params as { id: string }).id);
@@ -188,7 +188,7 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
   // The cardholder's browser returns here from the 3DS challenge (no credentials: the uuid is
   // unguessable and the outcome comes from the processor, never from the browser).
   const threeDsReturnSchema = {
-    summary: "The cardholder's browser back from 3-D Secure: settles the transaction from the processor's record",
+    operationId: 'returnFromThreeDSecure', summary: "The cardholder's browser back from 3-D Secure: settles the transaction from the processor's record",
     tags,
     security: noCredential,
     params: Type.Object({ uuid: Type.String({ maxLength: 64 }) }),
