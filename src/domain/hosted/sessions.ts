@@ -39,6 +39,8 @@ export interface HostedSession {
   language: string;
   options: HostedSessionOptions;
   attempts: number;
+  /** An attempt was started and has no recorded outcome yet (migration 055): another is refused. */
+  attemptInFlight: boolean;
   transactionId: number | null;
   pendingTransactionId: number | null;
   /** The session's own latest attempt, whatever its outcome (migration 028). */
@@ -91,6 +93,7 @@ interface SessionRow {
   language: string;
   options: HostedSessionOptions;
   attempts: number;
+  attempt_in_flight: boolean;
   transaction_id: number | null;
   pending_transaction_id: number | null;
   last_transaction_id: number | null;
@@ -102,7 +105,7 @@ interface SessionRow {
 
 // Usable in SELECT ... FROM hosted_sessions and in RETURNING alike.
 const columns = `id, kind, site_id, channel_id, user_id, booking_id, amount, currency, host_origin, language, options,
-  attempts, transaction_id, pending_transaction_id, last_transaction_id, last_attempt_id, expires_at, modal_auth_id,
+  attempts, attempt_in_flight, transaction_id, pending_transaction_id, last_transaction_id, last_attempt_id, expires_at, modal_auth_id,
   (SELECT a.failures FROM modal_auth_uses a WHERE a.id = hosted_sessions.modal_auth_id) AS auth_failures`;
 
 function fromRow(row: SessionRow): HostedSession {
@@ -119,6 +122,7 @@ function fromRow(row: SessionRow): HostedSession {
     language: row.language,
     options: row.options,
     attempts: row.attempts,
+    attemptInFlight: row.attempt_in_flight,
     transactionId: row.transaction_id,
     pendingTransactionId: row.pending_transaction_id,
     lastTransactionId: row.last_transaction_id,
@@ -193,14 +197,14 @@ export async function startAttempt(db: Db, sessionId: number): Promise<{ ok: tru
   return db.transaction(async (tx) => {
     const open = await tx.maybeOne<{ modal_auth_id: number | null; kind: HostedSessionKind }>(
       `SELECT modal_auth_id, kind FROM hosted_sessions
-        WHERE id = $1 AND attempts < $2 AND transaction_id IS NULL AND pending_transaction_id IS NULL
+        WHERE id = $1 AND attempts < $2 AND transaction_id IS NULL AND pending_transaction_id IS NULL AND NOT attempt_in_flight
           FOR UPDATE`,
       [sessionId, limits.hostedFailedAttemptsMax],
     );
     if (!open) {
       const current = await getHostedSession(tx, sessionId);
       if (current.transactionId !== null) return { ok: false, reason: 'already_completed' };
-      if (current.pendingTransactionId !== null) return { ok: false, reason: 'in_progress' };
+      if (current.pendingTransactionId !== null || current.attemptInFlight) return { ok: false, reason: 'in_progress' };
       return { ok: false, reason: 'attempts_exhausted' };
     }
     if (open.modal_auth_id !== null) {
@@ -210,7 +214,7 @@ export async function startAttempt(db: Db, sessionId: number): Promise<{ ok: tru
       );
       if (!counted) return { ok: false, reason: 'attempts_exhausted' };
     }
-    const row = await tx.one<{ attempts: number }>('UPDATE hosted_sessions SET attempts = attempts + 1 WHERE id = $1 RETURNING attempts', [sessionId]);
+    const row = await tx.one<{ attempts: number }>('UPDATE hosted_sessions SET attempts = attempts + 1, attempt_in_flight = true WHERE id = $1 RETURNING attempts', [sessionId]);
     return { ok: true, attempt: row.attempts };
   });
 }
@@ -276,7 +280,7 @@ export async function payRequestCapturesExhausted(db: Queryable, bookingId: numb
  */
 export async function cancelAttempt(db: Queryable, sessionId: number): Promise<void> {
   await db.query(
-    `WITH session AS (UPDATE hosted_sessions SET attempts = greatest(attempts - 1, 0) WHERE id = $1 RETURNING modal_auth_id)
+    `WITH session AS (UPDATE hosted_sessions SET attempts = greatest(attempts - 1, 0), attempt_in_flight = false WHERE id = $1 RETURNING modal_auth_id)
      UPDATE modal_auth_uses SET failures = greatest(failures - 1, 0) WHERE id = (SELECT modal_auth_id FROM session)`,
     [sessionId],
   );
@@ -291,7 +295,10 @@ export async function cancelAttempt(db: Queryable, sessionId: number): Promise<v
  */
 export async function recordAttemptOutcome(db: Queryable, sessionId: number, outcome: { transactionId: number; status: string; attemptId?: string | null }): Promise<void> {
   const named = outcome.attemptId !== undefined;
-  const attempt = `last_transaction_id = $2, last_attempt_id = CASE WHEN $3::boolean THEN $4::text ELSE last_attempt_id END`;
+  // Only the attempt's own answer (named) ends it: a settled challenge read back by a page must
+  // not release a newer attempt started meanwhile.
+  const attempt = `last_transaction_id = $2, last_attempt_id = CASE WHEN $3::boolean THEN $4::text ELSE last_attempt_id END,
+    attempt_in_flight = attempt_in_flight AND NOT $3::boolean`;
   const values = [sessionId, outcome.transactionId, named, outcome.attemptId ?? null];
   if (outcome.status === 'complete') {
     await db.query(
