@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TestContext } from '../support/context.js';
 import { signAuthString } from '../../src/domain/hosted/auth-string.js';
 import { verifyLedger } from '../../src/domain/ledger/verify.js';
+import type { AuthoriseRequest } from '../../src/processor/connector.js';
 import { bookingRow, createBooking, paymentsContext, type Shop, createShop } from './support.js';
 
 // One hosted page session pays its amount once. A second submit of the same page (a second tab,
@@ -10,22 +11,46 @@ import { bookingRow, createBooking, paymentsContext, type Shop, createShop } fro
 // stops this when the amount is all that is left to pay.
 let t: TestContext;
 let shop: Shop;
+/** While set, the processor holds every authorisation until it is resolved: a payment kept at the bank. */
+let bank: { reached: boolean; release: () => void; released: Promise<void> } | null = null;
 beforeAll(async () => {
   t = await paymentsContext({ poolSize: 12, env: { PROCESSOR_TIMEOUT_MS: '20000' } });
   shop = await createShop(t);
+  const connector = t.context.connector;
+  const authorise = connector.authorise.bind(connector);
+  connector.authorise = async (request: AuthoriseRequest) => {
+    if (bank) {
+      bank.reached = true;
+      await bank.released;
+    }
+    return authorise(request);
+  };
 });
+
+function holdAtTheBank(): NonNullable<typeof bank> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  bank = { reached: false, release, released };
+  return bank;
+}
 afterAll(async () => t.close());
 
-async function modalSession(booking: number, total: number): Promise<string> {
+async function authFor(booking: number, total: number): Promise<string> {
   const channel = await t.db.one<{ channel_secret: string }>('SELECT channel_secret FROM channels WHERE id = $1', [shop.channelId]);
-  const auth = signAuthString({ channels: shop.channelId, currencies: 'USD', total, booking_id: booking }, channel.channel_secret, new Date());
+  return signAuthString({ channels: shop.channelId, currencies: 'USD', total, booking_id: booking }, channel.channel_secret, new Date());
+}
+
+async function modalSession(booking: number, total: number, options: { auth?: string; frame?: Record<string, unknown> } = {}): Promise<string> {
+  const auth = options.auth ?? (await authFor(booking, total));
   const opened = await t.app.inject({
     method: 'POST', url: '/hosted/modal/sessions',
-    payload: { path: shop.site.path, channels: shop.channelId, currencies: 'USD', total, auth, verify: ['booking_id'], booking: { booking_id: booking }, origin: 'https://shop.example' },
+    payload: { path: shop.site.path, channels: shop.channelId, currencies: 'USD', total, auth, verify: ['booking_id'], booking: { booking_id: booking }, origin: 'https://shop.example', ...options.frame },
   });
   expect(opened.statusCode).toBe(201);
   return opened.json().session;
 }
+
+const payWith = (session: string, card = 'tok_visa') => t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: `Bearer ${session}` }, payload: { card_token: card } });
 
 describe('a hosted page submitted several times at once', () => {
   it('charges the deposit once; the other submits are told a payment is in progress', async () => {
@@ -52,5 +77,24 @@ describe('a hosted page submitted several times at once', () => {
     expect((await pay('tok_visa_declined')).json()).toMatchObject({ outcome: 'failed', attempts_left: 2 });
     expect((await pay('tok_visa')).json()).toMatchObject({ outcome: 'complete' });
     expect((await bookingRow(t, booking)).total_paid).toBe(12_500);
+  });
+
+  it('charges the deposit once when the modal frame is reloaded while its payment is at the bank', async () => {
+    const booking = await createBooking(t, shop, { total: 100_000 });
+    const auth = await authFor(booking, 12_500);
+    // The random name payment-modal.js gives the modal, which its reloaded frame sends again.
+    const opener = 'modal-0pener-0f-the-host-page';
+    const first = await modalSession(booking, 12_500, { auth, frame: { opener } });
+    const atTheBank = holdAtTheBank();
+    const paying = payWith(first);
+    await vi.waitFor(() => expect(atTheBank.reached).toBe(true), { timeout: 10_000 });
+    // The payer reloads the frame: a new session of the same modal, for the same deposit.
+    const reloaded = await modalSession(booking, 12_500, { auth, frame: { opener, reloaded: true, resume_booking_id: booking } });
+    expect((await payWith(reloaded)).json()).toMatchObject({ code: 'rest_payment_in_progress', data: { status: 409 } });
+    bank = null;
+    atTheBank.release();
+    expect((await paying).json()).toMatchObject({ outcome: 'complete' });
+    expect((await payWith(reloaded)).json()).toMatchObject({ code: 'rest_session_completed', data: { status: 409 } });
+    expect(await bookingRow(t, booking)).toMatchObject({ total_paid: 12_500, transaction_ids: [expect.any(Number)] });
   });
 });

@@ -208,6 +208,8 @@ export async function startAttempt(db: Db, sessionId: number): Promise<{ ok: tru
       return { ok: false, reason: 'attempts_exhausted' };
     }
     if (open.modal_auth_id !== null) {
+      const sameModal = await sameModalPayment(tx, { sessionId, modalAuthId: open.modal_auth_id });
+      if (sameModal) return { ok: false, reason: sameModal };
       const counted = await tx.maybeOne(
         'UPDATE modal_auth_uses SET failures = failures + 1 WHERE id = $1 AND failures < $2 RETURNING failures',
         [open.modal_auth_id, sharedFailuresMax(open.kind)],
@@ -217,6 +219,29 @@ export async function startAttempt(db: Db, sessionId: number): Promise<{ ok: tru
     const row = await tx.one<{ attempts: number }>('UPDATE hosted_sessions SET attempts = attempts + 1, attempt_in_flight = true WHERE id = $1 RETURNING attempts', [sessionId]);
     return { ok: true, attempt: row.attempts };
   });
+}
+
+/**
+ * Whether another session of the same modal (its reloaded frame: same auth string, booking and
+ * `opener`, docs/modal.md) has paid the booking or has a payment under way. A frame reloaded
+ * while its payment was at the bank opened a session that knew nothing of it, and the payer paid
+ * the deposit again. The shared record is locked first, so sessions of one string starting at
+ * the same moment are judged one after the other. A challenge counts by its transaction's status:
+ * the reloaded frame's own session never reads it back, so a settled one would hold it forever.
+ */
+async function sameModalPayment(tx: Queryable, options: { sessionId: number; modalAuthId: number }): Promise<'already_completed' | 'in_progress' | null> {
+  await tx.query('SELECT 1 FROM modal_auth_uses WHERE id = $1 FOR UPDATE', [options.modalAuthId]);
+  const row = await tx.one<{ completed: boolean; in_progress: boolean }>(
+    `SELECT coalesce(bool_or(o.transaction_id IS NOT NULL OR t.status = 'complete'), false) AS completed,
+            coalesce(bool_or(o.attempt_in_flight OR t.status IN ('incomplete', 'pending')), false) AS in_progress
+       FROM hosted_sessions s
+       JOIN hosted_sessions o ON o.modal_auth_id = s.modal_auth_id AND o.booking_id = s.booking_id AND o.id <> s.id
+                             AND o.options->>'openerHash' = s.options->>'openerHash'
+       LEFT JOIN transactions t ON t.id = o.pending_transaction_id
+      WHERE s.id = $1 AND s.kind = 'modal'`,
+    [options.sessionId],
+  );
+  return row.completed ? 'already_completed' : row.in_progress ? 'in_progress' : null;
 }
 
 /** When the window of the payment request pages' per-booking bounds opened, seen at `now`. */
