@@ -97,4 +97,15 @@ describe('a hosted page submitted several times at once', () => {
     expect((await payWith(reloaded)).json()).toMatchObject({ code: 'rest_session_completed', data: { status: 409 } });
     expect(await bookingRow(t, booking)).toMatchObject({ total_paid: 12_500, transaction_ids: [expect.any(Number)] });
   });
+
+  it('lets a frame reloaded during a 3DS challenge pay: the reload took the challenge from the payer', async () => {
+    const booking = await createBooking(t, shop, { total: 100_000 });
+    const auth = await authFor(booking, 12_500);
+    const opener = 'modal-0pener-0f-another-page';
+    const first = await modalSession(booking, 12_500, { auth, frame: { opener } });
+    expect((await payWith(first, 'tok_visa_3ds_challenge')).json()).toMatchObject({ outcome: 'challenge' });
+    const reloaded = await modalSession(booking, 12_500, { auth, frame: { opener, reloaded: true, resume_booking_id: booking } });
+    expect((await payWith(reloaded)).json()).toMatchObject({ outcome: 'complete' });
+    expect((await bookingRow(t, booking)).total_paid).toBe(12_500);
+  });
 });

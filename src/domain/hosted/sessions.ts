@@ -226,14 +226,16 @@ export async function startAttempt(db: Db, sessionId: number): Promise<{ ok: tru
  * `opener`, docs/modal.md) has paid the booking or has a payment under way. A frame reloaded
  * while its payment was at the bank opened a session that knew nothing of it, and the payer paid
  * the deposit again. The shared record is locked first, so sessions of one string starting at
- * the same moment are judged one after the other. A challenge counts by its transaction's status:
- * the reloaded frame's own session never reads it back, so a settled one would hold it forever.
+ * the same moment are judged one after the other. The earlier session's payment counts by its
+ * transaction's status (the reloaded frame never reads it back, so a settled one would hold it
+ * forever), and a 3DS challenge does not hold it: the reload took the challenge away from the
+ * payer, it will expire, and the reloaded frame must be able to pay.
  */
 async function sameModalPayment(tx: Queryable, options: { sessionId: number; modalAuthId: number }): Promise<'already_completed' | 'in_progress' | null> {
   await tx.query('SELECT 1 FROM modal_auth_uses WHERE id = $1 FOR UPDATE', [options.modalAuthId]);
   const row = await tx.one<{ completed: boolean; in_progress: boolean }>(
     `SELECT coalesce(bool_or(o.transaction_id IS NOT NULL OR t.status = 'complete'), false) AS completed,
-            coalesce(bool_or(o.attempt_in_flight OR t.status IN ('incomplete', 'pending')), false) AS in_progress
+            coalesce(bool_or(o.attempt_in_flight OR t.status = 'incomplete'), false) AS in_progress
        FROM hosted_sessions s
        JOIN hosted_sessions o ON o.modal_auth_id = s.modal_auth_id AND o.booking_id = s.booking_id AND o.id <> s.id
                              AND o.options->>'openerHash' = s.options->>'openerHash'
