@@ -208,7 +208,7 @@ export async function startAttempt(db: Db, sessionId: number): Promise<{ ok: tru
       return { ok: false, reason: 'attempts_exhausted' };
     }
     if (open.modal_auth_id !== null) {
-      const sameModal = await sameModalPayment(tx, { sessionId, modalAuthId: open.modal_auth_id });
+      const sameModal = open.kind === 'modal' ? await sameModalPayment(tx, { sessionId, modalAuthId: open.modal_auth_id }) : null;
       if (sameModal) return { ok: false, reason: sameModal };
       const counted = await tx.maybeOne(
         'UPDATE modal_auth_uses SET failures = failures + 1 WHERE id = $1 AND failures < $2 RETURNING failures',
@@ -240,7 +240,7 @@ async function sameModalPayment(tx: Queryable, options: { sessionId: number; mod
        JOIN hosted_sessions o ON o.modal_auth_id = s.modal_auth_id AND o.booking_id = s.booking_id AND o.id <> s.id
                              AND o.options->>'openerHash' = s.options->>'openerHash'
        LEFT JOIN transactions t ON t.id = o.pending_transaction_id
-      WHERE s.id = $1 AND s.kind = 'modal'`,
+      WHERE s.id = $1`,
     [options.sessionId],
   );
   return row.completed ? 'already_completed' : row.in_progress ? 'in_progress' : null;
