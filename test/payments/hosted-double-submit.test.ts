@@ -108,4 +108,24 @@ describe('a hosted page submitted several times at once', () => {
     expect((await payWith(reloaded)).json()).toMatchObject({ outcome: 'complete' });
     expect((await bookingRow(t, booking)).total_paid).toBe(12_500);
   });
+
+  it('holds the page on a payment whose settlement failed after the bank was asked: it reads it, and a retry charges nothing', async () => {
+    // The settlement of this one amount fails as a database fault would, after the bank approved.
+    await t.db.query(`CREATE FUNCTION fail_settlement_for_test() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'terminating connection due to administrator command'; END $$`);
+    await t.db.query(`CREATE TRIGGER fail_settlement BEFORE UPDATE ON transactions FOR EACH ROW
+      WHEN (OLD.status = 'incomplete' AND NEW.status <> 'incomplete' AND NEW.total = 12345) EXECUTE FUNCTION fail_settlement_for_test()`);
+    try {
+      const booking = await createBooking(t, shop, { total: 100_000 });
+      const session = await modalSession(booking, 12_345);
+      expect((await payWith(session)).statusCode).toBe(500);
+      // The page reads where its payment is (the answer it lost) rather than 404...
+      const current = await t.app.inject({ method: 'GET', url: '/hosted/payments/current', headers: { authorization: `Bearer ${session}` } });
+      expect(current.json()).toMatchObject({ outcome: 'timeout', transaction: { status: 'incomplete', total: 12_345 } });
+      // ...and a second submit does not charge the deposit again while the first is unresolved.
+      expect((await payWith(session)).json()).toMatchObject({ code: 'rest_payment_in_progress', data: { status: 409 } });
+      expect((await bookingRow(t, booking)).transaction_ids).toEqual([current.json().transaction.id]);
+    } finally {
+      await t.db.query('DROP TRIGGER fail_settlement ON transactions; DROP FUNCTION fail_settlement_for_test()');
+    }
+  });
 });

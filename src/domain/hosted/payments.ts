@@ -153,8 +153,10 @@ export async function payWithSession(context: AppContext, session: HostedSession
   if (session.kind === 'pay' && session.bookingId !== null && (await payRequestAttemptsExhausted(context, session.bookingId))) throw attemptRefusal('attempts_exhausted');
   const started = await startAttempt(context.db, session.id);
   if (!started.ok) throw attemptRefusal(started.reason);
-  let recorded = false;
-  const actor: Actor = { siteId: session.siteId, userId: session.userId, source: sourceOf[session.kind], isPlatformAdmin: false, onAttemptRecorded: () => (recorded = true) };
+  const recorded: { transactionId?: number } = {};
+  const actor: Actor = {
+    siteId: session.siteId, userId: session.userId, source: sourceOf[session.kind], isPlatformAdmin: false, onAttemptRecorded: (transactionId) => (recorded.transactionId = transactionId),
+  };
   let created: { id: number; status: string };
   try {
     const holder = await cardHolderOf(context, session, input.cardToken);
@@ -163,7 +165,11 @@ export async function payWithSession(context: AppContext, session: HostedSession
     // Failed before the attempt was recorded, so before the bank could be asked: a refusal (bad
     // token, wrong currency...) or our own fault (a card key missing from CARD_KEYS, a 500). Not
     // the payer's card attempt: counted, three server faults rejected a card no bank ever saw.
-    if (!recorded) await cancelAttempt(context.db, session.id);
+    if (recorded.transactionId === undefined) await cancelAttempt(context.db, session.id);
+    // Failed after (its settlement): the bank may have charged, and reconciliation settles the
+    // row. The session waits on it as on an unknown outcome, so the page can read it (current)
+    // and a second submit is refused rather than charged again.
+    else await recordAttemptOutcome(context.db, session.id, { transactionId: recorded.transactionId, status: 'incomplete', attemptId: input.attemptId ?? null });
     throw error;
   }
   await recordAttemptOutcome(context.db, session.id, { transactionId: created.id, status: created.status, attemptId: input.attemptId ?? null });

@@ -33,7 +33,7 @@ export async function createTransaction(context: AppContext, actor: Actor, input
   // committed before the call.
   const { plan, record } = await attemptPayment(context, { actor, input });
   actor.idempotency?.onClaimed();
-  actor.onAttemptRecorded?.();
+  actor.onAttemptRecorded?.(record.id);
   const result = await callProcessor(context, plan, record);
   const settlement: Settlement = {
     record, result, bookingIds: plan.shares.map((share) => share.bookingId), ...(actor.idempotency?.answer ? { answer: actor.idempotency.answer } : {}),

@@ -95,9 +95,10 @@ export interface Actor {
    * Runs once the attempt's row is committed, before the processor is called. A caller that
    * counts attempts (the hosted pages) learns from it whether a failure came before or after the
    * bank could be asked: a refusal or a server fault before it (a card key missing from CARD_KEYS)
-   * is not the payer's attempt.
+   * is not the payer's attempt; a failure after it names the recorded transaction, which the
+   * page then waits on.
    */
-  onAttemptRecorded?: () => void;
+  onAttemptRecorded?: (transactionId: number) => void;
 }
 
 /** The caller's remembered principal is stale (a credential changed since): nothing was written. */
