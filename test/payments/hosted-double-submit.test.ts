@@ -2,8 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TestContext } from '../support/context.js';
 import { signAuthString } from '../../src/domain/hosted/auth-string.js';
 import { verifyLedger } from '../../src/domain/ledger/verify.js';
-import type { AuthoriseRequest } from '../../src/processor/connector.js';
-import { bookingRow, createBooking, paymentsContext, type Shop, createShop } from './support.js';
+import { bankHolds, bookingRow, createBooking, createShop, paymentsContext, type Shop } from './support.js';
 
 // One hosted page session pays its amount once. A second submit of the same page (a second tab,
 // a double click that got through) used to pass the session's checks while the first was still
@@ -11,28 +10,12 @@ import { bookingRow, createBooking, paymentsContext, type Shop, createShop } fro
 // stops this when the amount is all that is left to pay.
 let t: TestContext;
 let shop: Shop;
-/** While set, the processor holds every authorisation until it is resolved: a payment kept at the bank. */
-let bank: { reached: boolean; release: () => void; released: Promise<void> } | null = null;
+let holdAtTheBank: ReturnType<typeof bankHolds>;
 beforeAll(async () => {
   t = await paymentsContext({ poolSize: 12, env: { PROCESSOR_TIMEOUT_MS: '20000' } });
   shop = await createShop(t);
-  const connector = t.context.connector;
-  const authorise = connector.authorise.bind(connector);
-  connector.authorise = async (request: AuthoriseRequest) => {
-    if (bank) {
-      bank.reached = true;
-      await bank.released;
-    }
-    return authorise(request);
-  };
+  holdAtTheBank = bankHolds(t, 'authorise');
 });
-
-function holdAtTheBank(): NonNullable<typeof bank> {
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  bank = { reached: false, release, released };
-  return bank;
-}
 afterAll(async () => t.close());
 
 async function authFor(booking: number, total: number): Promise<string> {
@@ -91,7 +74,6 @@ describe('a hosted page submitted several times at once', () => {
     // The payer reloads the frame: a new session of the same modal, for the same deposit.
     const reloaded = await modalSession(booking, 12_500, { auth, frame: { opener, reloaded: true, resume_booking_id: booking } });
     expect((await payWith(reloaded)).json()).toMatchObject({ code: 'rest_payment_in_progress', data: { status: 409 } });
-    bank = null;
     atTheBank.release();
     expect((await paying).json()).toMatchObject({ outcome: 'complete' });
     expect((await payWith(reloaded)).json()).toMatchObject({ code: 'rest_session_completed', data: { status: 409 } });

@@ -86,3 +86,35 @@ export async function vaultedShopContext(): Promise<{ t: TestContext; shop: Shop
   const vaultId = (await post(t, shop, { transaction_types: 'vault', channels: shop.channelId, currencies: 'USD', total: 0, token: 'tok_visa' })).json().id as number;
   return { t, shop, vaultId };
 }
+
+/** A processor call kept at the bank: `reached` once the call arrived, answered after `release()`. */
+export interface HeldCall {
+  reached: boolean;
+  release(): void;
+}
+
+/**
+ * Makes the next calls of one processor operation wait at the bank until released, so a race
+ * with a payment in flight is certain rather than timed. Returns `hold()`: each hold catches the
+ * calls made until its release; calls made with no hold open go through at once.
+ */
+export function bankHolds(t: TestContext, operation: 'authorise' | 'refund'): () => HeldCall {
+  const connector = t.context.connector as unknown as Record<typeof operation, (request: unknown) => Promise<unknown>>;
+  const call = connector[operation].bind(connector);
+  let open: (HeldCall & { released: Promise<void> }) | null = null;
+  connector[operation] = async (request: unknown) => {
+    const held = open;
+    if (held) {
+      held.reached = true;
+      await held.released;
+    }
+    return call(request);
+  };
+  return () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const held = { reached: false, released, release: () => { open = null; release(); } };
+    open = held;
+    return held;
+  };
+}
