@@ -94,16 +94,18 @@ export interface HeldCall {
 }
 
 /**
- * Makes the next calls of one processor operation wait at the bank until released, so a race
- * with a payment in flight is certain rather than timed. Returns `hold()`: each hold catches the
- * calls made until its release; calls made with no hold open go through at once.
+ * Makes the next call of one processor operation wait at the bank until released, so a race with
+ * a payment in flight is certain rather than timed. Returns `hold()`: each hold catches the one
+ * call made next; every other call goes through at once (a race lost by the code under test then
+ * fails its test quickly instead of waiting for the processor timeout).
  */
 export function bankHolds(t: TestContext, operation: 'authorise' | 'refund'): () => HeldCall {
   const connector = t.context.connector as unknown as Record<typeof operation, (request: unknown) => Promise<unknown>>;
   const call = connector[operation].bind(connector);
-  let open: (HeldCall & { released: Promise<void> }) | null = null;
+  let next: (HeldCall & { released: Promise<void> }) | null = null;
   connector[operation] = async (request: unknown) => {
-    const held = open;
+    const held = next;
+    next = null;
     if (held) {
       held.reached = true;
       await held.released;
@@ -113,8 +115,8 @@ export function bankHolds(t: TestContext, operation: 'authorise' | 'refund'): ()
   return () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
-    const held = { reached: false, released, release: () => { open = null; release(); } };
-    open = held;
+    const held = { reached: false, released, release: () => release() };
+    next = held;
     return held;
   };
 }
