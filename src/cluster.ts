@@ -3,7 +3,7 @@ import pino, { type Logger } from 'pino';
 import { shutdownGraceMsOf, type Config } from './config.js';
 import { limits } from './limits.js';
 import { databaseProblemsOf } from './storage/database-checks.js';
-import { openDatabase, type OpenDatabase } from './storage/database.js';
+import { logEmbeddedRestarts, openDatabase, type OpenDatabase } from './storage/database.js';
 import type { ShutdownSignals } from './signals.js';
 
 /**
@@ -73,6 +73,7 @@ export async function runClusterPrimary(config: Config, signals: ShutdownSignals
     // The last worker may listen after a signal: the once-per-start work is then not done.
     if (stopping) return;
     log.info({ workers: config.workers, host: config.host, port: config.port }, 'all workers listening');
+    logEmbeddedRestarts(database, log);
     await options.whenListening?.(database, log);
   } catch (error) {
     await shutdown((error as Error).message, 1);

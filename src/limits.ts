@@ -142,6 +142,8 @@ export const limits = {
   embeddedLockWaitMs: 120_000,
   /** How long the last process leaving waits for a cluster it did not start to shut down. */
   embeddedStopWaitMs: 60_000,
+  /** How often the server (a cluster's primary) checks that the embedded PostgreSQL still runs, to start it again if it was killed. */
+  embeddedWatchIntervalMs: 2_000,
   /**
    * The embedded PostgreSQL's max_connections is the configured WORKERS' need, plus PostgreSQL's
    * reserved slots and this many for CLI commands (2 + 3 connections each) and psql beside the

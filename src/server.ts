@@ -4,7 +4,7 @@ import { dataDirProblem } from './files.js';
 import { limits } from './limits.js';
 import { clientConnectionsCap, openFilesSoftLimit } from './net.js';
 import { createAppContext } from './context.js';
-import { openDatabase } from './storage/database.js';
+import { logEmbeddedRestarts, openDatabase } from './storage/database.js';
 import { databaseProblemsOf } from './storage/database-checks.js';
 import { isClusterWorker, runClusterPrimary, runsAsClusterPrimary } from './cluster.js';
 import { takeOverShutdownSignals } from './signals.js';
@@ -69,6 +69,7 @@ async function main(): Promise<void> {
   }
   // Every process runs the jobs; each claims rows with SKIP LOCKED (src/jobs).
   jobs = startJobRunner(context, backgroundJobs, app.log);
+  logEmbeddedRestarts(database, app.log);
 
   let stopping = false;
   const log = app.log;

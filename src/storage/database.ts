@@ -8,6 +8,11 @@ import { migrate } from './migrate.js';
 export interface OpenDatabase {
   db: Db;
   embedded: boolean;
+  /**
+   * The embedded PostgreSQL only: every limits.embeddedWatchIntervalMs, starts it again if it was
+   * killed, telling `report` (a start that failed is tried again at the next tick). Until close().
+   */
+  watchEmbedded(report: (outcome: { restarted: true } | { restarted: false; error: unknown }) => void): void;
   close(): Promise<void>;
 }
 
@@ -26,12 +31,44 @@ export async function openDatabase(config: Config, options: { migrate?: boolean;
     await embedded?.stop();
     throw error;
   }
+  let watcher: NodeJS.Timeout | undefined;
+  let check: Promise<void> = Promise.resolve();
   return {
     db,
     embedded: embedded !== null,
+    watchEmbedded(report) {
+      if (!embedded) return;
+      watcher = setInterval(() => {
+        // One check at a time: a start (crash recovery) may take longer than the interval.
+        check = check.then(() => embedded.restartIfStopped()).then(
+          (restarted) => (restarted ? report({ restarted }) : undefined),
+          (error: unknown) => report({ restarted: false, error }),
+        );
+      }, limits.embeddedWatchIntervalMs);
+      watcher.unref();
+    },
     async close() {
+      clearInterval(watcher);
+      await check;
       await db.close();
       await embedded?.stop();
     },
   };
+}
+
+/**
+ * Logs what the watch of the embedded PostgreSQL did (OpenDatabase.watchEmbedded): each restart,
+ * and the first failed start of a run of them (one line, not one every interval).
+ */
+export function logEmbeddedRestarts(database: OpenDatabase, log: { error(details: object, message: string): void }): void {
+  let failing = false;
+  database.watchEmbedded((outcome) => {
+    if (outcome.restarted) {
+      failing = false;
+      log.error({}, 'the embedded PostgreSQL stopped without being asked (killed, or out of memory); started it again: requests and jobs go on, and reconciliation settles the payments it cut off');
+    } else if (!failing) {
+      failing = true;
+      log.error({ err: outcome.error }, 'the embedded PostgreSQL stopped without being asked (killed, or out of memory) and cannot be started again; trying every few seconds (see DATA_DIR/pg)');
+    }
+  });
 }

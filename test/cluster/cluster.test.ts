@@ -6,6 +6,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, testEnv } from '../support/context.js';
+import { processAlive } from '../support/cluster.js';
 import { childPids, freePort } from '../../bench/processes.js';
 
 // One cluster, started like `npm start` with WORKERS=2 on the embedded PostgreSQL (from source
@@ -72,7 +73,7 @@ describe('WORKERS=2', () => {
     const workers = workerPids(server.child.pid!);
     server.child.kill('SIGTERM');
     expect(await server.exit).toBe(0);
-    for (const pid of workers) expect(alive(pid)).toBe(false);
+    for (const pid of workers) expect(processAlive(pid)).toBe(false);
     expect(existsSync(path.join(server.dataDir, 'pg', 'postmaster.pid'))).toBe(false);
     expect(postmasters(server.dataDir)).toHaveLength(0);
   }, 30_000);
@@ -95,15 +96,6 @@ function commandLine(pid: number): string {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
   } catch {
     return '';
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -12,3 +12,13 @@ export async function answers(url: string): Promise<boolean> {
     await client.end().catch(() => undefined);
   }
 }
+
+/** Whether a process with this pid runs (signal 0). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
