@@ -144,6 +144,8 @@ export const limits = {
   embeddedStopWaitMs: 60_000,
   /** How often the server (a cluster's primary) checks that the embedded PostgreSQL still runs, to start it again if it was killed. */
   embeddedWatchIntervalMs: 2_000,
+  /** The end of the embedded PostgreSQL's output kept to say why a start of it failed. */
+  embeddedOutputTailCharsMax: 4_000,
   /**
    * The embedded PostgreSQL's max_connections is the configured WORKERS' need, plus PostgreSQL's
    * reserved slots and this many for CLI commands (2 + 3 connections each) and psql beside the

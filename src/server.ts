@@ -5,6 +5,7 @@ import { limits } from './limits.js';
 import { clientConnectionsCap, openFilesSoftLimit } from './net.js';
 import { createAppContext } from './context.js';
 import { logEmbeddedRestarts, openDatabase } from './storage/database.js';
+import { EmbeddedStartError } from './storage/embedded.js';
 import { databaseProblemsOf } from './storage/database-checks.js';
 import { isClusterWorker, runClusterPrimary, runsAsClusterPrimary } from './cluster.js';
 import { takeOverShutdownSignals } from './signals.js';
@@ -175,5 +176,7 @@ function startFailure(error: unknown): string {
   const { code, address, hostname, port, message } = error as { code?: string; address?: string; hostname?: string; port?: number; message?: string };
   if (code && unreachableCodes.has(code)) return `cannot reach PostgreSQL at ${address ?? hostname}${port ? `:${port}` : ''} (${code}). Check DATABASE_URL, and that the server runs.`;
   if (code && refusedCodes.has(code)) return `PostgreSQL refused the connection: ${message}. Check DATABASE_URL.`;
-  return dataDirProblem(error, dataDirPath(process.env.DATA_DIR)) ?? (error as Error).stack ?? String(error);
+  const dataDir = dataDirProblem(error, dataDirPath(process.env.DATA_DIR));
+  if (dataDir !== null) return dataDir;
+  return error instanceof EmbeddedStartError ? error.message : (error as Error).stack ?? String(error);
 }

