@@ -15,6 +15,18 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** `port` when nothing listens on 127.0.0.1 there right now, else a free one. */
+export async function portOrFree(port: number | null): Promise<number> {
+  if (port === null) return freePort();
+  const free = await new Promise<boolean>((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+  return free ? port : freePort();
+}
+
 /** `text` as a URL, or null when it is none (URL.parse, which does this, is Node 22's). */
 export function parsedUrl(text: string): URL | null {
   try {

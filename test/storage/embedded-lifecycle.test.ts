@@ -35,9 +35,7 @@ describe('the embedded cluster shared by several users', () => {
 
   it('the one that started it leaves last after it was killed and started again by another: the new cluster is stopped, not waited on for ever', async () => {
     const starter = await startEmbeddedPostgres(dataDir);
-    const killed = postmasterPid();
-    process.kill(killed, 'SIGKILL');
-    await vi.waitFor(() => expect(processAlive(killed)).toBe(false), { timeout: 10_000, interval: 50 });
+    await killPostmaster();
     // A CLI command meanwhile finds it gone and starts it.
     const command = await startEmbeddedPostgres(dataDir);
     const restarted = postmasterPid();
@@ -47,8 +45,28 @@ describe('the embedded cluster shared by several users', () => {
     expect(stopped).toBe(true);
     expect(processAlive(restarted)).toBe(false);
   }, 120_000);
+
+  it('killed, and started again by another user, it comes back on its port: the users still attached (a server) reach it at their URL again', async () => {
+    const server = await startEmbeddedPostgres(dataDir);
+    await killPostmaster();
+    const command = await startEmbeddedPostgres(dataDir);
+    try {
+      expect(command.url).toBe(server.url);
+      expect(await answers(server.url)).toBe(true);
+    } finally {
+      await command.stop();
+      await server.stop();
+    }
+  }, 120_000);
 });
 
 function postmasterPid(): number {
   return Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+}
+
+/** kill -9 of the cluster's postmaster (the OOM killer), once it is gone. */
+async function killPostmaster(): Promise<void> {
+  const killed = postmasterPid();
+  process.kill(killed, 'SIGKILL');
+  await vi.waitFor(() => expect(processAlive(killed)).toBe(false), { timeout: 10_000, interval: 50 });
 }
