@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, symlinkSync, lstatSync, unlinkSync, chmodSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, openSync, writeSync, mkdirSync, readFileSync, readdirSync, realpathSync, symlinkSync, lstatSync, unlinkSync, chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -175,7 +175,7 @@ async function withLifecycleLock<T>(dataDir: string, work: () => Promise<T>): Pr
   const deadline = Date.now() + limits.embeddedLockWaitMs;
   for (;;) {
     try {
-      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      writeLock(lock);
       break;
     } catch (error) {
       if ((error as { code?: string }).code !== 'EEXIST') throw error;
@@ -190,6 +190,23 @@ async function withLifecycleLock<T>(dataDir: string, work: () => Promise<T>): Pr
     return await work();
   } finally {
     unregister(lock);
+  }
+}
+
+/**
+ * Makes the lock file holding this pid, or throws (EEXIST: another holds it). A file made whose pid
+ * could not be written (a full disk) is removed: left empty, it read as a holder still filling it
+ * in, and every later start (the server's, a CLI command's) waited embeddedLockWaitMs and failed.
+ */
+function writeLock(lock: string): void {
+  const descriptor = openSync(lock, 'wx');
+  try {
+    writeSync(descriptor, String(process.pid));
+  } catch (error) {
+    unregister(lock);
+    throw error;
+  } finally {
+    closeSync(descriptor);
   }
 }
 

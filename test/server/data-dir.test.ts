@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { killServers, spawnServer } from '../support/server-process.js';
 
 // A start that cannot write in DATA_DIR (development secrets, the embedded PostgreSQL's password
@@ -71,6 +71,26 @@ describe('a DATA_DIR the server cannot write in', () => {
     // Room for the password file, not for the cluster: initdb fails on its WAL.
     expectOneLine(await startIn(path.join(small, 'data')), path.join(small, 'data'), 'ENOSPC');
   }, 90_000);
+
+  it('on a disk that filled up and has room again: the next start serves (the full disk left an empty lock file, which held every later start for 2 minutes and failed it)', async (context) => {
+    const disk = tmpfs('refilled', '80m');
+    if (!disk) return context.skip();
+    const dataDir = path.join(disk, 'data');
+    const first = await spawnServer({ DATA_DIR: dataDir });
+    await vi.waitFor(async () => expect((await fetch(`${first.baseUrl}/readyz`)).status).toBe(200), { timeout: 60_000, interval: 100 });
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    const filler = path.join(disk, 'filler');
+    // dd fails once the disk is full, as it is meant to.
+    spawnSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=1M', 'count=100'], { stdio: 'ignore' });
+    expect((await startIn(dataDir)).code).toBe(1);
+
+    rmSync(filler);
+    const next = await spawnServer({ DATA_DIR: dataDir });
+    await vi.waitFor(async () => expect((await fetch(`${next.baseUrl}/readyz`)).status).toBe(200), { timeout: 60_000, interval: 100 });
+    next.child.kill('SIGTERM');
+    expect(await next.exited).toBe(0);
+  }, 180_000);
 
   it.skipIf(process.getuid?.() !== 0)('that the embedded PostgreSQL cannot reach (its account, postgres, may not pass a directory above it)', async () => {
     const closed = path.join(scratch, 'closed');
