@@ -1,5 +1,6 @@
 import { closeSync, fsyncSync, linkSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 
 /**
  * Writes `file` whole or not at all: the text goes to a temporary file in the same directory,
@@ -51,7 +52,8 @@ const dataDirHints: Record<string, string> = {
   ENOENT: 'it cannot be made there (a read-only file system, or a parent that cannot be made). Make it, or set DATA_DIR to a writable directory',
 };
 
-const postgresAccessHint = "the account PostgreSQL runs as (postgres, when trustfare runs as root) cannot reach it. Let every directory above it be passed through by others (chmod o+x), or set DATA_DIR to a directory it can reach";
+// Its cluster too: one restored from a backup by another account (root) is refused the same way.
+const postgresAccessHint = (dataDir: string) => `the account PostgreSQL runs as (postgres, when trustfare runs as root) cannot reach it or its cluster. Let every directory above it be passed through by others (chmod o+x), give that account its cluster (chown -R postgres ${path.join(dataDir, 'pg')}, after a restore by another account), or set DATA_DIR to a directory it can reach`;
 
 // The file system's calls (a socket's `connect` fails with ENOENT too: not DATA_DIR's).
 const fileSyscalls = new Set(['open', 'write', 'mkdir', 'chmod', 'link', 'rename', 'unlink', 'rmdir', 'fsync', 'close', 'copyfile', 'symlink']);
@@ -77,7 +79,7 @@ export function dataDirProblem(error: unknown, dataDir: string): string | null {
   const own = code !== undefined && syscall !== undefined && fileSyscalls.has(syscall) && inDataDir ? code : undefined;
   const cause = own ?? reportedCauses.find(([pattern]) => pattern.test(error.message))?.[1];
   // The embedded PostgreSQL runs as its own account (`postgres`, when trustfare runs as root).
-  const hint = cause === 'EACCES' && own === undefined ? postgresAccessHint : cause === undefined ? undefined : dataDirHints[cause];
+  const hint = cause === 'EACCES' && own === undefined ? postgresAccessHint(dataDir) : cause === undefined ? undefined : dataDirHints[cause];
   if (cause === undefined || hint === undefined || (own === undefined && !error.message.includes(dataDir))) return null;
   const where = at !== undefined && at !== dataDir ? `, ${syscall} ${at}` : own === undefined ? ', PostgreSQL could not write its files' : '';
   return `cannot write in DATA_DIR ${dataDir} (${cause}${where}): ${hint}.`;

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -27,5 +28,17 @@ describe('an embedded PostgreSQL that refuses to start', () => {
     const command = await cli('', ['ledger', 'verify'], { DATA_DIR: dataDir });
     expect(command.code).toBe(1);
     expect(command.stderr).toBe(`trustfare ledger verify: ${said}`);
+  }, 120_000);
+
+  it.skipIf(process.getuid?.() !== 0)('a cluster owned by another account (restored as root) is told with what to do about it: give it back to PostgreSQL\'s account', async () => {
+    const dataDir = tempDirForFile('pg-restored');
+    const cluster = await startEmbeddedPostgres(dataDir);
+    await cluster.stop();
+    execFileSync('chown', ['-R', 'root:root', path.join(dataDir, 'pg')]);
+
+    const server = await spawnServer({ DATA_DIR: dataDir });
+    expect(await server.exited).toBe(1);
+    const lines = server.output().split('\n').filter(Boolean);
+    expect(lines).toEqual([expect.stringMatching(/^trustfare: cannot write in DATA_DIR .*\(EACCES, PostgreSQL could not write its files\): .*chown -R postgres .*\/pg/)]);
   }, 120_000);
 });
