@@ -112,7 +112,9 @@ function bodyTooLarge(bytesMax: number): ApiError {
 /** Maps anything thrown in a request to the error shape, hiding internals of 5xx errors. */
 export function errorHandler(error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply): void {
   const api = toApiError(error, { bodyBytesMax: request.routeOptions.bodyLimit });
-  if (api.status >= 500) request.log.error({ err: error }, 'request failed');
+  // The request goes with it (through the logger's req serializer, which redacts the URL): at
+  // LOG_LEVEL=warn there is no "incoming request" line to find it by reqId.
+  if (api.status >= 500) request.log.error({ err: error, req: request, res: { statusCode: api.status } }, 'request failed');
   for (const [name, value] of Object.entries(api.headers)) reply.header(name, value);
   void reply.code(api.status).send(api.toJSON());
 }
