@@ -327,6 +327,8 @@ export const limits = {
   mailRecipientsMax: 20,
   /** Stored length of a delivery error. */
   mailErrorLengthMax: 1000,
+  /** Distinct relay replies a run's warning about its deferred mails names (mail-delivery.ts mailDeferrals). */
+  mailDeferralRepliesLoggedMax: 10,
   /** Hops followed along linked_id to find the original payment of a refund or chargeback. */
   mailLinkedDepthMax: 5,
   // Payments core (issue 3, docs/payments.md).

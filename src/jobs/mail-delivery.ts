@@ -25,6 +25,8 @@ export interface DeliveryRun {
   failed: number;
   /** Each mail this run gave up on, as the job runner logs it (one warning each, no address). */
   failures: MailFailure[];
+  /** One warning when mails were deferred (`retrying`), with the relay's replies (no address), for the job runner. */
+  warnings: MailDeferral[];
   /** Claimed but not sent: the run's send window closed first (sendWindowMs); due again at once. */
   released: number;
   /** A full batch of requests or of due mail: more may be waiting (the job runner runs again soon). */
@@ -51,11 +53,13 @@ export async function deliverPendingMails(context: AppContext, options: { batchS
   const { requests, written, claimed: fresh, errors, deferred } = await renderRequestedMails(context.db, { batchSizeMax: batchSize, claimedUntil });
   // UPDATE ... RETURNING has no order: send oldest first (fresh rows are the newest).
   const rows = [...due.sort((a, b) => a.id - b.id), ...fresh.sort((a, b) => a.id - b.id)];
-  const run: DeliveryRun = { requests, rendered: written, errors, deferred, claimed: rows.length, sent: 0, retrying: 0, failed: 0, failures: [], released: 0, backlog: requests === batchSize || due.length === batchSize };
+  const run: DeliveryRun = { requests, rendered: written, errors, deferred, claimed: rows.length, sent: 0, retrying: 0, failed: 0, failures: [], warnings: [], released: 0, backlog: requests === batchSize || due.length === batchSize };
   const failed: Outcome[] = [];
+  const retried: Outcome[] = [];
   // A run whose outcomes could not all be written throws: its mails are sent again after the lease.
-  await sendAll(context, rows, run, failed, { startByMs: claimedAtMs + sendWindowMs, claimRenewalMs: options.claimRenewalMs ?? limits.mailClaimRenewalMs });
+  await sendAll(context, rows, run, { failed, retried }, { startByMs: claimedAtMs + sendWindowMs, claimRenewalMs: options.claimRenewalMs ?? limits.mailClaimRenewalMs });
   run.failures = await mailFailures(context, failed);
+  run.warnings = mailDeferrals(retried);
   return run;
 }
 
@@ -79,7 +83,7 @@ const sendWindowMs = limits.mailClaimLeaseMs - (2 * limits.smtpConnectionTimeout
  * send does not wait for its outcome's write, but none starts after a write failed. Rows not
  * started by `startByMs` are released for the next run.
  */
-async function sendAll(context: AppContext, rows: readonly ClaimedMail[], run: DeliveryRun, failed: Outcome[], timing: { startByMs: number; claimRenewalMs: number }): Promise<void> {
+async function sendAll(context: AppContext, rows: readonly ClaimedMail[], run: DeliveryRun, ended: { failed: Outcome[]; retried: Outcome[] }, timing: { startByMs: number; claimRenewalMs: number }): Promise<void> {
   const unsent: ClaimedMail[] = [];
   const renewer = new ClaimRenewer(context, timing.claimRenewalMs);
   const outcomes = new Batcher<Outcome, void>(
@@ -101,7 +105,7 @@ async function sendAll(context: AppContext, rows: readonly ClaimedMail[], run: D
       renewer.sending.add(row);
       const outcome = await deliverOne(context, row).finally(() => renewer.sending.delete(row));
       run[outcome.status === 'sent' ? 'sent' : outcome.status === 'failed' ? 'failed' : 'retrying'] += 1;
-      if (outcome.status === 'failed') failed.push(outcome);
+      if (outcome.status !== 'sent') ended[outcome.status === 'failed' ? 'failed' : 'retried'].push(outcome);
       writes.push(outcomes.add(outcome).catch((error: unknown) => {
         written.failure ??= { error };
       }));
@@ -305,6 +309,30 @@ async function mailFailures(context: AppContext, outcomes: readonly Outcome[]): 
       replies: replies.map(({ recipient, code, reply }) => ({ ...(recipient === null ? {} : { recipient: place(recipient) }), code, text: withoutAddresses(reply) })),
     };
   });
+}
+
+/**
+ * The warning of a run whose mails were deferred. Decision: one line per run, logged at warn. At
+ * info only (the run's counts) a relay that was down, or refused SMTP_URL's login or MAIL_FROM,
+ * showed at LOG_LEVEL=warn only when its first mails failed for good, about an hour later. The
+ * replies are those of the whole run, each once and without addresses (as MailFailure's).
+ */
+export interface MailDeferral {
+  message: string;
+  retrying: number;
+  replies: { code: number | null; text: string }[];
+}
+
+const deferralMessage = `mail not sent, tried again with backoff (failed for good after ${limits.mailAttemptsMax} attempts): check the relay and SMTP_URL; \`trustfare mail deliver\` tries at once`;
+
+function mailDeferrals(outcomes: readonly Outcome[]): MailDeferral[] {
+  if (outcomes.length === 0) return [];
+  const replies = new Map<string, { code: number | null; text: string }>();
+  for (const { code, reply } of outcomes.flatMap((outcome) => outcome.replies)) {
+    const text = withoutAddresses(reply);
+    replies.set(`${code} ${text}`, { code, text });
+  }
+  return [{ message: deferralMessage, retrying: outcomes.length, replies: [...replies.values()].slice(0, limits.mailDeferralRepliesLoggedMax) }];
 }
 
 /** The text with every email address in it (a relay's reply often quotes the recipient) as `[address]`. */

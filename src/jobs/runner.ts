@@ -24,6 +24,8 @@ export interface JobResult {
    * the summary line named none).
    */
   failures?: ({ message: string } & Record<string, unknown>)[];
+  /** What went wrong this run but is tried again (a relay that deferred its mails): each a warning, as `failures`. */
+  warnings?: ({ message: string } & Record<string, unknown>)[];
 }
 
 export interface JobRunner {
@@ -78,8 +80,8 @@ async function runOnce(context: AppContext, job: Job, log: JobLogger): Promise<b
   try {
     const result = await job.run(context);
     if (!result || typeof result !== 'object') return false;
-    const { failures, ...summary } = result as JobResult & Record<string, unknown>;
-    for (const { message, ...details } of failures ?? []) log.warn({ job: job.name, ...details }, message);
+    const { failures, warnings, ...summary } = result as JobResult & Record<string, unknown>;
+    for (const { message, ...details } of [...(failures ?? []), ...(warnings ?? [])]) log.warn({ job: job.name, ...details }, message);
     if (summary.errors && summary.errors.length > 0) log.error({ job: job.name, result: summary }, 'job batch set items back it could not handle');
     else if (Object.values(summary).some((value) => typeof value === 'number' && value > 0)) log.info({ job: job.name, result: summary }, 'job batch done');
     return summary.backlog === true;

@@ -355,6 +355,27 @@ describe('mails from real payments', () => {
     expect((await outboxRowOf(bookingId)).last_error).toBe('refused for good: unknown@example.com (550 <unknown@example.com>: Recipient address rejected: User unknown)');
   });
 
+  it('logs a run whose mails the relay deferred as one warning with its replies: a relay down or SMTP_URL refused shows at LOG_LEVEL=warn within seconds, not an hour later as failures', async () => {
+    const channelId = await channel({});
+    const bookingId = await booking(channelId, { email: 'later@example.com' });
+    await purchase(channelId, bookingId, 80_000);
+    smtp.refuseNext(1, 451);
+    const lines: { level: string; details: Record<string, unknown>; message: string }[] = [];
+    const logged = (level: string) => (details: Record<string, unknown>, message: string) => void lines.push({ level, details, message });
+    const mailJob = backgroundJobs.find((candidate) => candidate.name === 'mail-delivery')!;
+    const runner = startJobRunner(t.context, [{ ...mailJob, intervalMs: 1 }], { info: logged('info'), warn: logged('warn'), error: logged('error') });
+    const warnings = () => lines.filter((line) => line.level === 'warn');
+    for (let wait = 0; wait < 400 && warnings().length === 0; wait++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await runner.stop();
+    expect(warnings()).toEqual([{
+      level: 'warn',
+      message: 'mail not sent, tried again with backoff (failed for good after 8 attempts): check the relay and SMTP_URL; `trustfare mail deliver` tries at once',
+      details: { job: 'mail-delivery', retrying: 1, replies: [{ code: 451, text: expect.stringContaining('451') }] },
+    }]);
+    expect(JSON.stringify(lines)).not.toMatch(/@/);
+    expect(await outboxRowOf(bookingId)).toMatchObject({ status: 'pending', attempts: 1 });
+  });
+
   it('a mail the relay refuses whole for good is reported with its reply to the whole mail and every recipient owed', async () => {
     const channelId = await channel({ primary_mail: 'ops@whole.example', mail_bcc_transactional_mails: true });
     const bookingId = await booking(channelId, { email: 'whole@example.com' });
