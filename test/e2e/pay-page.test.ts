@@ -404,6 +404,26 @@ describe('payment request page in Chromium', () => {
     expect((await bookingAndLastTransaction(id)).booking.transaction_ids).toEqual([taken.json().id]);
   });
 
+  it('keeps the booking summary readable on a 320 px phone in a language with long labels: no amount or name broken mid-word', async () => {
+    const { link } = await bookingWithLink(123_456_789, 'ruRU');
+    const phone = await e2e.browser.newPage({ viewport: { width: 320, height: 900 } });
+    try {
+      await phone.goto(link);
+      // Lines each value is laid out on: the labels took the width they wanted and left the values
+      // a sliver, so "1 234 567,89 $" read "1 23 / 4 56 / 7,89 / $" and "Lovelace" "Lovel / ace".
+      const lines = await phone.$$eval('.summary dd', (values) => values.map((value) => {
+        const range = document.createRange();
+        range.selectNodeContents(value);
+        return [value.textContent, new Set([...range.getClientRects()].map((rect) => Math.round(rect.top))).size];
+      }));
+      expect(lines).toContainEqual(['LAKE-7', 1]);
+      expect(lines).toContainEqual(['Ada Lovelace', 1]);
+      expect(lines.find(([text]) => /^1\s234\s567,89/.test(String(text)))?.[1]).toBe(1);
+    } finally {
+      await phone.close();
+    }
+  });
+
   it('refuses an expired or tampered link without showing a form', async () => {
     const { id } = await bookingWithLink(10_000);
     const expired = signPaymentRequestToken(e2e.t.config.secrets.signingSecret, { siteId: merchant.site.siteId, bookingId: id, expiresAt: new Date(Date.now() - 60_000) });
