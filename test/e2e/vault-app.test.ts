@@ -128,6 +128,22 @@ describe('vaulting app 1.8.0 in Chromium', () => {
     expect(await page.isVisible('#expiry-error')).toBe(false);
   });
 
+  it('takes a card number and expiry pasted with spaces and dashes whole, not cut to the length of their spaced form', async () => {
+    await page.goto(await vaultUrl({}));
+    const pasted = async (field: string, text: string) => {
+      await page.fill(field, '');
+      await page.focus(field);
+      await page.keyboard.insertText(text);
+      return page.inputValue(field);
+    };
+    // The fields' maxlength (23 and 7) cut the paste before the page spaced it: 14 digits, and December 2020.
+    expect(await pasted('#card_number', '4111 - 1111 - 1111 - 1111')).toBe('4111 1111 1111 1111');
+    expect(await pasted('#expiry', '12 / 2030')).toBe('12/2030');
+    await page.focus('#cvv');
+    expect(await page.isVisible('#card_number-error')).toBe(false);
+    expect(await page.isVisible('#expiry-error')).toBe(false);
+  });
+
   it('keeps the caret where the payer edits the card number, and Backspace after a space deletes a digit', async () => {
     await page.goto(await vaultUrl({}));
     await page.focus('#card_number');

@@ -69,6 +69,8 @@ export function cardFormView(options: CardFormOptions): SafeHtml {
   // a GET form sent before its script ran (JavaScript off, the bundle not loaded yet, Enter
   // pressed early on a slow connection) put the card number and CVV in the address bar, the
   // history and every access log on the way (session 29).
+  // The card number and expiry have no maxlength: the browser cut a paste to it before the script
+  // spaced it ("12 / 2030" became "12/20", a card in the past); the script caps what it keeps.
   return html`<form id="card-form" class="card-form" method="post" novalidate>
 <div id="error-summary" class="error-summary" role="alert" tabindex="-1" hidden></div>
 <fieldset>
@@ -76,10 +78,10 @@ export function cardFormView(options: CardFormOptions): SafeHtml {
 ${field({
     id: 'card_number',
     label: t('cardNumber'),
-    input: html`<div class="card-number-wrap"><input id="card_number" name="card_number" type="text" inputmode="numeric" autocomplete="cc-number" maxlength="23" required aria-required="true" aria-describedby="${describedBy('card_number', false)} card-brand" spellcheck="false"><span id="card-brand" class="card-brand" aria-live="polite"></span></div>`,
+    input: html`<div class="card-number-wrap"><input id="card_number" name="card_number" type="text" inputmode="numeric" autocomplete="cc-number" required aria-required="true" aria-describedby="${describedBy('card_number', false)} card-brand" spellcheck="false"><span id="card-brand" class="card-brand" aria-live="polite"></span></div>`,
   })}
 <div class="row">
-${field({ id: 'expiry', label: t('expiry'), input: html`<input id="expiry" name="expiry" type="text" inputmode="numeric" autocomplete="cc-exp" placeholder="${t('expiryPlaceholder')}" maxlength="7" required aria-required="true" aria-describedby="${describedBy('expiry', false)}">` })}
+${field({ id: 'expiry', label: t('expiry'), input: html`<input id="expiry" name="expiry" type="text" inputmode="numeric" autocomplete="cc-exp" placeholder="${t('expiryPlaceholder')}" required aria-required="true" aria-describedby="${describedBy('expiry', false)}">` })}
 ${field({ id: 'cvv', label: t('cvv'), hint: t('cvvHint'), input: html`<input id="cvv" name="cvv" type="password" inputmode="numeric" autocomplete="cc-csc" maxlength="4" required aria-required="true" aria-describedby="${describedBy('cvv', true)}">` })}
 </div>
 </fieldset>
