@@ -183,6 +183,16 @@ describe('vaulting app 1.8.0 in Chromium', () => {
     expect(transaction.json()).toMatchObject({ status: 'complete', transaction_types: 'vault', currencies: 'USD', total: 0 });
   });
 
+  it("shows no card number or expiry when Back returns from the integrator's page to the app", async () => {
+    await submitAndLand(testCards.visa, {});
+    await page.goBack();
+    await page.waitForSelector('#submit:enabled');
+    // The browser restored the fields as they were sent: whoever used the computer next read the card.
+    expect(await page.inputValue('#card_number')).toBe('');
+    expect(await page.inputValue('#expiry')).toBe('');
+    expect(await page.textContent('#card-brand')).toBe('');
+  });
+
   it('redirects a declined card with status failed', async () => {
     const landed = await submitAndLand(testCards.visaDeclined, { session_id: 'dec1' });
     expect(Object.fromEntries(landed.searchParams)).toMatchObject({ status: 'failed', last_four: '0002', session_id: 'dec1' });

@@ -125,6 +125,26 @@ export class CardForm {
         if (this.input(name)!.value !== '') this.validateField(name);
       });
     }
+    this.forgetCardWhenShownAgain();
+  }
+
+  /**
+   * A page shown again from the history (Back, Forward) gets its fields as they were when it was
+   * left, from the browser's saved form state or its back/forward cache: after the vaulting app
+   * sent a card and moved on to the integrator, Back showed the full card number and expiry to
+   * whoever used the computer next. The card fields are cleared; the cardholder's may stay.
+   */
+  private forgetCardWhenShownAgain(): void {
+    const navigation = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined;
+    window.addEventListener('pageshow', (event) => {
+      if (event.persisted || navigation?.type === 'back_forward') this.clearCardFields();
+    });
+  }
+
+  private clearCardFields(): void {
+    for (const name of ['card_number', 'expiry', 'cvv']) this.input(name)!.value = '';
+    this.numberDigits = '';
+    byId('card-brand').textContent = '';
   }
 
   /**
@@ -285,9 +305,7 @@ export class CardForm {
 
   /** After a decline the card fields are cleared (a new card or a corrected one is typed). */
   clearCard(): void {
-    for (const name of ['card_number', 'expiry', 'cvv']) this.input(name)!.value = '';
-    this.numberDigits = '';
-    byId('card-brand').textContent = '';
+    this.clearCardFields();
     this.input('card_number')!.focus();
   }
 }
