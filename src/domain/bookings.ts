@@ -383,6 +383,22 @@ export function payableNow(funding: Pick<BookingFunding, 'total' | 'held'>): num
   return Math.max(0, funding.total - funding.held);
 }
 
+/** Why a booking owed money takes no payment now: the pages and the modal say which, in the payer's language. */
+export type NothingPayableReason = 'paid' | 'disputed' | 'in_progress' | 'held';
+
+/**
+ * Why nothing can be paid on the booking now, or null when something can (or it is owed nothing,
+ * a zero total). Fully paid first; then money under an open chargeback (for the company and the
+ * payer's bank to settle, not a second payment), a payment still being processed, and otherwise
+ * authorisations holding the rest.
+ */
+export function nothingPayableReason(booking: Pick<BookingRecord, 'total' | 'totalPaid'>, funding: BookingFunding): NothingPayableReason | null {
+  if (booking.total <= 0 || payableNow(funding) > 0) return null;
+  if (bookingTotalUnpaid(booking) <= 0) return 'paid';
+  if (funding.disputed > 0) return 'disputed';
+  return funding.inFlight > 0 ? 'in_progress' : 'held';
+}
+
 /** What payableNow leaves out, in the words of every refusal of an amount above it. */
 export const payableNowExplained = 'its total less the money paid, authorised, in payments still being processed or under an open chargeback';
 

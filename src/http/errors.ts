@@ -30,9 +30,9 @@ export interface ErrorBody {
 }
 
 /** 400 with `data.params` keyed by the offending parameter, as the spec's booking example. */
-export function invalidParams(params: Record<string, string>): ApiError {
+export function invalidParams(params: Record<string, string>, data: Record<string, unknown> = {}): ApiError {
   const names = Object.keys(params);
-  return new ApiError(400, 'rest_invalid_param', `Invalid parameter(s): ${names.join(', ')}`, { params });
+  return new ApiError(400, 'rest_invalid_param', `Invalid parameter(s): ${names.join(', ')}`, { ...data, params });
 }
 
 export function invalidParam(name: string, message: string): ApiError {

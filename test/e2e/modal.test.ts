@@ -418,6 +418,27 @@ describe('payment modal in Chromium', () => {
     expect(await german.locator('#card-form').isVisible()).toBe(false);
   });
 
+  it('says a booking opened again after it was paid is paid, in the frame language, not that its details are invalid (booking_error for the integrator)', async () => {
+    const created = await e2e.t.app.inject({
+      method: 'POST', url: `/${merchant.site.path}/site-json/vendor/v2/bookings`, headers: merchant.site.headers,
+      payload: { firstname: 'Alan', surname: 'Turing', email: 'alan@example.com', date: '2031-07-01', total: 9_500, currencies: 'USD', countries: 'GB', channels: merchant.channelId },
+    });
+    const bookingId = created.json().id as number;
+    const paid = await e2e.t.app.inject({
+      method: 'POST', url: `/${merchant.site.path}/site-json/vendor/v2/transactions`, headers: merchant.site.headers,
+      payload: { transaction_types: 'purchase', channels: merchant.channelId, currencies: 'USD', total: 9_500, token: 'tok_visa', bookings: [{ id: bookingId, currencies: 'USD', total: 9_500 }] },
+    });
+    expect(paid.json()).toMatchObject({ status: 'complete' });
+    const auth = signAuthString({ channels: merchant.channelId, currencies: 'USD', total: 9_500, booking_id: bookingId }, merchant.channelSecret, new Date());
+    await openModal({ path: merchant.site.path, channels: merchant.channelId, currencies: 'USD', total: 9_500, auth, verify: ['booking_id'], booking: { booking_id: bookingId }, language: 'deDE' });
+    await expect.poll(names, slow).toEqual(['booking_error']);
+    expect(events[0]!.argument).toMatchObject({ code: 'rest_invalid_param', data: { status: 400, params: { total: expect.any(String) }, nothing_payable: 'paid' } });
+    const german = page.frameLocator('iframe');
+    // It said "Die Buchungsdaten sind ungültig: total" to the payer who had paid.
+    await expect.poll(() => german.locator('#fatal').textContent(), slow).toBe(germanPages.fullyPaid);
+    expect(await german.locator('#card-form').isVisible()).toBe(false);
+  });
+
   it('fires token_error, not transaction_error, when the page session expired while the modal stayed open', async () => {
     await openModal(modalOptions(9_500));
     await frame().locator('#submit').waitFor();

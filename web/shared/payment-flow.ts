@@ -1,3 +1,4 @@
+import type { NothingPayableReason } from '../../src/domain/bookings.js';
 import { callApi, type CallResult } from './api.js';
 import type { CardForm, CardInput } from './card-form.js';
 import { byId, type PageData, type Translate } from './page-data.js';
@@ -21,8 +22,11 @@ export interface PaymentAnswer {
 export interface ApiErrorBody {
   code: string;
   message: string;
-  /** `exhausted`: 'captures' on a rest_attempts_exhausted refusing a card to capture (no attempt failed). */
-  data: { status: number; params?: Record<string, string> | string[]; exhausted?: string };
+  /**
+   * `exhausted`: 'captures' on a rest_attempts_exhausted refusing a card to capture (no attempt failed).
+   * `nothing_payable`, `company`: a modal session refused because its booking takes no payment now, and why.
+   */
+  data: { status: number; params?: Record<string, string> | string[]; exhausted?: string; nothing_payable?: NothingPayableReason; company?: string };
 }
 
 export type FlowEnd =

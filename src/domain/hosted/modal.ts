@@ -1,5 +1,5 @@
 import type { Queryable } from '../../storage/db.js';
-import { createBooking, loadBooking, loadBookingFunding, payableNow, payableNowExplained, type BookingInput, type BookingRecord } from '../bookings.js';
+import { createBooking, loadBooking, loadBookingFunding, nothingPayableReason, payableNow, payableNowExplained, type BookingInput, type BookingRecord, type NothingPayableReason } from '../bookings.js';
 import { parseLanguage } from '../../i18n/catalogue.js';
 import { verifyAuthString, type AuthStringCheck, type SignedValue } from './auth-string.js';
 import { createHostedSession, type HostedSession } from './sessions.js';
@@ -130,7 +130,8 @@ async function paymentWithAuth(db: Queryable, modalAuthId: number, bookingId: nu
 export type ModalBooking =
   /** `session.transactionId` set: a reloaded frame's booking, which the string's earlier session paid. */
   | { ok: true; event: 'booking_logged' | 'booking_exists'; booking: BookingRecord; token: string; session: HostedSession }
-  | { ok: false; params: Record<string, string> }
+  /** `nothingPayable`: the booking takes no payment now at all, and why (the frame tells the payer). */
+  | { ok: false; params: Record<string, string>; nothingPayable?: NothingPayableReason }
   /**
    * The auth string does not allow this session (token_error): it opened all the sessions or
    * draft bookings it may (limits.modalSessionsPerAuthMax), or it does not sign the booking.
@@ -216,8 +217,12 @@ export async function openModalBooking(db: Queryable, request: ModalBookingReque
   // details were not valid.
   const paid = resumed && openerHash !== null ? await paymentWithAuth(db, modalAuthId, booking.id, openerHash) : null;
   // Not total_unpaid: a payment above what can be paid now would be refused once the card is in.
-  const payable = payableNow(await loadBookingFunding(db, booking.id));
-  if (paid === null && request.total > payable) return { ok: false, params: { total: `exceeds what can be paid on the booking now (${payable}): ${payableNowExplained}` } };
+  const funding = await loadBookingFunding(db, booking.id);
+  const payable = payableNow(funding);
+  if (paid === null && request.total > payable) {
+    const nothingPayable = nothingPayableReason(booking, funding);
+    return { ok: false, params: { total: `exceeds what can be paid on the booking now (${payable}): ${payableNowExplained}` }, ...(nothingPayable ? { nothingPayable } : {}) };
+  }
   const language = parseLanguage(request.language) ?? parseLanguage(booking.language) ?? 'enGB';
   const { token, session } = await createHostedSession(db, {
     kind: 'modal',

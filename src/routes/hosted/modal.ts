@@ -242,7 +242,9 @@ export async function modalRoutes(app: App, context: AppContext): Promise<void> 
         request.log.warn({ site: auth.channel.siteId, channel: parsed.channels }, 'modal session refused: the site has no member to act for');
         throw forbidden(noSiteActorMessage);
       }
-      if (!result.ok) throw invalidParams(result.params);
+      // A booking that takes no payment at all (paid, a payment in progress): the frame tells the
+      // payer so in their language, where "the booking details are not valid: total" was shown.
+      if (!result.ok) throw invalidParams(result.params, result.nothingPayable ? { nothing_payable: result.nothingPayable, company: auth.channel.company } : {});
       return result;
     });
     const sitePath = await sitePathOf(context, auth.channel.siteId);

@@ -1,6 +1,7 @@
 import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
-import { loadBooking, loadBookingFunding, bookingTotalUnpaid, payableNow, type BookingFunding, type BookingRecord } from '../../domain/bookings.js';
+import { loadBooking, loadBookingFunding, bookingTotalUnpaid, nothingPayableReason, payableNow, type BookingFunding, type BookingRecord } from '../../domain/bookings.js';
+import { nothingPayableMessageKey } from '../../domain/hosted/nothing-payable.js';
 import { loadChannel, receiptLabelOf } from '../../domain/channels.js';
 import { paymentCurrencyOptions, type PaymentCurrencyOption } from '../../domain/hosted/currencies.js';
 import { createHostedSession, attemptsLeft, payRequestCapturesExhausted } from '../../domain/hosted/sessions.js';
@@ -55,15 +56,12 @@ ${options.map((option) => html`<option value="${option.currency}" data-amount="$
 }
 
 /**
- * Why a booking with an unpaid total offers nothing to pay now. Money under an open chargeback is
- * for the company and the payer's bank to settle, not for a second payment: contact the company.
- * A payment still being processed (a 3DS challenge left open, a processor's late answer) settles
- * within minutes, either way. Otherwise authorisations hold the rest on a card.
+ * Why a booking with an unpaid total offers nothing to pay now (nothingPayableReason): a payment
+ * still being processed (a 3DS challenge left open, a processor's late answer) settles within
+ * minutes, either way; money under a chargeback is for the company to settle.
  */
-function nothingDueMessage(t: Translator, funding: BookingFunding, company: string): string {
-  if (funding.disputed > 0) return t('notPayableOnline', { company });
-  if (funding.inFlight > 0) return t('paymentInProgress');
-  return t('nothingDue');
+function nothingDueMessage(t: Translator, booking: BookingRecord, funding: BookingFunding, company: string): string {
+  return t(nothingPayableMessageKey[nothingPayableReason(booking, funding) ?? 'held'], { company });
 }
 
 const assetSchema = {
@@ -132,7 +130,7 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
     // A zero total is `unpaid` in the API (booking-status.ts), so its page says nothing is due, in
     // the neutral style, not "fully paid" in the success one (session 29).
     const fullyPaid = booking.total > 0 && unpaid <= 0;
-    const nothingToPay = fullyPaid ? t('fullyPaid') : unpaid <= 0 ? t('nothingToPay') : notOnline ? t('notPayableOnline', { company }) : due > 0 ? null : nothingDueMessage(t, funding, company);
+    const nothingToPay = fullyPaid ? t('fullyPaid') : unpaid <= 0 ? t('nothingToPay') : notOnline ? t('notPayableOnline', { company }) : due > 0 ? null : nothingDueMessage(t, booking, funding, company);
     if (nothingToPay !== null) {
       const outcome = fullyPaid ? 'success' : 'info';
       return sendPage(reply, 200, hostedPage({ ...header, content: html`${summaryView(t, booking, locale)}${noticeView({ kind: outcome, message: nothingToPay })}` }), payCsp);

@@ -6,6 +6,7 @@ import { CardForm } from '../../shared/card-form.js';
 import { byId, readPageData, translator, type PageData } from '../../shared/page-data.js';
 import { declineLine, exhaustedLine, paymentMade, runPayment, showOutcome, showRefusal, type ApiErrorBody, type FlowEnd, type PaymentAnswer } from '../../shared/payment-flow.js';
 import { frameSource, hostSource, type CallbackName, type HostMessage, type ModalInit } from './protocol.js';
+import { nothingPayableMessageKey } from '../../../src/domain/hosted/nothing-payable.js';
 
 interface FrameData {
   hostOrigin: string;
@@ -45,10 +46,11 @@ function emit(name: CallbackName, argument: unknown): void {
   post({ type: 'event', name, argument });
 }
 
-function fatal(text: string): void {
+function fatal(text: string, kind: 'failed' | 'info' | 'success' = 'failed'): void {
   byId('loading').hidden = true;
   byId('payment').hidden = true;
   const box = byId('fatal');
+  box.className = `outcome ${kind}`;
   box.textContent = text;
   box.hidden = false;
 }
@@ -97,6 +99,12 @@ async function start(options: ModalInit): Promise<void> {
       return fatal(t('serviceRefused'));
     }
     emit('booking_error', error);
+    // The booking takes no payment now at all (paid, a payment still in progress): said as the
+    // payment request page says it, not as booking details that are not valid.
+    const nothingPayable = error.data.nothing_payable;
+    if (nothingPayable && Object.hasOwn(nothingPayableMessageKey, nothingPayable)) {
+      return fatal(t(nothingPayableMessageKey[nothingPayable], { company: error.data.company ?? '' }), nothingPayable === 'paid' ? 'success' : 'info');
+    }
     // The payer is shown which fields, in the frame's language; the service's English explanation
     // of each goes to the integrator's booking_error callback above (it was shown here too).
     const fields = Object.keys(error.data.params ?? {});
