@@ -28,6 +28,14 @@ async function vaultUrl(query: Record<string, string>): Promise<string> {
   return url.toString();
 }
 
+/** The value of `field` after `text` is entered at once, as a paste or an input method's commit enters it. */
+async function enteredAtOnce(field: string, text: string): Promise<string> {
+  await page.fill(field, '');
+  await page.focus(field);
+  await page.keyboard.insertText(text);
+  return page.inputValue(field);
+}
+
 async function submitAndLand(card: string, query: Record<string, string>): Promise<URL> {
   await page.goto(await vaultUrl({ redirect: `${e2e.host.origin}/done?keep=1`, session_id: 'abc123', ...query }));
   await fillCard(page, { number: card });
@@ -130,18 +138,22 @@ describe('vaulting app 1.8.0 in Chromium', () => {
 
   it('takes a card number and expiry pasted with spaces and dashes whole, not cut to the length of their spaced form', async () => {
     await page.goto(await vaultUrl({}));
-    const pasted = async (field: string, text: string) => {
-      await page.fill(field, '');
-      await page.focus(field);
-      await page.keyboard.insertText(text);
-      return page.inputValue(field);
-    };
     // The fields' maxlength (23 and 7) cut the paste before the page spaced it: 14 digits, and December 2020.
-    expect(await pasted('#card_number', '4111 - 1111 - 1111 - 1111')).toBe('4111 1111 1111 1111');
-    expect(await pasted('#expiry', '12 / 2030')).toBe('12/2030');
+    expect(await enteredAtOnce('#card_number', '4111 - 1111 - 1111 - 1111')).toBe('4111 1111 1111 1111');
+    expect(await enteredAtOnce('#expiry', '12 / 2030')).toBe('12/2030');
     await page.focus('#cvv');
     expect(await page.isVisible('#card_number-error')).toBe(false);
     expect(await page.isVisible('#expiry-error')).toBe(false);
+  });
+
+  it('takes full-width digits, as a Japanese or Chinese input method enters them, in the card number, expiry and CVV', async () => {
+    await page.goto(await vaultUrl({ language: 'jaJA' }));
+    // The digits vanished as they were typed: only ASCII digits were kept.
+    expect(await enteredAtOnce('#card_number', '４１１１１１１１１１１１１１１１')).toBe('4111 1111 1111 1111');
+    expect(await enteredAtOnce('#expiry', '１２／３０')).toBe('12/30');
+    expect(await enteredAtOnce('#cvv', '１２３')).toBe('123');
+    await page.focus('#name');
+    for (const field of ['card_number', 'expiry', 'cvv']) expect(await page.isVisible(`#${field}-error`)).toBe(false);
   });
 
   it('keeps the caret where the payer edits the card number, and Backspace after a space deletes a digit', async () => {

@@ -30,8 +30,12 @@ export function brandName(type: string | null | undefined): string {
   return (type && brandNames[type as CardBrand]) || (type ?? '');
 }
 
+/**
+ * The ASCII digits of `value`, full-width ones included: a Japanese, Chinese or Korean input
+ * method enters "４１１１" (NFKC makes them 4111, and "／" a slash), and \d knows only ASCII.
+ */
 export function digitsOf(value: string): string {
-  return value.replace(/\D/g, '');
+  return value.normalize('NFKC').replace(/\D/g, '');
 }
 
 /** Groups of 4, or 4-6-5 for American Express, as printed on the cards. */
@@ -76,7 +80,8 @@ function caretAfterDigits(spaced: string, count: number): number {
  * one-digit month closed by a slash is padded ("1/" → "01/", so "1/30" is January 2030). Both
  * MM/YY and MM/YYYY stay whole (parseExpiry takes either).
  */
-export function formatExpiry(value: string): string {
+export function formatExpiry(typed: string): string {
+  const value = typed.normalize('NFKC');
   const slash = value.indexOf('/');
   if (slash >= 0) {
     const month = digitsOf(value.slice(0, slash)).slice(0, 2);
@@ -84,6 +89,17 @@ export function formatExpiry(value: string): string {
   }
   const digits = digitsOf(value).slice(0, 6);
   return digits.length > 2 ? `${digits.slice(0, 2)}/${digits.slice(2)}` : digits;
+}
+
+/**
+ * Runs `format` on what is typed or pasted, and on what an input method commits; not while it
+ * composes, since a value rewritten under a composition breaks it.
+ */
+function formatAsTyped(input: HTMLInputElement, format: (inputType: string) => void): void {
+  input.addEventListener('input', (event) => {
+    if (!(event as InputEvent).isComposing) format((event as InputEvent).inputType ?? '');
+  });
+  input.addEventListener('compositionend', () => format('insertCompositionText'));
 }
 
 type Check = (value: string) => string | null;
@@ -97,12 +113,13 @@ export class CardForm {
     this.t = t;
     this.form = byId<HTMLFormElement>('card-form');
     const number = this.input('card_number')!;
-    number.addEventListener('input', (event) => this.formatNumber(number, (event as InputEvent).inputType ?? ''));
+    formatAsTyped(number, (inputType) => this.formatNumber(number, inputType));
     const expiry = this.input('expiry')!;
-    expiry.addEventListener('input', (event) => {
-      if ((event as InputEvent).inputType?.startsWith('delete')) return;
-      expiry.value = formatExpiry(expiry.value);
+    formatAsTyped(expiry, (inputType) => {
+      if (!inputType.startsWith('delete')) expiry.value = formatExpiry(expiry.value);
     });
+    const cvv = this.input('cvv')!;
+    formatAsTyped(cvv, () => (cvv.value = digitsOf(cvv.value)));
     this.checks.set('card_number', (value) => (luhnValid(digitsOf(value)) ? null : t('errorCardNumber')));
     this.checks.set('expiry', (value) => (expiryValid(value, new Date()) ? null : t('errorExpiry')));
     this.checks.set('cvv', (value) => {
