@@ -127,6 +127,25 @@ describe('payment request page in Chromium', () => {
     expect(booking.json()).toMatchObject({ status: 'paid' });
   });
 
+  it('asks before Back leaves the page during a 3DS challenge; staying, the payer completes it (leaving left the booking unpayable for 30 minutes)', async () => {
+    const { id, link } = await bookingWithLink(45_500, 'enGB');
+    await page.goto(`${e2e.host.origin}/mail`);
+    await page.goto(link);
+    await fillCard(page, { number: testCards.visaChallenge });
+    await page.click('#submit');
+    const challenge = page.frameLocator('#challenge-frame');
+    await challenge.getByRole('button', { name: 'Authenticate' }).waitFor();
+    const asked = Promise.race([page.waitForEvent('dialog'), page.waitForEvent('framenavigated', (frame) => frame === page.mainFrame()).then(() => null)]);
+    void page.goBack().catch(() => undefined);
+    const dialog = await asked;
+    expect(dialog?.type()).toBe('beforeunload');
+    await dialog!.dismiss();
+    expect(page.url()).toBe(link);
+    await challenge.getByRole('button', { name: 'Authenticate' }).click();
+    await page.waitForSelector('#outcome.success');
+    expect((await bookingAndLastTransaction(id)).booking).toMatchObject({ status: 'paid' });
+  });
+
   it('says the outcome is not known yet, not a decline, when the payment is still pending after the challenge (the look-up did not settle it)', async () => {
     const { id, link } = await bookingWithLink(46_500, 'enGB');
     await page.goto(link);

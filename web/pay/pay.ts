@@ -4,7 +4,7 @@ import { receiptDateTimeOptions } from '../../src/i18n/date-time.js';
 import { callApi } from '../shared/api.js';
 import { brandName, CardForm } from '../shared/card-form.js';
 import { byId, readPageData, translator, type PageData } from '../shared/page-data.js';
-import { declineLine, exhaustedLine, runPayment, showOutcome, showRefusal, type ApiErrorBody, type PaymentAnswer } from '../shared/payment-flow.js';
+import { confirmLeaving, declineLine, exhaustedLine, runPayment, showOutcome, showRefusal, type ApiErrorBody, type PaymentAnswer } from '../shared/payment-flow.js';
 
 /** One currency choice, as the server computed it (src/domain/hosted/currencies.ts). */
 interface CurrencyOption {
@@ -93,7 +93,7 @@ form.payOnSubmit({
   pay: (card) => {
     if (select) select.disabled = true;
     const paying = chosen();
-    return runPayment(data, card, { currencies: paying.currency, total: paying.amount }).then((end) => ({ end, paying }));
+    return runPayment(data, card, { currencies: paying.currency, total: paying.amount }, { onProcessing: confirmLeaving }).then((end) => ({ end, paying }));
   },
   settled: ({ end, paying }) => {
     if (select) select.disabled = false;

@@ -123,6 +123,22 @@ async function afterGivingUp(data: PageData, gaveUp: FlowEnd, attemptId: string)
   return since.kind === 'answer' ? { ...since, gaveUp: true } : gaveUp;
 }
 
+/**
+ * `onProcessing` for a page of its own (the payment request page, the vaulting app): the browser
+ * asks before Back, Reload or closing the tab leaves a payment processing, as the modal asks on
+ * the integrator's page (close_window_attempted). Back pressed during a 3DS challenge left it
+ * unanswered without a word, and the booking took no payment until the challenge expired.
+ */
+export function confirmLeaving(processing: boolean): void {
+  if (processing) window.addEventListener('beforeunload', holdLeaving);
+  else window.removeEventListener('beforeunload', holdLeaving);
+}
+
+function holdLeaving(event: BeforeUnloadEvent): void {
+  event.preventDefault();
+  event.returnValue = '';
+}
+
 /** A new random name for one payment attempt (`attempt_id`): 32 hex digits. */
 function newAttemptId(): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, '0')).join('');

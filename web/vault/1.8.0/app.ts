@@ -3,7 +3,7 @@
 // parameters (or shows the outcome when there is no redirect).
 import { CardForm } from '../../shared/card-form.js';
 import { readPageData, translator } from '../../shared/page-data.js';
-import { declineLine, exhaustedLine, runPayment, showOutcome, showRefusal, type PaymentAnswer } from '../../shared/payment-flow.js';
+import { confirmLeaving, declineLine, exhaustedLine, runPayment, showOutcome, showRefusal, type PaymentAnswer } from '../../shared/payment-flow.js';
 
 const data = readPageData();
 const t = translator(data.messages);
@@ -50,7 +50,7 @@ function unanswered(answer?: PaymentAnswer): void {
 }
 
 form.payOnSubmit({
-  pay: (card) => runPayment(data, card, {}),
+  pay: (card) => runPayment(data, card, {}, { onProcessing: confirmLeaving }),
   settled: (end) => {
     // A refusal before the bank uses no attempt, so the note still holds, unless it says none is left.
     if (attemptsNote && (end.kind !== 'refused' || end.error.code === 'rest_attempts_exhausted')) attemptsNote.hidden = true;
