@@ -156,6 +156,19 @@ describe('vaulting app 1.8.0 in Chromium', () => {
     for (const field of ['card_number', 'expiry', 'cvv']) expect(await page.isVisible(`#${field}-error`)).toBe(false);
   });
 
+  it('announces the card type once as the number is typed, not again at every digit (a polite live region)', async () => {
+    await page.goto(await vaultUrl({}));
+    await page.evaluate(() => {
+      const changes: string[] = [];
+      new MutationObserver(() => changes.push(document.getElementById('card-brand')!.textContent ?? '')).observe(document.getElementById('card-brand')!, { childList: true, characterData: true, subtree: true });
+      (window as unknown as { brandChanges: string[] }).brandChanges = changes;
+    });
+    await page.focus('#card_number');
+    await page.keyboard.type('4111111111111111');
+    // Each digit rewrote the region with the same text, which a screen reader reads out again.
+    expect(await page.evaluate(() => (window as unknown as { brandChanges: string[] }).brandChanges)).toEqual(['Card type: Visa']);
+  });
+
   it('keeps the caret where the payer edits the card number, and Backspace after a space deletes a digit', async () => {
     await page.goto(await vaultUrl({}));
     await page.focus('#card_number');

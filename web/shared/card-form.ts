@@ -209,7 +209,9 @@ export class CardForm {
     }
     const brand = digits.length >= 1 ? brandNames[this.brand()] : '';
     const label = byId('card-brand');
-    label.textContent = brand ? this.t('detectedBrand', { brand }) : '';
+    // A live region: rewritten with the same text at every digit, a screen reader read it out again.
+    const text = brand ? this.t('detectedBrand', { brand }) : '';
+    if (label.textContent !== text) label.textContent = text;
     label.dataset.brand = brand ? this.brand() : '';
     this.input('cvv')!.maxLength = cvvLength(this.brand());
   }
