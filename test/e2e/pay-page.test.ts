@@ -258,6 +258,29 @@ describe('payment request page in Chromium', () => {
     await screenshots(page, 'pay-declined-fr');
   });
 
+  it('shows a phone payer the decline: the reason and attempts left are on screen, and Tab goes on to the card number', async () => {
+    const { link } = await bookingWithLink(30_100, 'deDE');
+    const phone = await e2e.browser.newPage({ viewport: { width: 320, height: 640 } });
+    try {
+      await phone.goto(link);
+      await fillCard(phone, { number: testCards.visaDeclined });
+      await phone.click('#submit');
+      await phone.waitForSelector('#outcome.failed');
+      // The cleared card number took the focus, and the page scrolled to it: the reason stayed
+      // below the Pay button, off the screen, and the form just looked emptied.
+      const onScreen = await phone.$eval('#outcome', (outcome) => {
+        const box = outcome.getBoundingClientRect();
+        return box.top >= 0 && box.bottom <= window.innerHeight;
+      });
+      expect(onScreen).toBe(true);
+      expect(await phone.inputValue('#card_number')).toBe('');
+      await phone.keyboard.press('Tab');
+      expect(await phone.evaluate(() => document.activeElement?.id)).toBe('card_number');
+    } finally {
+      await phone.close();
+    }
+  });
+
   it('puts a refusal of the card by the service next to the card number, in the page language', async () => {
     const { id, link } = await bookingWithLink(12_000);
     await page.goto(link);

@@ -154,15 +154,10 @@ export class CardForm {
   private forgetCardWhenShownAgain(): void {
     const navigation = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined;
     window.addEventListener('pageshow', (event) => {
-      if (event.persisted || navigation?.type === 'back_forward') this.clearCardFields();
+      if (event.persisted || navigation?.type === 'back_forward') this.clearCard();
     });
   }
 
-  private clearCardFields(): void {
-    for (const name of ['card_number', 'expiry', 'cvv']) this.input(name)!.value = '';
-    this.numberDigits = '';
-    byId('card-brand').textContent = '';
-  }
 
   /**
    * Cardholder text by the service's own rule for one-line text (src/domain/text.ts: no tabs,
@@ -322,9 +317,13 @@ export class CardForm {
     byId('status').textContent = status;
   }
 
-  /** After a decline the card fields are cleared (a new card or a corrected one is typed). */
+  /**
+   * After a decline the card fields are cleared (a new card or a corrected one is typed). The focus
+   * stays on the outcome above them, which says why; Tab goes on to the card number.
+   */
   clearCard(): void {
-    this.clearCardFields();
-    this.input('card_number')!.focus();
+    for (const name of ['card_number', 'expiry', 'cvv']) this.input(name)!.value = '';
+    this.numberDigits = '';
+    byId('card-brand').textContent = '';
   }
 }

@@ -71,7 +71,10 @@ export function cardFormView(options: CardFormOptions): SafeHtml {
   // history and every access log on the way (session 29).
   // The card number and expiry have no maxlength: the browser cut a paste to it before the script
   // spaced it ("12 / 2030" became "12/20", a card in the past); the script caps what it keeps.
-  return html`<form id="card-form" class="card-form" method="post" novalidate>
+  // The outcome comes before the form: below the Pay button, a decline's reason was off a phone's
+  // screen while the emptied card number had the focus.
+  return html`<section id="outcome" class="outcome" hidden tabindex="-1" aria-live="assertive"></section>
+<form id="card-form" class="card-form" method="post" novalidate>
 <div id="error-summary" class="error-summary" role="alert" tabindex="-1" hidden></div>
 <fieldset>
 <legend>${t('cardDetails')}</legend>
@@ -94,7 +97,6 @@ ${options.holderFields.length > 0 ? html`<fieldset><legend>${t('cardholderDetail
 <p>${t('challengeIntro')}</p>
 <iframe id="challenge-frame" title="${t('challengeTitle')}"></iframe>
 </section>
-<section id="outcome" class="outcome" hidden tabindex="-1" aria-live="assertive"></section>
 <noscript><p class="notice">${t('noScript')}</p></noscript>`;
 }
 
