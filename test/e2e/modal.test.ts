@@ -202,6 +202,33 @@ describe('payment modal in Chromium', () => {
     await screenshots(page, 'modal-rejected');
   });
 
+  it('shows no form when reopened with an auth string that used up its failed attempts: transaction_rejected at once, no card taken', async () => {
+    const options = modalOptions(7_100);
+    await openModal(options);
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await pay(testCards.visaDeclined);
+      await expect.poll(() => names().filter((name) => name === 'transaction_failed').length, slow).toBe(attempt);
+    }
+    await expect.poll(names, slow).toContain('transaction_rejected');
+    // The same modal's frame reloaded says so again, but the integrator hears it once.
+    const reloaded = page.waitForEvent('framenavigated', (navigated) => navigated.url().includes('/modal/1.0.0/frame'));
+    await reloadFrame();
+    await reloaded;
+    await expect.poll(() => frame().locator('#outcome').textContent(), slow).toContain('Three failed attempts');
+    await page.keyboard.press('Escape');
+    await expect.poll(names, slow).toContain('modal_closed');
+    expect(names().filter((name) => name === 'transaction_rejected')).toHaveLength(1);
+    const { count: before } = await e2e.t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM cards');
+    events = [];
+    await openModal(options);
+    // The form was shown, the payer typed a card, it was stored, and only then was it refused.
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_rejected']);
+    expect(events[1]!.argument.message).toContain('Three failed attempts');
+    await expect.poll(() => frame().locator('#outcome').textContent(), slow).toContain('Three failed attempts');
+    expect(await frame().locator('#card-form').isVisible()).toBe(false);
+    expect((await e2e.t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM cards')).count).toBe(before);
+  });
+
   it('fires transaction_rejected and says no more cards can be entered (not "three failed attempts") when the page took all the cards it may', async () => {
     await openModal(modalOptions(7_100));
     await expect.poll(names, slow).toEqual(['booking_logged']);

@@ -19,7 +19,7 @@ import { bookingToWire } from '../bookings/routes.js';
 import { sendAsset, sharedAssets } from './assets.js';
 import { html, sendPage } from './html.js';
 import { ModalSessionReply, documentedOnly } from './schemas.js';
-import { sessionExpired } from '../../domain/hosted/payments.js';
+import { rejectedMessage, sessionExpired } from '../../domain/hosted/payments.js';
 import { sitePathOf } from './vault-app.js';
 import { cardFormView, errorPage, hostedPage, pageMessages, secureNoteView, translatorFor } from './views.js';
 
@@ -250,6 +250,8 @@ export async function modalRoutes(app: App, context: AppContext): Promise<void> 
     const sitePath = await sitePathOf(context, auth.channel.siteId);
     const principalLike = { principal: { sitePath } } as unknown as FastifyRequest;
     const language = opened.session.language as LanguageCode;
+    const attempts = attemptsLeft(opened.session);
+    const paymentMade = opened.session.transactionId !== null;
     return reply.code(201).header('cache-control', 'no-store').send({
       session: opened.token,
       booking_event: opened.event,
@@ -257,14 +259,16 @@ export async function modalRoutes(app: App, context: AppContext): Promise<void> 
       amount: parsed.total,
       currencies: parsed.currencies,
       amount_formatted: formatMoney(parsed.total, parsed.currencies, localeOf(language)),
-      attempts_left: attemptsLeft(opened.session),
+      attempts_left: attempts,
       company: auth.channel.company,
       test_mode: isTestMode(auth.channel.accountMode),
       site_path: sitePath,
       channels: auth.channel.id,
       language,
       cardholder: opened.session.options.cardholder ?? {},
-      payment_made: opened.session.transactionId !== null,
+      payment_made: paymentMade,
+      // Its auth string used up its failed attempts in an earlier modal: the frame takes no card.
+      ...(attempts === 0 && !paymentMade ? { rejected: { message: rejectedMessage } } : {}),
     });
   });
 }

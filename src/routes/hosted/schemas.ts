@@ -61,4 +61,6 @@ export const ModalSessionReply = Type.Object({
   cardholder: Type.Record(Type.String(), Type.String()),
   /** A reloaded frame whose earlier session paid the booking: the page reads that payment (GET /hosted/payments/current) instead of taking a card. */
   payment_made: Type.Boolean(),
+  /** No attempts left (its auth string used them up in earlier sessions): the frame shows the rejection, takes no card and fires transaction_rejected. */
+  rejected: Type.Optional(Type.Object({ message: Type.String() })),
 });

@@ -29,6 +29,8 @@ interface SessionAnswer {
   cardholder: { name?: string; email?: string };
   /** The frame was reloaded after its earlier session paid: show that payment, take no card. */
   payment_made: boolean;
+  /** No attempts left: the auth string used them up in an earlier modal. */
+  rejected?: { message: string };
 }
 
 const data = readPageData<FrameData>();
@@ -164,6 +166,13 @@ function showForm(session: SessionAnswer): void {
     form.form.hidden = true;
     void paymentMade(pageData).then((end) => report(end, pageData, form));
     return;
+  }
+  if (session.rejected) {
+    // A card typed now would be stored and then refused, as the payment request page and the
+    // vaulting app show no form once no attempt is left.
+    form.form.hidden = true;
+    emit('transaction_rejected', session.rejected);
+    return showOutcome('failed', [t('rejected', { company: session.company })]);
   }
   byId('card_number').focus();
 

@@ -203,6 +203,11 @@ export function open(options: ModalOptions): ModalHandle {
     } else if (message.type === 'language') {
       nameIn(message.value);
     } else if (message.type === 'event' && (callbackNames as readonly string[]).includes(message.name)) {
+      // A reloaded frame shows the rejection again (its auth string has no attempts left): reported once.
+      if (message.name === 'transaction_rejected') {
+        if (reported.has('rejected')) return;
+        reported.add('rejected');
+      }
       const id = (message.argument as { id?: unknown } | null)?.id;
       const booking = message.name === 'booking_logged' || message.name === 'booking_exists';
       if (typeof id === 'number' && (booking || message.name === 'transaction_logged')) {
