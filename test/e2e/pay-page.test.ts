@@ -270,7 +270,8 @@ describe('payment request page in Chromium', () => {
       // below the Pay button, off the screen, and the form just looked emptied.
       const onScreen = await phone.$eval('#outcome', (outcome) => {
         const box = outcome.getBoundingClientRect();
-        return box.top >= 0 && box.bottom <= window.innerHeight;
+        // Whole pixels: scrolled into view, its top may sit a fraction above the edge.
+        return Math.round(box.top) >= 0 && Math.round(box.bottom) <= window.innerHeight;
       });
       expect(onScreen).toBe(true);
       expect(await phone.inputValue('#card_number')).toBe('');
