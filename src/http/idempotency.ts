@@ -14,7 +14,8 @@ import { pickedBy } from '../storage/batches.js';
  * its response (any status) is stored when sent. A retry with the same key and the same request
  * gets the stored response with `Idempotent-Replayed: true`; the same key with another request
  * is 409 `rest_idempotency_conflict`; a retry while the first is still running waits for it (up
- * to limits.idempotencyWaitMs), then gets 409. Keys are per site and kept
+ * to limits.idempotencyWaitMs), then is answered with what the first had written (its resource
+ * or transaction, as it reads now), else 409. Keys are per site and kept
  * limits.idempotencyKeyRetentionHours.
  */
 
@@ -96,7 +97,7 @@ export function registerIdempotency(app: App, context: AppContext): void {
     storeResponse(context.db, request.idempotency, reply, payload).then(() => done(null, payload), (error: unknown) => {
       // A server error whose answer cannot be stored either (the database is gone: what failed the
       // request fails this write too) goes out as it is; the key stays in flight, as for a process
-      // that died (a retry waits, then 409 with the transaction when one was recorded). Handed to
+      // that died (a retry waits, then gets the transaction when one was recorded, else 409). Handed to
       // Fastify, this second error skipped the error handler: Fastify's own fallback answered
       // `{statusCode, code: "57P01", error, message: "terminating connection due to administrator
       // command"}`, the database's words in place of the error shape.
@@ -314,8 +315,9 @@ async function claimOrReplay(
     }
     if (Date.now() >= deadline || context.now().getTime() - row.created_at.getTime() > limits.idempotencyWaitMs + context.config.processorTimeoutMs) {
       // In flight for longer than any request runs: the request that claimed it ended without
-      // storing its answer. What it created (createdForKey) answers for it, as it reads now.
-      const created = resourceOf && row.resource_id !== null ? await resourceOf(row.resource_id) : undefined;
+      // storing its answer (its process died, say). What it created (createdForKey), or the
+      // transaction it recorded, answers for it as it reads now; nothing runs again.
+      const created = await leftBehind(row, { resourceOf, outcomeOf });
       if (created === undefined) throw inFlight(row);
       replay(reply, { ...row, response_status: reply.statusCode, response_headers: {}, response_body: created });
       await reply;
@@ -344,6 +346,13 @@ const storeStatement = {
           WHERE k.site_id = a.site_id AND k.key = a.key AND k.status = 'in_flight'
             AND ${pickedBy('k.site_id', 'SELECT site_id FROM a')} AND ${pickedBy('k.key', 'SELECT key FROM a')}`,
 };
+
+/** What the request that left the key in flight had written, as it reads now (its resource, or its transaction); undefined when nothing. */
+async function leftBehind(row: KeyRow, answers: { resourceOf?: ((id: number) => Promise<string | undefined>) | undefined; outcomeOf?: OutcomeOf | undefined }): Promise<string | undefined> {
+  if (answers.resourceOf && row.resource_id !== null) return answers.resourceOf(row.resource_id);
+  if (answers.outcomeOf && row.transaction_id !== null) return answers.outcomeOf(row.transaction_id);
+  return undefined;
+}
 
 function inFlight(row: KeyRow): ApiError {
   const data = row.transaction_id === null ? {} : { transaction_id: row.transaction_id };

@@ -100,7 +100,7 @@ describe('Idempotency-Key', () => {
     expect(replayed.json().id).toBe(created.json().id);
   });
 
-  it('answers 409 with the transaction id for a key whose request never finished, and never runs it again', async () => {
+  it('answers 201 with the transaction recorded under a key whose request never finished, as it reads now, and never runs it again', async () => {
     const booking = await createBooking(t, shop, { total: 500 });
     const body = purchaseBody(shop, booking, 500);
     const url = `${shop.base}/transactions`;
@@ -111,10 +111,26 @@ describe('Idempotency-Key', () => {
       [shop.site.siteId, requestFingerprint('POST', url, body), earlier.id],
     );
     const response = await post(t, shop, body, { 'idempotency-key': 'k-crashed' });
-    expect(response.statusCode).toBe(409);
-    expect(response.json()).toMatchObject({ code: 'rest_idempotency_conflict', data: { status: 409, transaction_id: earlier.id } });
+    expect(response.statusCode).toBe(201);
+    expect(response.headers['idempotent-replayed']).toBe('true');
+    expect(response.headers.location).toBe(earlier._links.self[0].href);
+    expect(response.json()).toMatchObject({ id: earlier.id, status: earlier.status });
     const count = await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM transaction_bookings WHERE booking_id = $1', [booking]);
     expect(count.count).toBe(1);
+  });
+
+  it('answers 409 without a transaction for a key whose request never finished and recorded none, and never runs it', async () => {
+    const booking = await createBooking(t, shop, { total: 500 });
+    const body = purchaseBody(shop, booking, 500);
+    await t.db.query(
+      `INSERT INTO idempotency_keys (site_id, key, request_hash, status, created_at) VALUES ($1, 'k-crashed-early', $2, 'in_flight', now() - interval '1 hour')`,
+      [shop.site.siteId, requestFingerprint('POST', `${shop.base}/transactions`, body)],
+    );
+    const response = await post(t, shop, body, { 'idempotency-key': 'k-crashed-early' });
+    expect(response.statusCode).toBe(409);
+    expect(response.json()).toEqual({ code: 'rest_idempotency_conflict', message: expect.any(String), data: { status: 409 } });
+    const count = await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM transaction_bookings WHERE booking_id = $1', [booking]);
+    expect(count.count).toBe(0);
   });
 
   it('answers a server error in the error shape even when its answer cannot be stored for the key (the database gone)', async () => {

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { expect, vi } from 'vitest';
 import { testEnv } from './context.js';
+import type { SiteFixture } from './fixtures.js';
 import { freePort } from '../../src/net.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -40,4 +42,34 @@ export async function spawnServer(env: Record<string, string>, as: { uid?: numbe
 /** For afterAll: kills every server spawned here that still runs. */
 export function killServers(): void {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+/** spawnServer, awaited until /readyz answers 200. */
+export async function startReadyServer(env: Record<string, string>): Promise<ServerProcess> {
+  const server = await spawnServer(env);
+  await vi.waitFor(async () => expect((await fetch(`${server.baseUrl}/readyz`)).status).toBe(200), { timeout: 30_000, interval: 50 });
+  return server;
+}
+
+export interface ApiAnswer {
+  status: number;
+  headers: Record<string, string>;
+  json: any;
+}
+
+/** Calls the site's API on a server process over a real socket; an answer that is not JSON is kept as text. */
+export function siteApi(baseUrl: string, shop: SiteFixture) {
+  return async (method: string, rest: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiAnswer> => {
+    const response = await fetch(`${baseUrl}/${shop.path}/site-json/vendor/v2/${rest}`, {
+      method, headers: { ...shop.headers, ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await response.text();
+    let json: unknown = text;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // Not JSON: kept as text, which a test's assertions refuse.
+    }
+    return { status: response.status, headers: Object.fromEntries(response.headers), json };
+  };
 }
