@@ -258,11 +258,22 @@ export async function createdForKey<T>(db: Db, request: FastifyRequest, create: 
   return db.transaction(async (tx) => {
     const created = await create(tx);
     const id = idOf(created);
-    if (id !== undefined) {
-      await tx.query("UPDATE idempotency_keys SET resource_id = $3 WHERE site_id = $1 AND key = $2 AND status = 'in_flight'", [claim.siteId, claim.key, id]);
-    }
+    if (id !== undefined) await noteOnKey(tx, claim, 'resource_id', id);
     return created;
   });
+}
+
+/**
+ * Notes on the request's claimed key the transaction it recorded, in the recording's database
+ * transaction (a chargeback record, which claims its key before it runs): a key left in flight
+ * is then answered with that transaction as it reads now, as a payment's is.
+ */
+export async function noteTransactionOnKey(tx: Queryable, request: FastifyRequest, transactionId: number): Promise<void> {
+  if (request.idempotency) await noteOnKey(tx, request.idempotency, 'transaction_id', transactionId);
+}
+
+async function noteOnKey(tx: Queryable, claim: IdempotencyClaim, column: 'resource_id' | 'transaction_id', id: number): Promise<void> {
+  await tx.query(`UPDATE idempotency_keys SET ${column} = $3 WHERE site_id = $1 AND key = $2 AND status = 'in_flight'`, [claim.siteId, claim.key, id]);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestContext } from '../support/context.js';
-import { createShop, paymentsContext, type Body, type Shop } from '../payments/support.js';
+import { addUser } from '../support/fixtures.js';
+import { createBooking, createShop, paymentsContext, post, purchaseBody, type Body, type Shop } from '../payments/support.js';
 
 // POST bookings and POST channels create their resource, then store their answer for the
 // Idempotency-Key (onSend). When that write failed (the database lost meanwhile) the client got a
@@ -57,6 +58,26 @@ describe('a created resource whose answer could not be stored for its Idempotenc
     expect(retry.headers['idempotent-replayed']).toBe('true');
     expect(retry.json()).toMatchObject({ id: created[0]!.id, name: 'Lost Answer Tours', currencies: 'EUR' });
     expect(await t.db.query(`SELECT id FROM channels WHERE name = 'Lost Answer Tours'`)).toHaveLength(1);
+  });
+
+  it('chargeback: a retry with the key is answered with the recorded chargeback, and nothing is charged back twice', async () => {
+    const operator = await addUser(t.db, shop.site.siteId, { role: 'member_admin', platformAdmin: true });
+    const booking = await createBooking(t, shop, { total: 3000 });
+    const payment = (await post(t, shop, purchaseBody(shop, booking, 3000))).json();
+    expect(payment.status).toBe('complete');
+    const body = { transaction_types: 'chargeback', linked_id: payment.id, total: 1000 };
+    const send = () => t.app.inject({ method: 'POST', url: `${shop.base}/transactions`, headers: { ...operator.headers, 'idempotency-key': 'lost-chargeback' }, payload: body });
+    const first = await send();
+    expect(first.statusCode).toBe(500);
+    const recorded = await t.db.query<{ id: number }>(`SELECT id FROM transactions WHERE linked_id = $1 AND type = 'chargeback'`, [payment.id]);
+    expect(recorded).toHaveLength(1);
+    await ageKey('lost-chargeback');
+
+    const retry = await send();
+    expect([retry.statusCode, retry.headers['idempotent-replayed']], retry.body).toEqual([201, 'true']);
+    expect(retry.headers.location).toMatch(new RegExp(`/transactions/${recorded[0]!.id}$`));
+    expect(retry.json()).toMatchObject({ id: recorded[0]!.id, transaction_types: 'chargeback', total: 1000, linked_id: payment.id });
+    expect(await t.db.query(`SELECT id FROM transactions WHERE linked_id = $1 AND type = 'chargeback'`, [payment.id])).toHaveLength(1);
   });
 
   it('a refused create notes nothing on its key: the refusal is stored and replayed as before', async () => {

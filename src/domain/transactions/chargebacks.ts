@@ -30,8 +30,9 @@ export async function recordChargeback(context: AppContext, actor: Actor, input:
     const target = await findTransaction(tx, { siteId: actor.siteId, id: input.linkedId! });
     if (!target) throw invalidId('linked_id');
     assertNamesTarget(input, target);
-    if (input.type === 'chargeback') return chargeBack(tx, actor, target, input.total!, at);
-    return closeChargeback(tx, actor, { type: input.type, target, total: input.total!, at });
+    const id = input.type === 'chargeback' ? await chargeBack(tx, actor, target, input.total!, at) : await closeChargeback(tx, actor, { type: input.type, target, total: input.total!, at });
+    await actor.onAdminRecorded?.(tx, id);
+    return id;
   });
 }
 

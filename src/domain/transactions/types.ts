@@ -1,6 +1,7 @@
 import type { TransactionStatus } from './states.js';
 import type { StoredAnswer } from '../../http/idempotency.js';
 import type { TransactionJson } from './view.js';
+import type { Queryable } from '../../storage/db.js';
 
 export const transactionTypes = [
   'authorize', 'capture', 'chargeback', 'chargeback-reversal', 'chargeback-override', 'purchase', 'refund',
@@ -99,6 +100,8 @@ export interface Actor {
    * page then waits on.
    */
   onAttemptRecorded?: (transactionId: number) => void;
+  /** Runs in the database transaction that records a chargeback, with its id (the REST route notes it on the request's Idempotency-Key). */
+  onAdminRecorded?: (tx: Queryable, transactionId: number) => Promise<void>;
 }
 
 /** The caller's remembered principal is stale (a credential changed since): nothing was written. */

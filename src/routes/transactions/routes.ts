@@ -6,7 +6,7 @@ import {
   completeThreeDsReturn, createTransaction, isAdminType, listTransactionIds, loadTransactionViews, type Actor, type TransactionInput, type TransactionJson,
   type TransactionType, StalePrincipalError,
 } from '../../domain/transactions/index.js';
-import { answerToStore, finishDeferred, markClaimed, markStored } from '../../http/idempotency.js';
+import { answerToStore, finishDeferred, markClaimed, markStored, noteTransactionOnKey } from '../../http/idempotency.js';
 import { principalOf, requireAccess, requireAccessConfirmedByRoute } from '../../http/auth.js';
 import { invalidId } from '../../http/errors.js';
 import { localeOf, normaliseLanguage, translate } from '../../i18n/catalogue.js';
@@ -79,10 +79,17 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
   app.post(base, createOptions, async (request, reply) => {
     const input = toInput(request.body as TransactionCreateBodyWire, request.ip);
     const deferred = request.idempotencyDeferred;
+    // A replayed answer that showed no outcome reads the transaction as it is now (OutcomeOf).
+    const outcomeOf = async (transactionId: number): Promise<string | undefined> => {
+      const [transaction] = await loadTransactionViews(context.db, context.config, principalOf(request).siteId, [transactionId]);
+      if (!transaction) return undefined;
+      answerWith(reply, transaction);
+      return reply.serialize(transaction) as string;
+    };
     if (isAdminType(input.type)) {
       // A chargeback record has no look-up to check the principal with.
       await createAccess.confirm(request);
-      if (await finishDeferred(context, request, reply)) return reply;
+      if (await finishDeferred(context, request, reply, outcomeOf)) return reply;
     }
     // The answer, serialised by the route's schema and stored with the settlement (answerToStore).
     let storedBody: string | undefined;
@@ -101,14 +108,8 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
         isPlatformAdmin: principal.isPlatformAdmin,
         ...(deferred && !request.idempotency ? { idempotency: { key: deferred.key, requestHash: deferred.requestHash, onClaimed: () => markClaimed(request), answer } } : {}),
         ...(epoch !== undefined ? { principalEpoch: { epoch, confirmed: () => createAccess.confirmed(request) } } : {}),
+        onAdminRecorded: (tx, transactionId) => noteTransactionOnKey(tx, request, transactionId),
       };
-    };
-    // A replayed answer that showed no outcome reads the transaction as it is now (OutcomeOf).
-    const outcomeOf = async (transactionId: number): Promise<string | undefined> => {
-      const [transaction] = await loadTransactionViews(context.db, context.config, principalOf(request).siteId, [transactionId]);
-      if (!transaction) return undefined;
-      answerWith(reply, transaction);
-      return reply.serialize(transaction) as string;
     };
     // Refused before the claim committed (or the key is another request's): the key is claimed
     // now so the refusal is stored, or the other request's outcome answers. A principal not yet
