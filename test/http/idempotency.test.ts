@@ -104,8 +104,8 @@ describe('Idempotency-Key', () => {
     const booking = await createBooking(t, shop, { total: 500 });
     const body = purchaseBody(shop, booking, 500);
     const url = `${shop.base}/transactions`;
-    const earlier = (await post(t, shop, purchaseBody(shop, booking, 100))).json();
-    // As a process that died after recording the attempt would leave it.
+    const earlier = (await post(t, shop, body)).json();
+    // As a process that died after recording this request's attempt would leave its key (its answer not stored).
     await t.db.query(
       `INSERT INTO idempotency_keys (site_id, key, request_hash, status, transaction_id, created_at) VALUES ($1, 'k-crashed', $2, 'in_flight', $3, now() - interval '1 hour')`,
       [shop.site.siteId, requestFingerprint('POST', url, body), earlier.id],
