@@ -298,6 +298,9 @@ export async function updateChannel(tx: Queryable, options: { siteId: number; id
   if (patch.accountMode !== undefined && patch.accountMode !== current.accountMode && !(selfServiceAccountModes as readonly string[]).includes(current.accountMode)) {
     return { param: 'account_mode', message: `a ${current.accountMode} channel's mode is changed by the platform operator only` };
   }
+  if (patch.accountMode !== undefined && isTestMode(patch.accountMode) !== isTestMode(current.accountMode) && (await hasMoneyHistory(tx, current.id))) {
+    return { param: 'account_mode', message: `the channel holds ${isTestMode(current.accountMode) ? 'test money or sandbox cards' : 'real money or cards'}, which must never mix with ${isTestMode(current.accountMode) ? 'real cards' : 'test money'}: create a new channel for the other mode` };
+  }
   if (patch.currency !== undefined && patch.currency !== current.currency && (await isInUse(tx, current.id))) {
     return { param: 'currencies', message: 'the base currency cannot change while the channel has bookings, money movements or allocations planned to it (an authorisation not yet captured or voided)' };
   }
@@ -345,9 +348,17 @@ export async function deleteChannel(tx: Queryable, options: { siteId: number; id
  * capture applied its own copies, which are in the ledger) will never apply theirs.
  */
 async function isInUse(db: Queryable, channelId: number): Promise<boolean> {
+  const row = await db.one<{ in_use: boolean }>('SELECT EXISTS (SELECT 1 FROM bookings WHERE channel_id = $1 AND deleted_at IS NULL) AS in_use', [channelId]);
+  return row.in_use || hasMoneyHistory(db, channelId);
+}
+
+/**
+ * Whether money or a card has moved on the channel, or money is planned to reach it: what binds it
+ * to its currency and to its kind of money, test or real (isTestMode).
+ */
+async function hasMoneyHistory(db: Queryable, channelId: number): Promise<boolean> {
   const row = await db.one<{ in_use: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM bookings WHERE channel_id = $1 AND deleted_at IS NULL)
-         OR EXISTS (SELECT 1 FROM transactions WHERE channel_id = $1)
+    `SELECT EXISTS (SELECT 1 FROM transactions WHERE channel_id = $1)
          OR EXISTS (SELECT 1 FROM ledger_entries WHERE channel_id = $1)
          OR EXISTS (SELECT 1 FROM allocations a JOIN transactions t ON t.id = a.transaction_id
                      WHERE a.to_channel_id = $1 AND NOT a.applied AND NOT a.reversed AND a.reverses_id IS NULL

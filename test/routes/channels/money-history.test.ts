@@ -46,3 +46,42 @@ describe('a channel holding allocated money but no bookings', () => {
     expect((await t.app.inject({ method: 'DELETE', url: channelUrl(empty), headers: shop.site.headers })).statusCode).toBe(200);
   });
 });
+
+/**
+ * Test money and sandbox cards never share a channel with real cards (docs/allocations.md): a
+ * site cannot move a channel out of `test` (or back into it) once money or a card has moved on it,
+ * as its currency cannot change; a new channel takes the other kind.
+ */
+describe('the account mode of a channel with money history', () => {
+  const switchMode = (id: number, mode: string) => t.app.inject({ method: 'PUT', url: channelUrl(id), headers: shop.site.headers, payload: { account_mode: mode } });
+  const modeOf = async (id: number) => (await t.db.one<{ account_mode: string }>('SELECT account_mode FROM channels WHERE id = $1', [id])).account_mode;
+
+  it('stays test while the channel holds a sandbox card', async () => {
+    const vaulting = await addChannel(t, shop);
+    const vault = await post(t, shop, { transaction_types: 'vault', channels: vaulting, currencies: 'USD', total: 0, token: 'tok_visa' });
+    expect(vault.json().status).toBe('complete');
+    const reply = await switchMode(vaulting, 'draft');
+    expect(reply.statusCode).toBe(400);
+    expect(reply.json()).toMatchObject({ code: 'rest_invalid_param', data: { status: 400, params: { account_mode: expect.stringMatching(/test money or sandbox cards.*new channel/) } } });
+    expect(await modeOf(vaulting)).toBe('test');
+  });
+
+  it('stays test while the channel holds allocated test money', async () => {
+    expect((await switchMode(receiving, 'draft')).statusCode).toBe(400);
+    expect(await modeOf(receiving)).toBe('test');
+  });
+
+  it('a draft channel with money history stays draft', async () => {
+    const draft = await addChannel(t, shop);
+    expect((await post(t, shop, { transaction_types: 'vault', channels: draft, currencies: 'USD', total: 0, token: 'tok_visa' })).statusCode).toBe(201);
+    await t.db.query(`UPDATE channels SET account_mode = 'draft' WHERE id = $1`, [draft]);
+    expect((await switchMode(draft, 'test')).statusCode).toBe(400);
+    expect(await modeOf(draft)).toBe('draft');
+  });
+
+  it('a channel without money history switches both ways (control)', async () => {
+    const empty = await addChannel(t, shop);
+    expect((await switchMode(empty, 'draft')).statusCode).toBe(200);
+    expect((await switchMode(empty, 'test')).statusCode).toBe(200);
+  });
+});
