@@ -134,6 +134,10 @@ describe('transaction list: more filters', () => {
     const ids = async (query: string) => (expectStatus(await api(t, listSite, 'GET', `transactions${query}`), 200) as Json[]).map((item) => item.id);
     expect(await ids('?bin_number=411111')).toEqual([card.id, paid.id]);
     expect(await ids('?bin_number=555555')).toEqual([]);
+    // Stored BINs have at most six digits: an 8-digit one would match nothing, silently.
+    const eightDigits = await api(t, listSite, 'GET', 'transactions?bin_number=41111111');
+    expect(eightDigits.statusCode).toBe(400);
+    expect(eightDigits.json().data.params.bin_number).toMatch(/3 to 6 digits.*first six/);
     expect(await ids('?countries=GB')).toContain(paid.id);
     expect(await ids('?countries=FR')).toEqual([]);
     expect(await ids('?payment_methods=credit-card')).toContain(paid.id);

@@ -143,7 +143,12 @@ export const TransactionListQuery = Type.Object({
   status: Type.Optional(described(EnumList(transactionStatuses), 'Transactions in these statuses, comma-separated.')),
   channels: Type.Optional(described(IntegerIdList, 'Transactions of these channel ids, comma-separated.')),
   channels_exclude: Type.Optional(described(IntegerIdList, 'Not of these channel ids, comma-separated.')),
-  bin_number: Type.Optional(described(ValueList('[0-9]{3,8}', 'BINs of 3 to 8 digits', 8), 'Exact `bin_number` (as the transaction shows it, usually six digits), comma-separated.')),
+  // A card keeps at most its first six digits in clear (shownBinOf): a longer BIN would match
+  // nothing, so it is refused rather than answered with [].
+  bin_number: Type.Optional(described(
+    ValueList('[0-9]{3,6}', 'BINs of 3 to 6 digits as transactions show them (of an 8-digit BIN, send its first six)', 6),
+    'Exact `bin_number` (as the transaction shows it: the card\'s first six digits, fewer for a short card number), comma-separated. Of an 8-digit BIN send the first six; 7 or 8 digits are refused, as no stored BIN has them.',
+  )),
   countries: Type.Optional(described(ValueList('[A-Z]{2}', 'two-letter country codes in capitals', 2), 'The payer\'s country sent as `countries` with the transaction (not the booking\'s), comma-separated.')),
   currencies: Type.Optional(described(ValueList('[A-Z]{3}', 'three-letter currency codes in capitals', 3), 'Paid in these currencies (`currencies`), comma-separated.')),
   currencies_exclude: Type.Optional(described(ValueList('[A-Z]{3}', 'three-letter currency codes in capitals', 3), 'Not paid in these currencies, comma-separated.')),
