@@ -26,6 +26,12 @@ export function positiveInteger(name: string, text: string, what = 'a positive i
   return Number(text);
 }
 
+/** A `true` or `false` option's text as a boolean, or a clear error naming it. */
+export function booleanOption(name: string, text: string): boolean {
+  if (text !== 'true' && text !== 'false') throw new Error(`--${name} must be true or false`);
+  return text === 'true';
+}
+
 /** An optional `--name` of 1 to `max` written in digits alone (`1e0`, `0x2` and ` 1` are refused), or `fallback`. */
 export function boundedInteger(name: string, text: string | undefined, options: { max: number; fallback: number }): number {
   if (text === undefined) return options.fallback;

@@ -97,6 +97,21 @@ describe('channel set', () => {
     expect(await read()).toEqual([]);
   });
 
+  it('sets the quote_code the API shows, refuses control characters, clears it with an empty value', async () => {
+    const read = async () => (await t.app.inject({ url: `/${site.path}/site-json/vendor/v2/channels/${channelId}`, headers: site.headers })).json().quote_code;
+    const set = (value: string) => cli(url, ['channel', 'set', '--site', site.path, '--id', String(channelId), `--quote-code=${value}`]);
+    const result = await set('Q-ACME-7');
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.json.quote_code).toBe('Q-ACME-7');
+    expect(await read()).toBe('Q-ACME-7');
+    const refused = await set('Q\u0007');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/--quote-code must be/);
+    expect(await read()).toBe('Q-ACME-7');
+    expect((await set('')).json.quote_code).toBe('');
+    expect(await read()).toBe('');
+  });
+
   it('clears the descriptor with an empty value', async () => {
     const result = await cli(url, ['channel', 'set', '--site', site.path, '--id', String(channelId), '--descriptor', '']);
     expect(result.json.descriptor).toBeNull();

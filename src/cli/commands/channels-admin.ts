@@ -1,8 +1,9 @@
 import type { Command } from '../command.js';
-import { required } from '../command.js';
+import { booleanOption, required } from '../command.js';
 import { limits } from '../../limits.js';
 import { accountModes, accountTypes, channelStatuses, loadChannel, protectionTypes, settlementCurrencies, statementPeriods } from '../../domain/channels.js';
 import { supplierIdItemPattern } from '../../domain/reference-data.js';
+import { textProblem } from '../../domain/text.js';
 import type { Queryable } from '../../storage/db.js';
 import { findSite } from '../../domain/users/accounts.js';
 import { isTestMode } from '../../domain/vault/index.js';
@@ -25,10 +26,7 @@ function oneOf(option: string, values: readonly string[]) {
 }
 
 function flag(option: string) {
-  return (text: string) => {
-    if (text !== 'true' && text !== 'false') throw new Error(`--${option} must be true or false`);
-    return text === 'true';
-  };
+  return (text: string) => booleanOption(option, text);
 }
 
 const adminFields: AdminField[] = [
@@ -56,6 +54,16 @@ const adminFields: AdminField[] = [
     parse: (text) => {
       if (text.length > limits.descriptorLengthMax || /[^\x20-\x7e]/.test(text)) throw new Error(`--descriptor must be at most ${limits.descriptorLengthMax} printable ASCII characters`);
       return text.trim() === '' ? null : text;
+    },
+  },
+  {
+    option: 'quote-code',
+    column: 'quote_code',
+    // The spec's deprecated RO field, shown as "" while unset: an empty value clears it (null).
+    parse: (text) => {
+      const problem = textProblem(text, { maxLength: limits.nameLengthMax, kind: 'line' });
+      if (problem) throw new Error(`--quote-code ${problem}`);
+      return text === '' ? null : text;
     },
   },
   {
@@ -132,6 +140,7 @@ const channelSet: Command = {
       server_to_server: channel.serverToServer,
       payout_minimum: channel.payoutMinimum,
       descriptor: channel.descriptor,
+      quote_code: channel.quoteCode ?? '',
       beneficiary_id: channel.beneficiaryId,
       suppliers: channel.suppliers,
     };
