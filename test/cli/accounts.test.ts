@@ -171,6 +171,23 @@ describe('site, user, membership and token commands', () => {
     expect(withCode.statusCode).toBe(200);
   });
 
+  it('lets the operator say who may sign off payouts, shown as can_sign_off_payout at login', async () => {
+    await cli(url, ['site', 'create', '--path', 'payouts', '--name', 'Payouts']);
+    await cli(url, ['user', 'create', '--site', 'payouts', '--username', 'treasurer', '--password', 'long enough', '--email', 'tr@payouts.test', '--role', 'member_admin']);
+    const flagAtLogin = async () => (await login('payouts', { username: 'treasurer', password: 'long enough' })).json().can_sign_off_payout;
+    expect(await flagAtLogin()).toBe(false);
+    const granted = await cli(url, ['user', 'set', '--username', 'TREASURER', '--can-sign-off-payout', 'true']);
+    expect(granted.code, granted.stderr).toBe(0);
+    expect(granted.json).toEqual({ username: 'treasurer', can_sign_off_payout: true });
+    expect(await flagAtLogin()).toBe(true);
+    const refused = await cli(url, ['user', 'set', '--username', 'treasurer', '--can-sign-off-payout', 'yes']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/--can-sign-off-payout must be true or false/);
+    expect((await cli(url, ['user', 'set', '--username', 'nobody', '--can-sign-off-payout', 'true'])).stderr).toMatch(/no user/);
+    expect((await cli(url, ['user', 'set', '--username', 'treasurer', '--can-sign-off-payout', 'false'])).code).toBe(0);
+    expect(await flagAtLogin()).toBe(false);
+  });
+
   it('creates platform admins', async () => {
     const admin = await cli(url, ['user', 'create', '--site', 'acme', '--username', 'ops', '--password', 'operator pass', '--email', 'ops@trustfare.test', '--role', 'member_admin', '--platform-admin']);
     expect(admin.json.platform_admin).toBe(true);

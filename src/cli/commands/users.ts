@@ -1,6 +1,6 @@
 import type { Command, CommandContext } from '../command.js';
-import { passwordOption, passwordOptions, passwordRequirement, required } from '../command.js';
-import { confirmTwoFactor, createUser, enrolTwoFactor, findSite, findUser, removeMembership, roles, setMembership, setPassword, type Role } from '../../domain/users/accounts.js';
+import { booleanOption, passwordOption, passwordOptions, passwordRequirement, required } from '../command.js';
+import { confirmTwoFactor, createUser, enrolTwoFactor, findSite, findUser, removeMembership, roles, setCanSignOffPayout, setMembership, setPassword, type Role } from '../../domain/users/accounts.js';
 
 function roleOption(options: Record<string, string | boolean | undefined>): Role {
   const role = required(options, 'role');
@@ -82,6 +82,23 @@ const userPassword: Command = {
   },
 };
 
+/**
+ * The spec's `can_sign_off_payout` of the user object: a mark the operator gives a user (payouts
+ * are signed off outside this service), shown to integrators at login, never changed by a site.
+ */
+const userSet: Command = {
+  name: 'user set',
+  summary: 'set what the operator states of a user: --username U --can-sign-off-payout true|false',
+  options: { username: { type: 'string' }, 'can-sign-off-payout': { type: 'string' } },
+  required: ['username', 'can-sign-off-payout'],
+  async run(context, options) {
+    const canSignOffPayout = booleanOption('can-sign-off-payout', required(options, 'can-sign-off-payout'));
+    const user = await findUser(context.db, required(options, 'username'));
+    await setCanSignOffPayout(context.db, { userId: user.id, canSignOffPayout });
+    return { username: user.username, can_sign_off_payout: canSignOffPayout };
+  },
+};
+
 async function userOf(context: CommandContext, options: Record<string, string | boolean | undefined>) {
   return findUser(context.db, required(options, 'username'));
 }
@@ -111,4 +128,4 @@ const twoFactorConfirm: Command = {
   },
 };
 
-export const commands: Command[] = [userCreate, membershipAdd, membershipRemove, userPassword, twoFactorEnrol, twoFactorConfirm];
+export const commands: Command[] = [userCreate, membershipAdd, membershipRemove, userPassword, userSet, twoFactorEnrol, twoFactorConfirm];

@@ -159,6 +159,11 @@ export async function removeMembership(tx: Transaction, input: { siteId: number;
  * Sets a new password. Every refresh token of the user stops working and any lock-out is lifted;
  * API tokens are separate credentials and stay valid (docs/auth.md).
  */
+/** Marks whether the user may sign off payouts (the user object's `can_sign_off_payout`). */
+export async function setCanSignOffPayout(db: Queryable, options: { userId: number; canSignOffPayout: boolean }): Promise<void> {
+  await db.query('UPDATE users SET can_sign_off_payout = $2 WHERE id = $1', [options.userId, options.canSignOffPayout]);
+}
+
 export async function setPassword(db: Queryable, userId: number, password: string): Promise<void> {
   const problem = passwordProblem(password);
   if (problem) throw new AccountError('invalid', `password ${problem}`, 'password');
