@@ -95,9 +95,25 @@ export function statementDateOf(name: string, value: string | undefined): string
   return new Date(Number(value) * 1000).toISOString().slice(0, 10);
 }
 
-/** `include`, `exclude`, `page`, `per_page`, `order` and `orderby` (limited to `orderbyFields`). */
-export function listQueryProperties<const F extends readonly string[]>(orderbyFields: F) {
+const offsetRefusal = 'is not supported: page with page and per_page (offset N is page N / per_page + 1), or follow the Link header';
+const searchRefusal = (filters: string) => `is not supported: filter with ${filters}`;
+
+/**
+ * `offset` and `search`, which WordPress REST clients send, shown in the reference as refused
+ * (pageRequest refuses them): ignored as unknown names, a client paging with `offset` got page 1
+ * forever and one searching got the whole list. `searchFilters` names the list's own filters.
+ */
+export function wordpressListProperties(searchFilters: string) {
   return {
+    offset: Type.Optional(Type.Unknown({ description: `Refused with 400: this list ${offsetRefusal}.` })),
+    search: Type.Optional(Type.Unknown({ description: `Refused with 400: this list ${searchRefusal(searchFilters)}.` })),
+  };
+}
+
+/** `include`, `exclude`, `page`, `per_page`, `order`, `orderby` (limited to `orderbyFields`), and the refused `offset` and `search`. */
+export function listQueryProperties<const F extends readonly string[]>(orderbyFields: F, searchFilters: string) {
+  return {
+    ...wordpressListProperties(searchFilters),
     include: Type.Optional(described(IntegerIdList, 'Only these ids: comma-separated, the parameter repeated, or both.')),
     exclude: Type.Optional(described(IntegerIdList, 'Not these ids: comma-separated, the parameter repeated, or both.')),
     page: Type.Optional(pageParam),
@@ -137,7 +153,10 @@ export interface PageRequest {
   order: 'asc' | 'desc';
 }
 
-export function pageRequest(query: { page?: number; per_page?: number; order?: 'asc' | 'desc' }): PageRequest {
+/** The page asked for; `searchFilters` names the list's filters for the refusal of `search` (wordpressListProperties). */
+export function pageRequest(query: { page?: number; per_page?: number; order?: 'asc' | 'desc'; offset?: unknown; search?: unknown }, searchFilters: string): PageRequest {
+  if (query.offset !== undefined) throw invalidParam('offset', offsetRefusal);
+  if (query.search !== undefined) throw invalidParam('search', searchRefusal(searchFilters));
   return { page: query.page ?? 1, perPage: query.per_page ?? limits.perPageDefault, order: query.order ?? 'asc' };
 }
 

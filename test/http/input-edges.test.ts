@@ -80,3 +80,32 @@ describe('errors of requests wrong in more than one way', () => {
     expect(response.json().data.params).toEqual({ date: 'must be a real calendar date as YYYY-MM-DD, from 1900-01-01' });
   });
 });
+
+const lists = ['channels', 'bookings', 'suppliers', 'transactions'] as const;
+const list = (name: string, query: string) => call('GET', `${name}?${query}`);
+
+// `offset` and `search`, which WordPress REST clients send, were ignored as unknown names: a client
+// paging with `offset` got page 1 forever, one searching got the whole list (docs/resources.md "Lists").
+describe('offset and search on the lists', () => {
+  it.each(lists)('%s: offset is refused, pointing to page and per_page', async (name) => {
+    const reply = await list(name, 'per_page=10&offset=10');
+    expect(reply.statusCode).toBe(400);
+    expect(reply.json()).toMatchObject({ code: 'rest_invalid_param', data: { status: 400, params: { offset: expect.stringMatching(/page and per_page/) } } });
+  });
+
+  it.each(lists)('%s: search is refused, pointing to the list\'s filters', async (name) => {
+    const reply = await list(name, 'search=ada');
+    expect(reply.statusCode).toBe(400);
+    expect(reply.json().data.params.search).toMatch(/filter/);
+  });
+
+  it('the API reference shows both parameters on the four lists', async () => {
+    const document = (await t.app.inject({ url: '/openapi.json' })).json();
+    for (const name of lists) {
+      const parameters = document.paths[`/{path}/site-json/vendor/v2/${name}`].get.parameters.map((parameter: { name: string; description?: string }) => [parameter.name, parameter.description]);
+      const described = Object.fromEntries(parameters);
+      expect(described.offset, name).toMatch(/page and per_page/);
+      expect(described.search, name).toMatch(/filter/);
+    }
+  });
+});

@@ -17,7 +17,7 @@ import { createdForKey, type ResourceAnswer } from '../../http/idempotency.js';
 import {
   ItemParams, SiteParams, WhereBuilder, apiPrefix, codePointOrder, fetchPage, integerIds, isoCalendarDate, listValues, orderBySql, pageRequest, parseItemId, publishedRange, setPaginationHeaders, createdLocationHeader, siteApiUrl,
 } from '../../http/pagination.js';
-import { BookingCreateBody, BookingListQuery, BookingSchema, BookingUpdateBody, PaymentRequestQuery, type BookingWire } from './schemas.js';
+import { BookingCreateBody, BookingListQuery, bookingSearchFilters, BookingSchema, BookingUpdateBody, PaymentRequestQuery, type BookingWire } from './schemas.js';
 
 const tags = ['Bookings'];
 const errors = siteApiErrors;
@@ -58,7 +58,7 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
   app.get(base, { onRequest: access, schema: { operationId: 'listBookings', summary: 'List bookings', tags, params: SiteParams, querystring: BookingListQuery, response: { ...errors, 200: Type.Array(BookingSchema) } } }, async (request, reply) => {
     const principal = principalOf(request);
     const query = request.query;
-    const page = pageRequest(query);
+    const page = pageRequest(query, bookingSearchFilters);
     const where = new WhereBuilder().and`b.site_id = ${principal.siteId}`.and`b.deleted_at IS NULL`.scope();
     const published = publishedRange(query);
     where

@@ -111,9 +111,11 @@ export type BookingUpdateBody = Static<typeof BookingUpdateBody>;
 export const PaymentRequestQuery = Type.Object({ payment_request_url: Type.Optional(Type.Boolean()) });
 
 export const bookingOrderbyFields = ['id', 'created', 'modified', 'date', 'date_start', 'total', 'surname', 'reference'] as const;
+/** What a `search` should have been (pageRequest's refusal). */
+export const bookingSearchFilters = 'surname, email or reference (exact)';
 
 export const BookingListQuery = Type.Object({
-  ...listQueryProperties(bookingOrderbyFields),
+  ...listQueryProperties(bookingOrderbyFields, bookingSearchFilters),
   ...publishedFilters,
   status: Type.Optional(described(EnumList(publicBookingStatuses), 'Bookings in these statuses (as `status` shows them), comma-separated.')),
   channels: Type.Optional(described(IntegerIdList, 'Bookings of these channel ids, comma-separated.')),

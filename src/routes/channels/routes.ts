@@ -15,7 +15,7 @@ import {
 } from '../../http/pagination.js';
 // Forex integration (issue 4): forex_feed.rates come from the rates provider.
 import { channelRatesLoader, type ForexFeedRate } from '../../domain/forex/index.js';
-import { ChannelCreateBody, ChannelListQuery, ChannelSchema, ChannelUpdateBody, type ChannelWire } from './schemas.js';
+import { ChannelCreateBody, ChannelListQuery, channelSearchFilters, ChannelSchema, ChannelUpdateBody, type ChannelWire } from './schemas.js';
 
 const tags = ['Channels'];
 const errors = siteApiErrors;
@@ -42,7 +42,7 @@ export async function channelRoutes(app: App, context: AppContext): Promise<void
   app.get(base, { onRequest: read, schema: { operationId: 'listChannels', summary: 'List channels', tags, params: SiteParams, querystring: ChannelListQuery, response: { ...errors, 200: Type.Array(ChannelSchema) } } }, async (request, reply) => {
     const principal = principalOf(request);
     const query = request.query;
-    const page = pageRequest(query);
+    const page = pageRequest(query, channelSearchFilters);
     const where = new WhereBuilder().and`c.site_id = ${principal.siteId}`.and`c.deleted_at IS NULL`;
     where
       .andIf(integerIds('include', query.include), (w, ids) => w.and`c.id = ANY(${ids}::bigint[])`)

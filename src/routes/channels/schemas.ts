@@ -118,9 +118,11 @@ export const ChannelUpdateBody = Type.Partial(ChannelCreateBody, { additionalPro
 export type ChannelUpdateBody = Static<typeof ChannelUpdateBody>;
 
 export const channelOrderbyFields = ['id', 'name', 'slug', 'currencies', 'account_mode', 'external_id'] as const;
+/** What a `search` should have been (pageRequest's refusal). */
+export const channelSearchFilters = 'name (wildcard), external_id or currencies';
 
 export const ChannelListQuery = Type.Object({
-  ...listQueryProperties(channelOrderbyFields),
+  ...listQueryProperties(channelOrderbyFields, channelSearchFilters),
   account_mode: Type.Optional(described(EnumList(accountModes), 'Channels in these modes, comma-separated.')),
   account_type: Type.Optional(described(EnumList(accountTypes), 'Channels of these account types, comma-separated.')),
   currencies: Type.Optional(described(ValueList('[A-Za-z]{1,3}', 'currency codes or parts of them (1 to 3 letters)', 3), 'Base currency containing this text, any case (`US` finds `USD`); several comma-separated.')),

@@ -7,7 +7,7 @@ import { requireAccess } from '../../http/auth.js';
 import { invalidId } from '../../http/errors.js';
 import {
   CodeEnum, EnumList, ItemParams, SiteParams, StringEnum, ValueList, WhereBuilder, apiPrefix, codePointOrder, fetchPage, listValues, orderBySql, pageParam, pageRequest, perPageParam, orderParam, orderbyDescription, described, wildcardDescription,
-  setPaginationHeaders, wildcardPattern,
+  setPaginationHeaders, wildcardPattern, wordpressListProperties,
 } from '../../http/pagination.js';
 import { limits } from '../../limits.js';
 import { Text } from '../../domain/text.js';
@@ -31,8 +31,11 @@ const supplierIdRegExp = new RegExp(supplierIdPattern);
 const supplierIdOrder = codePointOrder('id');
 const orderColumns: Record<string, string> = { id: supplierIdOrder, name: codePointOrder('name'), url: codePointOrder('url'), country: codePointOrder('country'), category: codePointOrder('category') };
 
+/** What a `search` should have been (pageRequest's refusal). */
+const supplierSearchFilters = 'name or url (wildcard), countries or categories';
 const SupplierIdList = ValueList(supplierIdItemPattern, 'supplier ids such as GB-1042-ACC', 20);
 export const SupplierListQuery = Type.Object({
+  ...wordpressListProperties(supplierSearchFilters),
   include: Type.Optional(described(SupplierIdList, 'Only these supplier ids (exact, capitals): comma-separated, the parameter repeated, or both.')),
   exclude: Type.Optional(described(SupplierIdList, 'Not these supplier ids: comma-separated, the parameter repeated, or both.')),
   page: Type.Optional(pageParam),
@@ -65,7 +68,7 @@ export async function supplierRoutes(app: App, context: AppContext): Promise<voi
 
   app.get(base, { onRequest: read, schema: { operationId: 'listSuppliers', summary: 'List suppliers (platform-wide directory)', tags, params: SiteParams, querystring: SupplierListQuery, response: { ...errors, 200: Type.Array(SupplierSchema) } } }, async (request, reply) => {
     const query = request.query;
-    const page = pageRequest(query);
+    const page = pageRequest(query, supplierSearchFilters);
     const where = new WhereBuilder()
       .andIf(listValues('include', query.include), (w, ids) => w.and`id = ANY(${ids}::text[])`)
       .andIf(listValues('exclude', query.exclude), (w, ids) => w.and`NOT (id = ANY(${ids}::text[]))`)

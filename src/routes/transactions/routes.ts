@@ -15,7 +15,7 @@ import { errorResponses, htmlResponse, noCredential, siteApiErrors } from '../..
 import {
   ItemParams, SiteParams, apiPrefix, integerIds, listValues, pageRequest, parseItemId, publishedRange, setPaginationHeaders, statementDateOf,
 } from '../../http/pagination.js';
-import { TransactionCreateBody, TransactionListQuery, TransactionSchema, transactionCreateDescription, type TransactionCreateBodyWire } from './schemas.js';
+import { TransactionCreateBody, TransactionListQuery, transactionSearchFilters, TransactionSchema, transactionCreateDescription, type TransactionCreateBodyWire } from './schemas.js';
 import { decodedRedirect } from '../../domain/redirect-url.js';
 
 /** Wire names → domain input, once, here. RO fields in the body are ignored. */
@@ -147,7 +147,7 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
   app.get(base, { onRequest: access, schema: listSchema }, async (request, reply) => {
     const principal = principalOf(request);
     const query = request.query as Static<typeof TransactionListQuery>;
-    const page = pageRequest(query);
+    const page = pageRequest(query, transactionSearchFilters);
     const { ids, total } = await listTransactionIds(context.db, {
       siteId: principal.siteId,
       page,

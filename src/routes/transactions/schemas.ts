@@ -137,8 +137,11 @@ export const TransactionSchema = Type.Object({
   _links: Type.Object({ self: href, collection: href, challenge: Type.Optional(href) }),
 });
 
+/** What a `search` should have been (pageRequest's refusal). */
+export const transactionSearchFilters = 'payee_surname, payee_email, reference (exact) or last_four_digits';
+
 export const TransactionListQuery = Type.Object({
-  ...listQueryProperties(['id', 'date', 'created', 'modified', 'total', 'status', 'statement_date'] as const),
+  ...listQueryProperties(['id', 'date', 'created', 'modified', 'total', 'status', 'statement_date'] as const, transactionSearchFilters),
   ...publishedFilters,
   status: Type.Optional(described(EnumList(transactionStatuses), 'Transactions in these statuses, comma-separated.')),
   channels: Type.Optional(described(IntegerIdList, 'Transactions of these channel ids, comma-separated.')),
