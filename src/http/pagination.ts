@@ -106,7 +106,7 @@ const searchRefusal = (filters: string) => `is not supported: filter with ${filt
 export function wordpressListProperties(searchFilters: string) {
   return {
     offset: Type.Optional(Type.Unknown({ description: `Refused with 400: this list ${offsetRefusal}.` })),
-    search: Type.Optional(Type.Unknown({ description: `Refused with 400: this list ${searchRefusal(searchFilters)}.` })),
+    search: Type.Optional(Type.Unknown({ description: `Refused with 400 unless empty: this list ${searchRefusal(searchFilters)}.` })),
   };
 }
 
@@ -156,7 +156,8 @@ export interface PageRequest {
 /** The page asked for; `searchFilters` names the list's filters for the refusal of `search` (wordpressListProperties). */
 export function pageRequest(query: { page?: number; per_page?: number; order?: 'asc' | 'desc'; offset?: unknown; search?: unknown }, searchFilters: string): PageRequest {
   if (query.offset !== undefined) throw invalidParam('offset', offsetRefusal);
-  if (query.search !== undefined) throw invalidParam('search', searchRefusal(searchFilters));
+  // An empty search box asks for no search (WordPress reads it so): the whole list.
+  if (query.search !== undefined && query.search !== '') throw invalidParam('search', searchRefusal(searchFilters));
   return { page: query.page ?? 1, perPage: query.per_page ?? limits.perPageDefault, order: query.order ?? 'asc' };
 }
 

@@ -97,6 +97,8 @@ describe('offset and search on the lists', () => {
     const reply = await list(name, 'search=ada');
     expect(reply.statusCode).toBe(400);
     expect(reply.json().data.params.search).toMatch(/filter/);
+    // An empty search box searches for nothing, as in WordPress: the whole list.
+    expect((await list(name, 'search=')).statusCode).toBe(200);
   });
 
   it('the API reference shows both parameters on the four lists', async () => {
