@@ -313,7 +313,8 @@ export async function updateChannel(tx: Queryable, options: { siteId: number; id
     values.push(patch[key]);
     sets.push(`${column} = $${values.length}`);
   }
-  if (patch.name !== undefined && patch.name !== current.name) {
+  // A name with the same slug keeps it: freeSlug would count the channel's own slug as taken.
+  if (patch.name !== undefined && slugify(patch.name) !== slugify(current.name)) {
     values.push(await freeSlug(tx, current.siteId, slugify(patch.name)));
     sets.push(`slug = $${values.length}`);
   }

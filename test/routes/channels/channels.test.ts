@@ -171,6 +171,13 @@ describe('channels: happy paths', () => {
     expect(unchanged.json().name).toBe('After');
   });
 
+  it('keeps its slug when a rename gives the same one (a change of case or punctuation)', async () => {
+    const channel = await makeChannel(t, admin, { name: 'Summer Tours' });
+    expect(channel.slug).toBe('summer-tours');
+    const renamed = await call(t, admin, 'PUT', `channels/${channel.id}`, { name: 'Summer tours!' });
+    expect(renamed.json()).toMatchObject({ name: 'Summer tours!', slug: 'summer-tours' });
+  });
+
   it('deletes a channel without bookings; it is gone from reads and lists', async () => {
     const channel = await makeChannel(t, admin, { name: 'Doomed' });
     const response = await call(t, admin, 'DELETE', `channels/${channel.id}`);
