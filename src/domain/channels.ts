@@ -26,6 +26,10 @@ export const selfServiceAccountModes = ['test', 'draft'] as const;
 export function isTestMode(accountMode: string): boolean {
   return accountMode === 'test';
 }
+/** What the money and cards of a channel in this mode are, in words. */
+export function moneyKindOf(accountMode: string): string {
+  return isTestMode(accountMode) ? 'test money or sandbox cards' : 'real money or cards';
+}
 export type SelfServiceAccountMode = (typeof selfServiceAccountModes)[number];
 export const accountTypes = ['protected-processing', 'trust'] as const;
 export const protectionTypes = ['trust-vendor-travel', 'vendor-management'] as const;
@@ -299,7 +303,7 @@ export async function updateChannel(tx: Queryable, options: { siteId: number; id
     return { param: 'account_mode', message: `a ${current.accountMode} channel's mode is changed by the platform operator only` };
   }
   if (patch.accountMode !== undefined && isTestMode(patch.accountMode) !== isTestMode(current.accountMode) && (await hasMoneyHistory(tx, current.id))) {
-    return { param: 'account_mode', message: `the channel holds ${isTestMode(current.accountMode) ? 'test money or sandbox cards' : 'real money or cards'}, which must never mix with ${isTestMode(current.accountMode) ? 'real cards' : 'test money'}: create a new channel for the other mode` };
+    return { param: 'account_mode', message: `the channel holds ${moneyKindOf(current.accountMode)}, which must never mix with ${isTestMode(current.accountMode) ? 'real cards' : 'test money'}: create a new channel for the other mode` };
   }
   if (patch.currency !== undefined && patch.currency !== current.currency && (await isInUse(tx, current.id))) {
     return { param: 'currencies', message: 'the base currency cannot change while the channel has bookings, money movements or allocations planned to it (an authorisation not yet captured or voided)' };
@@ -357,7 +361,7 @@ async function isInUse(db: Queryable, channelId: number): Promise<boolean> {
  * Whether money or a card has moved on the channel, or money is planned to reach it: what binds it
  * to its currency and to its kind of money, test or real (isTestMode).
  */
-async function hasMoneyHistory(db: Queryable, channelId: number): Promise<boolean> {
+export async function hasMoneyHistory(db: Queryable, channelId: number): Promise<boolean> {
   const row = await db.one<{ in_use: boolean }>(
     `SELECT EXISTS (SELECT 1 FROM transactions WHERE channel_id = $1)
          OR EXISTS (SELECT 1 FROM ledger_entries WHERE channel_id = $1)

@@ -72,6 +72,19 @@ describe('channel set', () => {
     expect((await cli(url, ['channel', 'set', '--site', site.path, '--id', String(channel), '--account-mode', 'live'])).stderr).toBe('');
   });
 
+  it('warns when it moves a channel holding test money to a mode taking real cards, and sets the mode', async () => {
+    const channel = (await createChannel(t.db, { siteId: site.siteId, name: 'Tested', currency: 'USD' })).id;
+    const vault = await t.app.inject({ method: 'POST', url: `/${site.path}/site-json/vendor/v2/transactions`, headers: site.headers, payload: { transaction_types: 'vault', channels: channel, currencies: 'USD', total: 0, token: 'tok_visa' } });
+    expect(vault.json().status).toBe('complete');
+    const live = await cli(url, ['channel', 'set', '--site', site.path, '--id', String(channel), '--account-mode', 'live']);
+    expect(live.code).toBe(0);
+    expect(live.json.account_mode).toBe('live');
+    expect(live.stderr).toMatch(new RegExp(`^trustfare channel set: warning: channel ${channel} holds test money or sandbox cards`));
+    // A channel without money history moves without a word.
+    const fresh = (await createChannel(t.db, { siteId: site.siteId, name: 'Fresh', currency: 'USD' })).id;
+    expect((await cli(url, ['channel', 'set', '--site', site.path, '--id', String(fresh), '--account-mode', 'live'])).stderr).toBe('');
+  });
+
   it('links suppliers to a channel (the RO `suppliers` the API shows), refuses unknown ones, clears with an empty value', async () => {
     await t.db.query("INSERT INTO suppliers (id, name, url, country, category) VALUES ('IT-55-TOU', 'Giro', '', 'IT', 'TOU'), ('ES-8-ACT', 'Ruta', '', 'ES', 'ACT')");
     const channel = (await createChannel(t.db, { siteId: site.siteId, name: 'With suppliers', currency: 'USD' })).id;

@@ -1,7 +1,7 @@
 import type { Command } from '../command.js';
 import { booleanOption, required } from '../command.js';
 import { limits } from '../../limits.js';
-import { accountModes, accountTypes, channelStatuses, loadChannel, protectionTypes, settlementCurrencies, statementPeriods } from '../../domain/channels.js';
+import { accountModes, accountTypes, channelStatuses, hasMoneyHistory, loadChannel, moneyKindOf, protectionTypes, settlementCurrencies, statementPeriods } from '../../domain/channels.js';
 import { supplierIdItemPattern } from '../../domain/reference-data.js';
 import { textProblem } from '../../domain/text.js';
 import type { Queryable } from '../../storage/db.js';
@@ -111,14 +111,21 @@ const channelSet: Command = {
     const changes = adminFields.filter((field) => typeof options[field.option] === 'string').map((field) => ({ column: field.column, value: field.parse(options[field.option] as string) }));
     const supplierIds = typeof options.suppliers === 'string' ? parseSupplierIds(options.suppliers) : undefined;
     const site = await findSite(context.db, sitePath);
+    let mixedKind: string | undefined;
     const channel = await context.db.transaction(async (tx) => {
       const current = await loadChannel(tx, { siteId: site.id, id: Number(idText), lock: 'update' });
       if (!current) throw new Error(`no channel ${idText} in site ${site.path}`);
+      const mode = options['account-mode'];
+      // A closed channel takes no new money, so nothing of the other kind joins what it holds.
+      if (typeof mode === 'string' && mode !== 'closed' && isTestMode(mode) !== isTestMode(current.accountMode) && (await hasMoneyHistory(tx, current.id))) mixedKind = moneyKindOf(current.accountMode);
       const sets = changes.map((change, index) => `${change.column} = $${index + 2}`);
       await tx.query(`UPDATE channels SET ${[...sets, 'modified_at = now()'].join(', ')} WHERE id = $1`, [current.id, ...changes.map((change) => change.value)]);
       if (supplierIds) await linkSuppliers(tx, current.id, supplierIds);
       return (await loadChannel(tx, { siteId: site.id, id: current.id }))!;
     });
+    // The operator's way to take a channel live (a site is refused, docs/resources.md): its earlier
+    // transactions are followed up in their own mode, but its balance now mixes both kinds of money.
+    if (mixedKind) console.error(`trustfare channel set: warning: channel ${channel.id} holds ${mixedKind} and is now ${channel.accountMode}: its earlier transactions are followed up in their own mode (docs/payments.md), but its balance and statements mix both kinds of money; a new channel keeps them apart`);
     // A warning, not a refusal: the mode is the operator's to set (ahead of a real processor, or
     // to stop a channel's test payments), and the payments themselves are refused (prepare.ts).
     const takesPayments = channel.accountMode !== 'closed' && !isTestMode(channel.accountMode);
