@@ -386,5 +386,12 @@ export const limits = {
   idempotencyKeyLengthMax: 255,
   /** How long a request waits for an in-flight request with the same key before a 409. */
   idempotencyWaitMs: 30_000,
+  /**
+   * A waiting retry reads the key again after idempotencyPollMs, then twice as long each time up
+   * to idempotencyPollMaxMs: at a steady 25 ms a retry of a key a dead process left in flight sent
+   * two statements every 25 ms for the whole wait (some 2,400), and clients retrying together
+   * after a crash loaded the database that was recovering.
+   */
   idempotencyPollMs: 25,
+  idempotencyPollMaxMs: 500,
 } as const;

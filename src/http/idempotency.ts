@@ -304,6 +304,7 @@ async function claimOrReplay(
   if (key === undefined || !principal) return false;
   const hash = known?.requestHash ?? requestFingerprint(request.method, request.url, request.body);
   const deadline = Date.now() + limits.idempotencyWaitMs;
+  let pollMs: number = limits.idempotencyPollMs;
   for (;;) {
     const claimed = await context.db.query(claimStatement, [principal.siteId, key, hash, context.now()]);
     if (claimed.length === 1) {
@@ -334,7 +335,8 @@ async function claimOrReplay(
       await reply;
       return true;
     }
-    await sleep(limits.idempotencyPollMs);
+    await sleep(pollMs);
+    pollMs = Math.min(pollMs * 2, limits.idempotencyPollMaxMs);
   }
 }
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TestContext } from '../support/context.js';
 import { requestFingerprint } from '../../src/http/idempotency.js';
 import { createBooking, createShop, get, paymentsContext, post, purchaseBody, type Shop } from '../payments/support.js';
@@ -117,6 +117,32 @@ describe('Idempotency-Key', () => {
     expect(response.json()).toMatchObject({ id: earlier.id, status: earlier.status });
     const count = await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM transaction_bookings WHERE booking_id = $1', [booking]);
     expect(count.count).toBe(1);
+  });
+
+  it('reads a key still in flight less and less often while it waits, then replays the answer once it is stored', async () => {
+    const booking = await createBooking(t, shop, { total: 500 });
+    const body = purchaseBody(shop, booking, 500);
+    const first = (await post(t, shop, body)).json();
+    await t.db.query(
+      `INSERT INTO idempotency_keys (site_id, key, request_hash, status, transaction_id, created_at) VALUES ($1, 'k-slow', $2, 'in_flight', $3, now())`,
+      [shop.site.siteId, requestFingerprint('POST', `${shop.base}/transactions`, body), first.id],
+    );
+    const query = vi.spyOn(t.db, 'query');
+    const claims = () => query.mock.calls.filter(([statement]) => (statement as { name?: string }).name === 'idempotency_claim').length;
+    const retry = post(t, shop, body, { 'idempotency-key': 'k-slow' });
+    // Three seconds of waiting: at a steady 25 ms that was some 120 reads; backing off to 500 ms, under 15.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(claims()).toBeGreaterThan(3);
+    expect(claims()).toBeLessThan(15);
+    await t.db.query(
+      `UPDATE idempotency_keys SET status = 'done', response_status = 201, response_headers = '{}', response_body = $3 WHERE site_id = $1 AND key = $2`,
+      [shop.site.siteId, 'k-slow', JSON.stringify(first)],
+    );
+    const response = await retry;
+    query.mockRestore();
+    expect(response.statusCode).toBe(201);
+    expect(response.headers['idempotent-replayed']).toBe('true');
+    expect(response.json()).toMatchObject({ id: first.id });
   });
 
   it('answers 409 without a transaction for a key whose request never finished and recorded none, and never runs it', async () => {
