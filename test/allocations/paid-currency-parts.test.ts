@@ -172,3 +172,28 @@ describe('refunds in parts of a EUR purchase with a USD allocation (sandbox 0.92
     expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
   });
 });
+
+describe('a 7-cent JPY purchase (11 JPY) with a 33.33 % allocation, refunded in seven 1-cent parts', () => {
+  // Found by the session 33 audit: the paying channel's own share used up its yen at the fifth
+  // refund while it still held a cent, so the sixth closed the allocation in USD with 2 JPY open
+  // and the seventh gave those back with 0 USD: no entry carried them, the allocation showed
+  // reversed while the target's statement kept +2 JPY.
+  it('closes the allocation in both currencies, every reversal moving a cent with its yen', async () => {
+    const target = await addChannel(t, shop);
+    const booking = await createBooking(t, shop, { total: 7 });
+    const purchase = await paidInYen('purchase', { booking, cents: 7, yen: 11, allocations: [{ channels: target, total: 3333, operator: 'percent' }] });
+    expect(purchase.allocations).toEqual([expect.objectContaining({ total: 4, currencies: 'JPY', credit: { currencies: 'USD', total: 2 } })]);
+    // 1 cent at a time, cumulative at 150 JPY per USD: 2, 1, 2, 1, 2, 1, 2 JPY.
+    for (const yen of [2, 1, 2, 1, 2, 1, 2]) await partInYen('refund', { linkedId: purchase.id, booking, cents: 1, yen });
+
+    const reversals = await t.db.query<{ channel_total: number; paid_total: number }>(
+      'SELECT r.channel_total, r.paid_total FROM allocations r JOIN allocations a ON a.id = r.reverses_id WHERE a.transaction_id = $1 ORDER BY r.id', [purchase.id],
+    );
+    for (const reversal of reversals) expect(reversal.channel_total).toBeGreaterThan(0);
+    expect([reversals.reduce((sum, r) => sum + r.channel_total, 0), reversals.reduce((sum, r) => sum + r.paid_total, 0)]).toEqual([2, 4]);
+    expect((await get(t, shop, `/transactions/${purchase.id}`)).json().allocations.map((a: { reversed: boolean }) => a.reversed)).toEqual([true]);
+    expect(await statementPaidNet(target)).toBe(0);
+    expect((await statementOf(target)).closing_balance).toBe(0);
+    expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
+  });
+});

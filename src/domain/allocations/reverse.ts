@@ -44,14 +44,19 @@ export function splitWithOwnShare(side: SplitSide): number[] {
  * - the own share takes no more than it still holds.
  * When the paid amount cannot be placed within those bounds (a refund whose rounded paid amount
  * is too small to close a share its channel part closes), that share keeps one channel unit open
- * instead, given to the own share, and its paid rest goes back with a later part.
+ * instead, given to the own share, and its paid rest goes back with a later part. When that does
+ * not fit either, `onNoFit` decides: a reversal ('bounded') keeps each share's bounds and lets the
+ * own share's paid part absorb the difference, since a share that closed its channel side with
+ * paid money open could only give it back later with no channel money, which no entry carries
+ * (until session 33 it took the proportional split); a capture ('proportional') creates new
+ * allocations and keeps within its paid total.
  * Split independently (until session 29), the two sides drifted apart: a refund could close an
  * allocation in USD with 1 EUR still open, and the next gave that EUR back with 0 USD, which no
  * ledger entry carried; or the own share took paid money it no longer held, so the last refund
  * could not close an allocation's paid side. A share with nothing left in the channel currency
  * but a paid rest (rows written before session 29) still gives the rest back.
  */
-export function splitBothSides(channel: SplitSide, paid: SplitSide): { channel: number[]; paid: number[] } {
+export function splitBothSides(channel: SplitSide, paid: SplitSide, onNoFit: 'bounded' | 'proportional'): { channel: number[]; paid: number[] } {
   const channelParts = splitWithOwnShare(channel);
   const paidShares = paid.shares.map((share, index) => (channelParts[index] === 0 && channel.shares[index]! > 0 ? 0 : share));
   const proportional = splitWithOwnShare({ ...paid, shares: paidShares });
@@ -65,8 +70,21 @@ export function splitBothSides(channel: SplitSide, paid: SplitSide): { channel: 
     channelParts[reopen]! -= 1;
     ownChannel.part += 1;
   }
-  // Nothing fits (not seen in the property test): the proportional split, as before session 29.
-  return { channel: channelParts, paid: proportional };
+  if (onNoFit === 'proportional') return { channel: channelParts, paid: proportional };
+  const bounds = paidBounds(paid, channelParts, channel.shares);
+  return { channel: channelParts, paid: proportional.map((part, index) => Math.min(Math.max(part, bounds[index]!.low), bounds[index]!.high)) };
+}
+
+/** What each share's paid part may be, given its channel part (the rules of splitBothSides). */
+function paidBounds(paid: SplitSide, channelParts: readonly number[], channelShares: readonly number[]): { low: number; high: number }[] {
+  return paid.shares.map((share, index) => {
+    const channelLeft = channelShares[index]!;
+    const part = channelParts[index]!;
+    if (channelLeft === 0) return { low: 0, high: share };
+    if (part === 0) return { low: 0, high: 0 };
+    if (part === channelLeft) return { low: share, high: share };
+    return { low: 0, high: Math.max(0, share - 1) };
+  });
 }
 
 /**
@@ -75,14 +93,7 @@ export function splitBothSides(channel: SplitSide, paid: SplitSide): { channel: 
  * parts fit the bounds and the amount.
  */
 function fitPaidParts(paid: SplitSide, proportional: readonly number[], channelParts: readonly number[], channelShares: readonly number[]): number[] | null {
-  const bounds = paid.shares.map((share, index) => {
-    const channelLeft = channelShares[index]!;
-    const part = channelParts[index]!;
-    if (channelLeft === 0) return { low: 0, high: share };
-    if (part === 0) return { low: 0, high: 0 };
-    if (part === channelLeft) return { low: share, high: share };
-    return { low: 0, high: Math.max(0, share - 1) };
-  });
+  const bounds = paidBounds(paid, channelParts, channelShares);
   const own = ownSide(paid, []);
   const parts = proportional.map((part, index) => Math.min(Math.max(part, bounds[index]!.low), bounds[index]!.high));
   let ownPart = own.part - parts.reduce((sum, value) => sum + value, 0);
@@ -161,7 +172,7 @@ export function planReversal(options: {
     shares: allocations.map((allocation) => allocation.paidTotal - allocation.paidReversed),
     whole: Math.max(0, paid.sourceTotal - paid.refundedBefore),
     amount: paid.refundAmount,
-  });
+  }, 'bounded');
   const channelParts = parts.channel;
   const paidParts = parts.paid ?? channelParts;
   return allocations
@@ -197,6 +208,6 @@ export function scaleToCapture(options: { planned: readonly PlannedAmounts[]; au
   const channelSide: SplitSide = { shares: planned.map((allocation) => allocation.channelTotal), whole: options.authorized.channelTotal, amount: options.captured.channelTotal };
   const parts = !options.forex ? { channel: splitWithOwnShare(channelSide), paid: null } : splitBothSides(channelSide, {
     shares: planned.map((allocation) => allocation.paidTotal), whole: options.authorized.paidTotal, amount: options.captured.paidTotal,
-  });
+  }, 'proportional');
   return planned.map((_, index) => ({ channelTotal: parts.channel[index]!, paidTotal: (parts.paid ?? parts.channel)[index]! }));
 }
