@@ -178,22 +178,45 @@ describe('a 7-cent JPY purchase (11 JPY) with a 33.33 % allocation, refunded in 
   // refund while it still held a cent, so the sixth closed the allocation in USD with 2 JPY open
   // and the seventh gave those back with 0 USD: no entry carried them, the allocation showed
   // reversed while the target's statement kept +2 JPY.
-  it('closes the allocation in both currencies, every reversal moving a cent with its yen', async () => {
+  async function refundedCentByCent(): Promise<{ purchase: Record<string, any>; target: number; reversals: { id: number; channel_total: number; paid_total: number }[] }> {
     const target = await addChannel(t, shop);
     const booking = await createBooking(t, shop, { total: 7 });
     const purchase = await paidInYen('purchase', { booking, cents: 7, yen: 11, allocations: [{ channels: target, total: 3333, operator: 'percent' }] });
     expect(purchase.allocations).toEqual([expect.objectContaining({ total: 4, currencies: 'JPY', credit: { currencies: 'USD', total: 2 } })]);
     // 1 cent at a time, cumulative at 150 JPY per USD: 2, 1, 2, 1, 2, 1, 2 JPY.
     for (const yen of [2, 1, 2, 1, 2, 1, 2]) await partInYen('refund', { linkedId: purchase.id, booking, cents: 1, yen });
-
-    const reversals = await t.db.query<{ channel_total: number; paid_total: number }>(
-      'SELECT r.channel_total, r.paid_total FROM allocations r JOIN allocations a ON a.id = r.reverses_id WHERE a.transaction_id = $1 ORDER BY r.id', [purchase.id],
+    const reversals = await t.db.query<{ id: number; channel_total: number; paid_total: number }>(
+      'SELECT r.id, r.channel_total, r.paid_total FROM allocations r JOIN allocations a ON a.id = r.reverses_id WHERE a.transaction_id = $1 ORDER BY r.id', [purchase.id],
     );
+    return { purchase, target, reversals };
+  }
+
+  it('closes the allocation in both currencies, every reversal moving a cent with its yen', async () => {
+    const { purchase, target, reversals } = await refundedCentByCent();
     for (const reversal of reversals) expect(reversal.channel_total).toBeGreaterThan(0);
     expect([reversals.reduce((sum, r) => sum + r.channel_total, 0), reversals.reduce((sum, r) => sum + r.paid_total, 0)]).toEqual([2, 4]);
     expect((await get(t, shop, `/transactions/${purchase.id}`)).json().allocations.map((a: { reversed: boolean }) => a.reversed)).toEqual([true]);
     expect(await statementPaidNet(target)).toBe(0);
     expect((await statementOf(target)).closing_balance).toBe(0);
     expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
+  });
+
+  it('is named by ledger verify when stored as before (2 JPY left, then given back with 0 USD)', async () => {
+    const { purchase, reversals } = await refundedCentByCent();
+    const allocation = (await t.db.one<{ id: number; to_channel_id: number }>('SELECT id, to_channel_id FROM allocations WHERE transaction_id = $1', [purchase.id]));
+    const closing = reversals.find((reversal) => reversal.paid_total === 3)!;
+    await t.db.query('UPDATE allocations SET paid_total = 1, total = 1 WHERE id = $1', [closing.id]);
+    const named = `allocation ${allocation.id} (transaction ${purchase.id} to channel ${allocation.to_channel_id})`;
+    expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([
+      { check: 'allocation_sides_closed', detail: `${named}: 2 of 2 USD and 2 of 4 JPY moved back` },
+    ]);
+    await t.db.query(
+      `INSERT INTO allocations (site_id, transaction_id, from_channel_id, to_channel_id, reverses_id, applied, operator, value, currency, total, paid_currency, paid_total, channel_currency, channel_total, reversed)
+       SELECT site_id, transaction_id, from_channel_id, to_channel_id, reverses_id, applied, operator, value, currency, 2, paid_currency, 2, channel_currency, 0, reversed FROM allocations WHERE id = $1`,
+      [closing.id],
+    );
+    expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([
+      { check: 'allocation_sides_closed', detail: `${named}: 2 of 2 USD and 4 of 4 JPY moved back, 2 JPY of it with 0 USD (no ledger entry)` },
+    ]);
   });
 });
