@@ -71,8 +71,11 @@ export function splitBothSides(channel: SplitSide, paid: SplitSide, onNoFit: 'bo
     ownChannel.part += 1;
   }
   if (onNoFit === 'proportional') return { channel: channelParts, paid: proportional };
-  const bounds = paidBounds(paid, channelParts, channel.shares);
-  return { channel: channelParts, paid: proportional.map((part, index) => Math.min(Math.max(part, bounds[index]!.low), bounds[index]!.high)) };
+  return { channel: channelParts, paid: clampToBounds(proportional, paidBounds(paid, channelParts, channel.shares)) };
+}
+
+function clampToBounds(parts: readonly number[], bounds: readonly { low: number; high: number }[]): number[] {
+  return parts.map((part, index) => Math.min(Math.max(part, bounds[index]!.low), bounds[index]!.high));
 }
 
 /** What each share's paid part may be, given its channel part (the rules of splitBothSides). */
@@ -95,7 +98,7 @@ function paidBounds(paid: SplitSide, channelParts: readonly number[], channelSha
 function fitPaidParts(paid: SplitSide, proportional: readonly number[], channelParts: readonly number[], channelShares: readonly number[]): number[] | null {
   const bounds = paidBounds(paid, channelParts, channelShares);
   const own = ownSide(paid, []);
-  const parts = proportional.map((part, index) => Math.min(Math.max(part, bounds[index]!.low), bounds[index]!.high));
+  const parts = clampToBounds(proportional, bounds);
   let ownPart = own.part - parts.reduce((sum, value) => sum + value, 0);
   const order = paid.shares.map((_, index) => index).sort((a, b) => paid.shares[b]! - paid.shares[a]!);
   for (const index of order) {
@@ -151,8 +154,9 @@ export interface ReversalPart {
  * unrefunded: a partial refund takes back the same fraction from every allocation (in whole
  * cents that add up exactly), and refunding everything reverses every allocation in full.
  * With forex, the refund's paid amount is split the same way over what is left in the paid
- * currency, so the parts never add up to more than the refund nor reverse more than an
- * allocation moved, and they close exactly too. `paid` is null without forex.
+ * currency, so the parts never reverse more than an allocation moved and close exactly too, and
+ * (but where splitBothSides finds no split that fits) never add up to more than the refund.
+ * `paid` is null without forex.
  */
 export function planReversal(options: {
   allocations: readonly AllocationBalance[];
