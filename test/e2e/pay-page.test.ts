@@ -146,6 +146,30 @@ describe('payment request page in Chromium', () => {
     expect((await bookingAndLastTransaction(id)).booking).toMatchObject({ status: 'paid' });
   });
 
+  it('shows the pending 3DS challenge again after a reload, and the one payment completes (the link said "still being processed" for 30 minutes)', async () => {
+    const { id, link } = await bookingWithLink(45_700, 'enGB');
+    const own = await e2e.browser.newContext();
+    const payer = await own.newPage();
+    await payer.goto(link);
+    await fillCard(payer, { number: testCards.visaChallenge });
+    await payer.click('#submit');
+    await payer.frameLocator('#challenge-frame').getByRole('button', { name: 'Authenticate' }).waitFor();
+    payer.once('dialog', (dialog) => void dialog.accept());
+    await payer.reload();
+    // Another browser holding the link is not shown this payer's challenge (card, amount).
+    const other = await e2e.browser.newContext();
+    const stranger = await other.newPage();
+    await stranger.goto(link);
+    expect(await stranger.locator('#card_number').count()).toBe(0);
+    expect(await stranger.textContent('main')).toContain('still being processed');
+    await payer.frameLocator('#challenge-frame').getByRole('button', { name: 'Authenticate' }).click();
+    await payer.waitForSelector('#outcome.success');
+    const { booking } = await bookingAndLastTransaction(id);
+    expect(booking).toMatchObject({ status: 'paid', total_unpaid: 0 });
+    expect(booking.transaction_ids).toHaveLength(1);
+    await Promise.all([own.close(), other.close()]);
+  });
+
   it('says the outcome is not known yet, not a decline, when the payment is still pending after the challenge (the look-up did not settle it)', async () => {
     const { id, link } = await bookingWithLink(46_500, 'enGB');
     await page.goto(link);

@@ -4,7 +4,7 @@ import { receiptDateTimeOptions } from '../../src/i18n/date-time.js';
 import { callApi } from '../shared/api.js';
 import { brandName, CardForm } from '../shared/card-form.js';
 import { byId, readPageData, translator, type PageData } from '../shared/page-data.js';
-import { confirmLeaving, declineLine, exhaustedLine, runPayment, showOutcome, showRefusal, type ApiErrorBody, type PaymentAnswer } from '../shared/payment-flow.js';
+import { confirmLeaving, declineLine, exhaustedLine, resumePayment, runPayment, showOutcome, showRefusal, type ApiErrorBody, type FlowEnd, type PaymentAnswer } from '../shared/payment-flow.js';
 
 /** One currency choice, as the server computed it (src/domain/hosted/currencies.ts). */
 interface CurrencyOption {
@@ -15,7 +15,7 @@ interface CurrencyOption {
   rate: string | null;
 }
 
-const data = readPageData<PageData & { currencies: CurrencyOption[] }>();
+const data = readPageData<PageData & { currencies: CurrencyOption[]; resume?: true }>();
 const t = translator(data.messages);
 const form = new CardForm(t);
 const select = document.getElementById('currency') as HTMLSelectElement | null;
@@ -95,27 +95,41 @@ form.payOnSubmit({
     const paying = chosen();
     return runPayment(data, card, { currencies: paying.currency, total: paying.amount }, { onProcessing: confirmLeaving }).then((end) => ({ end, paying }));
   },
-  settled: ({ end, paying }) => {
-    if (select) select.disabled = false;
-    if (end.kind === 'network') return showOutcome('failed', [t('networkError')]);
-    if (end.kind === 'timeout' || (end.kind === 'answer' && end.answer.outcome === 'timeout')) {
-      form.form.hidden = true;
-      return showOutcome('failed', [t('timeout', { bookingId: data.bookingId ?? '', company: data.company })]);
-    }
-    if (end.kind === 'refused') return refused(end.error);
-    const answer = end.answer;
-    // The payment the page made may be an earlier one, whose answer was lost, in another currency
-    // than the one chosen now (payment-flow.ts): the receipt is for what the transaction paid.
-    if (answer.outcome === 'complete') return receipt(answer, options.find((option) => option.currency === answer.transaction.currencies) ?? paying);
-    const decline = declineLine(t, answer, 'unexpectedError');
-    if (answer.rejected) {
-      form.form.hidden = true;
-      return showOutcome('failed', [decline, t('rejected', { company: data.company })]);
-    }
-    showOutcome('failed', [decline, t('attemptsLeft', { count: answer.attempts_left })]);
-    form.clearCard();
-  },
+  settled,
 });
+
+// Opened on this page's payment awaiting its 3DS challenge (reloaded, or the tab discarded while
+// the payer was in the bank's app): the challenge again, not the form.
+if (data.resume) {
+  form.form.hidden = true;
+  void resumePayment(data, { onProcessing: confirmLeaving }).then((end) => {
+    // Settled meanwhile (no challenge left to show): the form comes back unless the outcome ends it.
+    form.form.hidden = false;
+    settled({ end, paying: chosen() });
+  });
+}
+
+/** The page after its payment's outcome: the receipt, the decline with the attempts left, or why not. */
+function settled({ end, paying }: { end: FlowEnd; paying: CurrencyOption }): void {
+  if (select) select.disabled = false;
+  if (end.kind === 'network') return showOutcome('failed', [t('networkError')]);
+  if (end.kind === 'timeout' || (end.kind === 'answer' && end.answer.outcome === 'timeout')) {
+    form.form.hidden = true;
+    return showOutcome('failed', [t('timeout', { bookingId: data.bookingId ?? '', company: data.company })]);
+  }
+  if (end.kind === 'refused') return refused(end.error);
+  const answer = end.answer;
+  // The payment the page made may be an earlier one, whose answer was lost, in another currency
+  // than the one chosen now (payment-flow.ts): the receipt is for what the transaction paid.
+  if (answer.outcome === 'complete') return receipt(answer, options.find((option) => option.currency === answer.transaction.currencies) ?? paying);
+  const decline = declineLine(t, answer, 'unexpectedError');
+  if (answer.rejected) {
+    form.form.hidden = true;
+    return showOutcome('failed', [decline, t('rejected', { company: data.company })]);
+  }
+  showOutcome('failed', [decline, t('attemptsLeft', { count: answer.attempts_left })]);
+  form.clearCard();
+}
 
 /**
  * The API's `YYYY-MM-DD HH:MM:SS` (GMT) as the receipt mail writes it: in the page's language, on

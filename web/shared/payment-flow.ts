@@ -53,11 +53,24 @@ export interface FlowHooks {
  * Card → capture endpoint → page payment API → (3DS challenge in an iframe of this page) → the
  * final answer. The card data goes only to this page's own origin.
  */
-export async function runPayment(data: PageData, card: CardInput, extra: Record<string, unknown>, hooks: FlowHooks = {}): Promise<FlowEnd> {
+export function runPayment(data: PageData, card: CardInput, extra: Record<string, unknown>, hooks: FlowHooks = {}): Promise<FlowEnd> {
   // Processing from the moment the card leaves the form until the outcome is known.
+  return whileProcessing(hooks, () => capturePayAndSettle(data, card, extra, hooks));
+}
+
+/**
+ * A page opened on its session's payment awaiting its 3DS challenge (the payment request page
+ * reloaded, or its tab discarded while the payer was in the bank's app): shows that challenge
+ * again and ends on its outcome, as runPayment would have. No card is taken: the one payment goes on.
+ */
+export function resumePayment(data: PageData, hooks: FlowHooks = {}): Promise<FlowEnd> {
+  return whileProcessing(hooks, async () => settleChallenge(data, await paymentMade(data), hooks));
+}
+
+async function whileProcessing(hooks: FlowHooks, flow: () => Promise<FlowEnd>): Promise<FlowEnd> {
   hooks.onProcessing?.(true);
   try {
-    return await capturePayAndSettle(data, card, extra, hooks);
+    return await flow();
   } finally {
     hooks.onProcessing?.(false);
   }
@@ -90,6 +103,11 @@ async function capturePayAndSettle(data: PageData, card: CardInput, extra: Recor
   // (or was being processed) and the modal fired transaction_error for a payment that was taken.
   const first = paid.kind === 'answer' && paymentUnderWay(paid) ? await currentPayment(data) : paid;
   const end = paid.kind === 'timeout' ? await afterGivingUp(data, paid, attemptId) : flowEnd(first);
+  return settleChallenge(data, end, hooks);
+}
+
+/** Where a payment's answer asks for the cardholder, shows the challenge and reads the outcome after it. */
+async function settleChallenge(data: PageData, end: FlowEnd, hooks: FlowHooks): Promise<FlowEnd> {
   if (end.kind !== 'answer' || end.answer.outcome !== 'challenge') return end;
   if (!end.answer.challenge_url) return notKnownYet(end.answer);
   hooks.onChallenge?.();

@@ -6,7 +6,7 @@ import type { Actor, TransactionInput, TransactionSource } from '../transactions
 import { createTransaction } from '../transactions/index.js';
 import { captureTokenPrefix, resolvePaymentCard, type CardHolder } from '../vault/index.js';
 import { limits } from '../../limits.js';
-import { attemptsLeft, cancelAttempt, getHostedSession, payRequestWindowStart, recordAttemptOutcome, startAttempt, type HostedSession } from './sessions.js';
+import { attemptsLeft, cancelAttempt, findHostedSession, getHostedSession, payRequestWindowStart, recordAttemptOutcome, startAttempt, type HostedSession } from './sessions.js';
 
 /**
  * Payments made by a hosted page on its session: the vaulting app's zero-value vault
@@ -196,6 +196,21 @@ export async function currentPayment(context: AppContext, session: HostedSession
     await recordAttemptOutcome(context.db, session.id, { transactionId, status: view.status });
   }
   return answerFor(context, await getHostedSession(context.db, session.id), transactionId);
+}
+
+/**
+ * The payment request page's own payment still waiting for its 3DS challenge, when the browser
+ * brings back the page's session (`token`): the page was reloaded or its tab discarded (a phone's
+ * browser does so while the payer is in the bank's app). That challenge is shown again in the new
+ * page, never a second payment: the booking's room is held by it, and the link said "still being
+ * processed" until it expired. Only the same booking's own session: another holder of the link is
+ * not shown the card and amount of someone else's payment.
+ */
+export async function pendingChallengeOf(context: AppContext, token: string, booking: { siteId: number; id: number }): Promise<{ session: HostedSession; answer: HostedPaymentAnswer } | null> {
+  const session = await findHostedSession(context.db, token, context.now());
+  if (!session || session.kind !== 'pay' || session.siteId !== booking.siteId || session.bookingId !== booking.id || session.pendingTransactionId === null) return null;
+  const answer = await currentPayment(context, session);
+  return answer?.outcome === 'challenge' && answer.challenge_url ? { session, answer } : null;
 }
 
 async function answerFor(context: AppContext, session: HostedSession, transactionId: number): Promise<HostedPaymentAnswer> {

@@ -2,10 +2,10 @@ import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import { loadBooking, loadBookingFunding, bookingTotalUnpaid, nothingPayableReason, payableNow, type BookingFunding, type BookingRecord } from '../../domain/bookings.js';
 import { nothingPayableMessageKey } from '../../domain/hosted/nothing-payable.js';
-import { loadChannel, receiptLabelOf } from '../../domain/channels.js';
+import { loadChannel, receiptLabelOf, type ChannelRecord } from '../../domain/channels.js';
 import { paymentCurrencyOptions, type PaymentCurrencyOption } from '../../domain/hosted/currencies.js';
-import { createHostedSession, attemptsLeft, payRequestCapturesExhausted } from '../../domain/hosted/sessions.js';
-import { payRequestAttemptsExhausted } from '../../domain/hosted/payments.js';
+import { createHostedSession, attemptsLeft, payRequestCapturesExhausted, type HostedSession } from '../../domain/hosted/sessions.js';
+import { payRequestAttemptsExhausted, pendingChallengeOf } from '../../domain/hosted/payments.js';
 import { formatMoney } from '../../domain/money.js';
 import { dateTimeFormat } from '../../i18n/formatters.js';
 import { authenticPaymentRequestToken, verifyPaymentRequestToken } from '../../domain/payment-request-link.js';
@@ -62,6 +62,83 @@ ${options.map((option) => html`<option value="${option.currency}" data-amount="$
  */
 function nothingDueMessage(t: Translator, booking: BookingRecord, funding: BookingFunding, company: string): string {
   return t(nothingPayableMessageKey[nothingPayableReason(booking, funding) ?? 'held'], { company });
+}
+
+/**
+ * The page's session, kept in the browser for the session's life, so a page reloaded (or its tab
+ * discarded by a phone's browser while the payer was in the bank's app) during its 3DS challenge
+ * shows that challenge again (pendingChallengeOf). Only for `/pay/` pages; HttpOnly, the page's
+ * script has the token already.
+ */
+function sessionCookie(context: AppContext, bookingId: number, token: string): string {
+  const secure = context.config.baseUrl.startsWith('https:') ? '; Secure' : '';
+  return `${payCookieName(bookingId)}=${token}; Path=/pay/; Max-Age=${limits.hostedSessionLifetimeSeconds}; HttpOnly; SameSite=Lax${secure}`;
+}
+
+function payCookieName(bookingId: number): string {
+  return `tf_pay_${bookingId}`;
+}
+
+function cookieValue(header: string | undefined, name: string): string | null {
+  for (const pair of header?.split(';') ?? []) {
+    const [key, value] = pair.trim().split('=', 2);
+    if (key === name && value) return value;
+  }
+  return null;
+}
+
+/** The session of this browser's page whose payment awaits its 3DS challenge, to resume it. */
+async function resumedPage(context: AppContext, cookies: string | undefined, booking: BookingRecord): Promise<{ token: string; session: HostedSession } | null> {
+  const token = cookieValue(cookies, payCookieName(booking.id));
+  const pending = token ? await pendingChallengeOf(context, token, booking) : null;
+  return pending && token ? { token, session: pending.session } : null;
+}
+
+interface PayFormInput {
+  header: { language: LanguageCode; title: string; heading: string; subheading: string; style: string };
+  t: Translator;
+  language: LanguageCode;
+  booking: BookingRecord;
+  channel: ChannelRecord;
+  company: string;
+  token: string;
+  session: HostedSession;
+  /** The session's payment awaits its 3DS challenge: the page shows it again instead of the form. */
+  resume: boolean;
+}
+
+/** The card form page for a session; its amount due is the session's. */
+async function payFormPage(context: AppContext, input: PayFormInput): Promise<string> {
+  const { t, language, booking, channel, session } = input;
+  const locale = localeOf(language);
+  const due = session.amount!;
+  const options = await paymentCurrencyOptions(context, { channel, amount: due, locale });
+  return hostedPage({
+    ...input.header,
+    script: sharedAssets.payScript,
+    content: html`${summaryView(t, booking, locale)}
+<div id="due">
+<p class="amount-label">${t('amountDue')}</p>
+<p class="amount-due" id="amount-due">${formatMoney(due, channel.currency, locale)}</p>
+${currencyChoiceView(t, options)}
+</div>
+${secureNoteView(t, isTestMode(channel.accountMode))}
+${cardFormView({ t, language, holderFields: ['name', 'email'], prefill: session.options.cardholder ?? {}, submitLabel: t('payAmount', { amount: formatMoney(due, channel.currency, locale) }) })}`,
+    data: {
+      kind: 'pay',
+      session: input.token,
+      sitePath: await sitePathOf(context, booking.siteId),
+      channelId: channel.id,
+      locale,
+      messages: pageMessages(language),
+      attemptsLeft: attemptsLeft(session),
+      timeoutMs: limits.hostedPaymentTimeoutMs,
+      company: input.company,
+      bookingId: booking.id,
+      currencies: options,
+      ...(input.resume ? { resume: true } : {}),
+    },
+  });
 }
 
 const assetSchema = {
@@ -131,6 +208,9 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
     // the neutral style, not "fully paid" in the success one (session 29).
     const fullyPaid = booking.total > 0 && unpaid <= 0;
     const nothingToPay = fullyPaid ? t('fullyPaid') : unpaid <= 0 ? t('nothingToPay') : notOnline ? t('notPayableOnline', { company }) : due > 0 ? null : nothingDueMessage(t, booking, funding, company);
+    // The booking's room is held by this browser's own payment awaiting its challenge: show that.
+    const resumed = fullyPaid ? null : await resumedPage(context, request.headers.cookie, booking);
+    if (resumed) return sendPage(reply, 200, await payFormPage(context, { header, t, language, booking, channel, company, ...resumed, resume: true }), payCsp);
     if (nothingToPay !== null) {
       const outcome = fullyPaid ? 'success' : 'info';
       return sendPage(reply, 200, hostedPage({ ...header, content: html`${summaryView(t, booking, locale)}${noticeView({ kind: outcome, message: nothingToPay })}` }), payCsp);
@@ -141,32 +221,7 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
       kind: 'pay', siteId: booking.siteId, channelId: channel.id, userId: booking.authorId, bookingId: booking.id, amount: due, currency: channel.currency, language,
       options: { cardholder },
     }, now);
-    const options = await paymentCurrencyOptions(context, { channel, amount: due, locale });
-    const body = hostedPage({
-      ...header,
-      script: sharedAssets.payScript,
-      content: html`${summaryView(t, booking, locale)}
-<div id="due">
-<p class="amount-label">${t('amountDue')}</p>
-<p class="amount-due" id="amount-due">${formatMoney(due, channel.currency, locale)}</p>
-${currencyChoiceView(t, options)}
-</div>
-${secureNoteView(t, isTestMode(channel.accountMode))}
-${cardFormView({ t, language, holderFields: ['name', 'email'], prefill: cardholder, submitLabel: t('payAmount', { amount: formatMoney(due, channel.currency, locale) }) })}`,
-      data: {
-        kind: 'pay',
-        session: sessionToken,
-        sitePath: await sitePathOf(context, booking.siteId),
-        channelId: channel.id,
-        locale,
-        messages: pageMessages(language),
-        attemptsLeft: attemptsLeft(session),
-        timeoutMs: limits.hostedPaymentTimeoutMs,
-        company,
-        bookingId: booking.id,
-        currencies: options,
-      },
-    });
-    return sendPage(reply, 200, body, payCsp);
+    reply.header('set-cookie', sessionCookie(context, booking.id, sessionToken));
+    return sendPage(reply, 200, await payFormPage(context, { header, t, language, booking, channel, company, token: sessionToken, session, resume: false }), payCsp);
   });
 }
