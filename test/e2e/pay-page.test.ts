@@ -455,10 +455,10 @@ describe('payment request page in Chromium', () => {
     const { id, link } = await bookingWithLink(20_000, 'deDE');
     await page.goto(link);
     expect(await page.textContent('#amount-due')).toContain('200,00');
-    // The merchant takes the payment through the API while the payer types the card.
+    // The merchant takes part of the payment through the API while the payer types the card.
     const taken = await e2e.t.app.inject({
       method: 'POST', url: `/${merchant.site.path}/site-json/vendor/v2/transactions`, headers: merchant.site.headers,
-      payload: { transaction_types: 'purchase', channels: merchant.channelId, currencies: 'USD', total: 20_000, token: 'tok_visa', bookings: [{ id, currencies: 'USD', total: 20_000 }] },
+      payload: { transaction_types: 'purchase', channels: merchant.channelId, currencies: 'USD', total: 5_000, token: 'tok_visa', bookings: [{ id, currencies: 'USD', total: 5_000 }] },
     });
     expect(taken.json().status).toBe('complete');
     await fillCard(page, { number: testCards.visa });
@@ -469,6 +469,27 @@ describe('payment request page in Chromium', () => {
     expect(text).not.toContain('above its total');
     expect(await page.locator('#card-form').isHidden()).toBe(true);
     expect((await bookingAndLastTransaction(id)).booking.transaction_ids).toEqual([taken.json().id]);
+  });
+
+  it('says a second tab of the link that the booking is paid once the first tab paid it (it said a payment was being processed)', async () => {
+    const { id, link } = await bookingWithLink(20_500, 'enGB');
+    const browser = await e2e.browser.newContext();
+    const [first, second] = [await browser.newPage(), await browser.newPage()];
+    try {
+      await first.goto(link);
+      await second.goto(link);
+      await fillCard(first, { number: testCards.visa });
+      await first.click('#submit');
+      await first.waitForSelector('#outcome.success');
+      await fillCard(second, { number: testCards.visa });
+      await second.click('#submit');
+      await second.waitForSelector('#outcome.success');
+      expect(await second.textContent('#outcome')).toBe('This booking is fully paid. Nothing is due.');
+      expect(await second.locator('#card-form').isHidden()).toBe(true);
+      expect((await bookingAndLastTransaction(id)).booking.transaction_ids).toHaveLength(1);
+    } finally {
+      await browser.close();
+    }
   });
 
   it('keeps the booking summary readable on a 320 px phone in a language with long labels: no amount or name broken mid-word', async () => {

@@ -1,4 +1,5 @@
 import type { NothingPayableReason } from '../../src/domain/bookings.js';
+import { nothingPayableMessageKey } from '../../src/domain/hosted/nothing-payable.js';
 import { callApi, type CallResult } from './api.js';
 import type { CardForm, CardInput } from './card-form.js';
 import { byId, type PageData, type Translate } from './page-data.js';
@@ -24,7 +25,7 @@ export interface ApiErrorBody {
   message: string;
   /**
    * `exhausted`: 'captures' on a rest_attempts_exhausted refusing a card to capture (no attempt failed).
-   * `nothing_payable`, `company`: a modal session refused because its booking takes no payment now, and why.
+   * `nothing_payable`, `company`: a modal session, or a page's payment, refused because its booking takes no payment now, and why.
    */
   data: { status: number; params?: Record<string, string> | string[]; exhausted?: string; nothing_payable?: NothingPayableReason; company?: string };
 }
@@ -325,6 +326,9 @@ export function showRefusal(error: ApiErrorBody, form: CardForm, t: Translate): 
   const params = error.data.params;
   if (params && !Array.isArray(params) && params.bookings) {
     form.form.hidden = true;
+    // Why, when nothing can be paid now (paid in another tab...), as the link itself says it.
+    const reason = error.data.nothing_payable;
+    if (reason && Object.hasOwn(nothingPayableMessageKey, reason)) return showOutcome(reason === 'paid' ? 'success' : 'info', [t(nothingPayableMessageKey[reason], { company: error.data.company ?? '' })]);
     return showOutcome('info', [t('paymentInProgress')]);
   }
   // What is not about a field of the form (a card token that expired meanwhile, a parameter the

@@ -1,5 +1,7 @@
 import type { AppContext } from '../../context.js';
-import { ApiError, missingParams } from '../../http/errors.js';
+import { ApiError, invalidParams, missingParams } from '../../http/errors.js';
+import { loadBooking, loadBookingFunding, nothingPayableReason } from '../bookings.js';
+import { loadChannel, receiptLabelOf } from '../channels.js';
 import { declineReason } from '../../i18n/catalogue.js';
 import { loadTransactionViews, type TransactionJson } from '../transactions/view.js';
 import type { Actor, TransactionInput, TransactionSource } from '../transactions/types.js';
@@ -165,15 +167,35 @@ export async function payWithSession(context: AppContext, session: HostedSession
     // Failed before the attempt was recorded, so before the bank could be asked: a refusal (bad
     // token, wrong currency...) or our own fault (a card key missing from CARD_KEYS, a 500). Not
     // the payer's card attempt: counted, three server faults rejected a card no bank ever saw.
-    if (recorded.transactionId === undefined) await cancelAttempt(context.db, session.id);
+    if (recorded.transactionId === undefined) {
+      await cancelAttempt(context.db, session.id);
+      throw await withNothingPayable(context, session, error);
+    }
     // Failed after (its settlement): the bank may have charged, and reconciliation settles the
     // row. The session waits on it as on an unknown outcome, so the page can read it (current)
     // and a second submit is refused rather than charged again.
-    else await recordAttemptOutcome(context.db, session.id, { transactionId: recorded.transactionId, status: 'incomplete', attemptId: input.attemptId ?? null });
+    await recordAttemptOutcome(context.db, session.id, { transactionId: recorded.transactionId, status: 'incomplete', attemptId: input.attemptId ?? null });
     throw error;
   }
   await recordAttemptOutcome(context.db, session.id, { transactionId: created.id, status: created.status, attemptId: input.attemptId ?? null });
   return answerFor(context, await getHostedSession(context.db, session.id), created.id);
+}
+
+/**
+ * The payments core's refusal of a page's payment because its booking took other money since the
+ * page opened (400 on `bookings`), with why nothing can be paid now when nothing can
+ * (`data.nothing_payable`, `data.company`: the modal's booking_error carries the same). A second
+ * tab of a link paid in the first said "a payment is being processed, reload" of a booking that
+ * was paid; the pages now say what the link itself would say (nothingPayableMessageKey).
+ */
+async function withNothingPayable(context: AppContext, session: HostedSession, error: unknown): Promise<unknown> {
+  const params = error instanceof ApiError && error.status === 400 ? error.data.params : undefined;
+  if (session.bookingId === null || !params || typeof params !== 'object' || !Object.hasOwn(params, 'bookings')) return error;
+  const booking = await loadBooking(context.db, { siteId: session.siteId, id: session.bookingId });
+  const reason = booking ? nothingPayableReason(booking, await loadBookingFunding(context.db, booking.id)) : null;
+  const channel = reason ? await loadChannel(context.db, { siteId: session.siteId, id: session.channelId }) : undefined;
+  if (!reason || !channel) return error;
+  return invalidParams(params as Record<string, string>, { nothing_payable: reason, company: receiptLabelOf(channel) });
 }
 
 /**
