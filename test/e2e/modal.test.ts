@@ -441,7 +441,7 @@ describe('payment modal in Chromium', () => {
     await pay(testCards.visa, german);
     await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_error']);
     expect(events[1]!.argument).toEqual({ name: 'Error', message: 'Invalid parameter(s): bookings' });
-    await expect.poll(() => german.locator('#outcome').textContent(), slow).toBe(germanPages.paymentInProgress);
+    await expect.poll(() => german.locator('#outcome.success').textContent(), slow).toBe(germanPages.fullyPaid);
     expect(await german.locator('#card-form').isVisible()).toBe(false);
   });
 
