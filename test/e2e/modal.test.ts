@@ -379,6 +379,21 @@ describe('payment modal in Chromium', () => {
     expect(await frame().locator('#booking-id').textContent()).toBe(String(made[0]!.id));
   });
 
+  it('shows the pending 3DS challenge again when the frame is reloaded during it, and reports the one payment (it said "being processed" for 30 minutes)', async () => {
+    await openModal(modalOptions(9_197, { auth: signed(9_197, { reference: 'SEA-3DS' }), booking: { ...bookingData, reference: 'SEA-3DS' } }));
+    await frame().locator('#submit').waitFor();
+    await pay(testCards.visaChallenge);
+    await frame().frameLocator('#challenge-frame').getByRole('button', { name: 'Authenticate' }).waitFor();
+    const reloaded = page.waitForEvent('framenavigated', (navigated) => navigated.url().includes('/modal/1.0.0/frame'));
+    await reloadFrame();
+    await reloaded;
+    await frame().frameLocator('#challenge-frame').getByRole('button', { name: 'Authenticate' }).click();
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_logged']);
+    await frame().locator('#outcome.success').waitFor();
+    const read = await e2e.t.app.inject({ url: `/${merchant.site.path}/site-json/vendor/v2/bookings/${events[0]!.argument.id}`, headers: merchant.site.headers });
+    expect(read.json()).toMatchObject({ status: 'paid', total_unpaid: 0, transaction_ids: [events[1]!.argument.id] });
+  });
+
   it('shows the payment made, not a booking error, when the frame is reloaded after paying, and reports it once', async () => {
     await openModal(modalOptions(9_195, { auth: signed(9_195, { reference: 'SEA-PAID' }), booking: { ...bookingData, reference: 'SEA-PAID' } }));
     await frame().locator('#submit').waitFor();

@@ -127,8 +127,21 @@ async function paymentWithAuth(db: Queryable, modalAuthId: number, bookingId: nu
   return row?.transaction_id ?? null;
 }
 
+/**
+ * The payment of a session of the same modal on the booking still awaiting its 3DS challenge (the
+ * frame was reloaded, or the phone's browser discarded the tab, during the challenge), or null.
+ */
+async function pendingChallengeWithAuth(db: Queryable, modalAuthId: number, bookingId: number, openerHash: string): Promise<number | null> {
+  const row = await db.maybeOne<{ id: number }>(
+    `SELECT t.id FROM hosted_sessions s JOIN transactions t ON t.id = s.pending_transaction_id
+      WHERE s.modal_auth_id = $1 AND s.booking_id = $2 AND s.options->>'openerHash' = $3 AND t.status = 'pending' ORDER BY s.id DESC LIMIT 1`,
+    [modalAuthId, bookingId, openerHash],
+  );
+  return row?.id ?? null;
+}
+
 export type ModalBooking =
-  /** `session.transactionId` set: a reloaded frame's booking, which the string's earlier session paid. */
+  /** `session.transactionId` set: a reloaded frame's booking, which the string's earlier session paid; `session.pendingTransactionId`, whose payment awaits its challenge. */
   | { ok: true; event: 'booking_logged' | 'booking_exists'; booking: BookingRecord; token: string; session: HostedSession }
   /** `nothingPayable`: the booking takes no payment now at all, and why (the frame tells the payer). */
   | { ok: false; params: Record<string, string>; nothingPayable?: NothingPayableReason }
@@ -216,10 +229,14 @@ export async function openModalBooking(db: Queryable, request: ModalBookingReque
   // for it to pay, and a booking_error on `total` told the payer who had just paid that the booking
   // details were not valid.
   const paid = resumed && openerHash !== null ? await paymentWithAuth(db, modalAuthId, booking.id, openerHash) : null;
+  // Reloaded during its 3DS challenge: the new session goes on with that payment (the frame shows
+  // the challenge again). The booking's room is held by it, so the frame said a payment was in
+  // progress until the challenge expired, 30 minutes on.
+  const pending = resumed && openerHash !== null && paid === null ? await pendingChallengeWithAuth(db, modalAuthId, booking.id, openerHash) : null;
   // Not total_unpaid: a payment above what can be paid now would be refused once the card is in.
   const funding = await loadBookingFunding(db, booking.id);
   const payable = payableNow(funding);
-  if (paid === null && request.total > payable) {
+  if (paid === null && pending === null && request.total > payable) {
     const nothingPayable = nothingPayableReason(booking, funding);
     return { ok: false, params: { total: `exceeds what can be paid on the booking now (${payable}): ${payableNowExplained}` }, ...(nothingPayable ? { nothingPayable } : {}) };
   }
@@ -236,6 +253,7 @@ export async function openModalBooking(db: Queryable, request: ModalBookingReque
     language,
     modalAuthId,
     transactionId: paid,
+    pendingTransactionId: pending,
     options: { verify: request.verified, cardholder: { name: cardholderNameOf(booking), email: booking.email }, ...(openerHash === null ? {} : { openerHash }) },
   }, request.now);
   return { ok: true, event, booking, token, session };

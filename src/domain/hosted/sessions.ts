@@ -78,6 +78,8 @@ export interface NewHostedSession {
   modalAuthId?: number | null;
   /** A payment the session starts with: a reloaded modal frame's, made by an earlier session (modal.ts). */
   transactionId?: number | null;
+  /** A payment the session starts on, awaiting its 3DS challenge: a reloaded modal frame's (modal.ts). */
+  pendingTransactionId?: number | null;
 }
 
 interface SessionRow {
@@ -138,10 +140,11 @@ export async function createHostedSession(db: Queryable, input: NewHostedSession
   const expiresAt = new Date(now.getTime() + limits.hostedSessionLifetimeSeconds * 1000);
   const row = await db.one<SessionRow & Record<string, unknown>>(
     `INSERT INTO hosted_sessions (token_hash, kind, site_id, channel_id, user_id, booking_id, amount, currency, host_origin, language, options, expires_at, modal_auth_id,
-       transaction_id, last_transaction_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14) RETURNING ${columns}`,
+       transaction_id, pending_transaction_id, last_transaction_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING ${columns}`,
     [hashToken(token), input.kind, input.siteId, input.channelId, input.userId ?? null, input.bookingId ?? null, input.amount ?? null, input.currency ?? null,
-      input.hostOrigin ?? null, input.language, JSON.stringify(input.options ?? {}), expiresAt, input.modalAuthId ?? null, input.transactionId ?? null],
+      input.hostOrigin ?? null, input.language, JSON.stringify(input.options ?? {}), expiresAt, input.modalAuthId ?? null, input.transactionId ?? null,
+      input.pendingTransactionId ?? null, input.transactionId ?? input.pendingTransactionId ?? null],
   );
   return { token, session: fromRow(row) };
 }

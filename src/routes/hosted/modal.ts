@@ -267,8 +267,10 @@ export async function modalRoutes(app: App, context: AppContext): Promise<void> 
       language,
       cardholder: opened.session.options.cardholder ?? {},
       payment_made: paymentMade,
+      // Reloaded during the same modal's 3DS challenge: the frame shows that challenge again.
+      payment_pending: opened.session.pendingTransactionId !== null,
       // Its auth string used up its failed attempts in an earlier modal: the frame takes no card.
-      ...(attempts === 0 && !paymentMade ? { rejected: { message: rejectedMessage } } : {}),
+      ...(attempts === 0 && !paymentMade && opened.session.pendingTransactionId === null ? { rejected: { message: rejectedMessage } } : {}),
     });
   });
 }

@@ -61,6 +61,8 @@ export const ModalSessionReply = Type.Object({
   cardholder: Type.Record(Type.String(), Type.String()),
   /** A reloaded frame whose earlier session paid the booking: the page reads that payment (GET /hosted/payments/current) instead of taking a card. */
   payment_made: Type.Boolean(),
+  /** A reloaded frame whose earlier session's payment awaits its 3DS challenge: the page shows that challenge again (GET /hosted/payments/current) instead of taking a card. */
+  payment_pending: Type.Boolean(),
   /** No attempts left (its auth string used them up in earlier sessions): the frame shows the rejection, takes no card and fires transaction_rejected. */
   rejected: Type.Optional(Type.Object({ message: Type.String() })),
 });

@@ -4,7 +4,7 @@
 import { callApi } from '../../shared/api.js';
 import { CardForm } from '../../shared/card-form.js';
 import { byId, readPageData, translator, type PageData } from '../../shared/page-data.js';
-import { declineLine, exhaustedLine, paymentMade, runPayment, showOutcome, showRefusal, type ApiErrorBody, type FlowEnd, type PaymentAnswer } from '../../shared/payment-flow.js';
+import { declineLine, exhaustedLine, paymentMade, resumePayment, runPayment, showOutcome, showRefusal, type ApiErrorBody, type FlowEnd, type PaymentAnswer } from '../../shared/payment-flow.js';
 import { frameSource, hostSource, type CallbackName, type HostMessage, type ModalInit } from './protocol.js';
 import { nothingPayableMessageKey } from '../../../src/domain/hosted/nothing-payable.js';
 
@@ -29,6 +29,8 @@ interface SessionAnswer {
   cardholder: { name?: string; email?: string };
   /** The frame was reloaded after its earlier session paid: show that payment, take no card. */
   payment_made: boolean;
+  /** The frame was reloaded during its earlier session's 3DS challenge: show that challenge again, take no card. */
+  payment_pending: boolean;
   /** No attempts left: the auth string used them up in an earlier modal. */
   rejected?: { message: string };
 }
@@ -167,6 +169,16 @@ function showForm(session: SessionAnswer): void {
     void paymentMade(pageData).then((end) => report(end, pageData, form));
     return;
   }
+  if (session.payment_pending) {
+    // Reloaded during the challenge: the same challenge again, and its outcome reported as usual.
+    form.form.hidden = true;
+    post({ type: 'processing', value: true });
+    void resumePayment(pageData, { stopWaiting: closedByHost.signal }).then((end) => {
+      form.form.hidden = false;
+      settled(end, pageData, form);
+    });
+    return;
+  }
   if (session.rejected) {
     // A card typed now would be stored and then refused, as the payment request page and the
     // vaulting app show no form once no attempt is left.
@@ -180,14 +192,16 @@ function showForm(session: SessionAnswer): void {
   // frame (hidden) until then, so the outcome's callbacks still fire (docs/modal.md).
   form.payOnSubmit({
     pay: (card) => runPayment(pageData, card, {}, { onProcessing: (value) => value && post({ type: 'processing', value }), stopWaiting: closedByHost.signal }),
-    settled: (end) => {
-      try {
-        report(end, pageData, form);
-      } finally {
-        post({ type: 'processing', value: false });
-      }
-    },
+    settled: (end) => settled(end, pageData, form),
   });
+}
+
+function settled(end: FlowEnd, page: PageData, form: CardForm): void {
+  try {
+    report(end, page, form);
+  } finally {
+    post({ type: 'processing', value: false });
+  }
 }
 
 function timeoutArgument(bookingId: number | undefined) {
