@@ -156,12 +156,13 @@ describe('payment request page in Chromium', () => {
     await payer.frameLocator('#challenge-frame').getByRole('button', { name: 'Authenticate' }).waitFor();
     payer.once('dialog', (dialog) => void dialog.accept());
     await payer.reload();
-    // Another browser holding the link is not shown this payer's challenge (card, amount).
+    // Another browser holding the link is not shown this payer's challenge (card, amount), but is
+    // told what holds the booking and for how long (it said "reload in a few minutes", for 35).
     const other = await e2e.browser.newContext();
     const stranger = await other.newPage();
     await stranger.goto(link);
     expect(await stranger.locator('#card_number').count()).toBe(0);
-    expect(await stranger.textContent('main')).toContain('still being processed');
+    expect(await stranger.textContent('main')).toMatch(/waiting for the cardholder to confirm it with their bank .* Minutes until then: 3[56]\./);
     await payer.frameLocator('#challenge-frame').getByRole('button', { name: 'Authenticate' }).click();
     await payer.waitForSelector('#outcome.success');
     const { booking } = await bookingAndLastTransaction(id);

@@ -88,12 +88,13 @@ describe('what a hosted page offers to pay', () => {
     expect(paid.json()).toMatchObject({ outcome: 'complete', transaction: { total: 4_000 } });
   });
 
-  it('offers nothing while a payment of the booking is still being processed, and says to look again shortly', async () => {
+  it('offers nothing while a payment of the booking awaits its 3DS challenge, and says for how many minutes at most', async () => {
     const booking = await createBooking(t, shop, { total: 3_000 });
     const pending = (await post(t, shop, purchaseBody(shop, booking, 3_000, { token: 'tok_visa_3ds_challenge', attempt_3ds: true }))).json();
     expect(pending.status).toBe('pending');
     const german = await payPage(booking, 'deDE');
-    expect(german).toContain('Eine Zahlung für diese Buchung wird noch bearbeitet.');
+    // The challenge lapses with the payments job (pendingExpiryMinutes); "in a few minutes" sent the payer back for up to 35.
+    expect(german).toMatch(/Eine Zahlung für diese Buchung wartet darauf, dass der Karteninhaber sie bei seiner Bank bestätigt .* Minuten bis dahin: 3[56]\./);
     expect(german).not.toContain('id="card-form"');
     expect((await openModal(booking, 3_000)).json()).toMatchObject({ data: { params: { total: expect.stringContaining('(0)') } } });
   });

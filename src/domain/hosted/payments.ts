@@ -150,6 +150,22 @@ export async function payRequestAttemptsExhausted(context: AppContext, bookingId
   return failed >= limits.payRequestFailedAttemptsPerBookingMax;
 }
 
+/**
+ * When the booking's payments awaiting a 3DS challenge have all lapsed, at the latest (the payments
+ * job expires each `limits.pendingExpiryMinutes` after it was made), or null when none awaits one.
+ * The pages tell a payer who cannot resume the challenge (another browser, the link opened anew)
+ * when the booking takes a payment again, where "reload in a few minutes" sent them back for up
+ * to 35 minutes.
+ */
+export async function pendingChallengesLapseAt(context: AppContext, bookingId: number): Promise<Date | null> {
+  const row = await context.db.one<{ latest: Date | null }>(
+    `SELECT max(t.created_at) AS latest FROM transaction_bookings tb JOIN transactions t ON t.id = tb.transaction_id
+      WHERE tb.booking_id = $1 AND t.status = 'pending'`,
+    [bookingId],
+  );
+  return row.latest === null ? null : new Date(new Date(row.latest).getTime() + limits.pendingExpiryMinutes * 60_000 + limits.jobIntervalMs);
+}
+
 /** Starts one card attempt of the session and answers with its outcome (or the 3DS challenge). */
 export async function payWithSession(context: AppContext, session: HostedSession, input: PayInput): Promise<HostedPaymentAnswer> {
   if (session.kind === 'pay' && session.bookingId !== null && (await payRequestAttemptsExhausted(context, session.bookingId))) throw attemptRefusal('attempts_exhausted');

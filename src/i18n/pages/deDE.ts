@@ -75,6 +75,7 @@ export const messages = {
   nothingToPay: 'Für diese Buchung ist nichts zu bezahlen.',
   noScript: 'Für die sichere Eingabe der Kartendaten wird JavaScript benötigt.',
   paymentInProgress: 'Eine Zahlung für diese Buchung wird noch bearbeitet. Bitte laden Sie diese Seite in einigen Minuten neu, um zu sehen, was noch fällig ist.',
+  paymentAwaitingBank: 'Eine Zahlung für diese Buchung wartet darauf, dass der Karteninhaber sie bei seiner Bank bestätigt (3-D Secure). Wird sie nicht bestätigt, verfällt sie, und diese Seite nimmt wieder eine Zahlung an. Minuten bis dahin: {minutes}.',
   notPayableOnline: 'Diese Buchung kann nicht online bezahlt werden. Bitte wenden Sie sich an {company}.',
   receipt: 'Beleg',
   transactionId: 'Transaktionsnummer',

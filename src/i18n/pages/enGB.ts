@@ -76,6 +76,7 @@ export const messages = {
   nothingToPay: 'There is nothing to pay on this booking.',
   noScript: 'JavaScript is required to enter card details securely.',
   paymentInProgress: 'A payment of this booking is still being processed. Please reload this page in a few minutes to see what is still due.',
+  paymentAwaitingBank: 'A payment of this booking is waiting for the cardholder to confirm it with their bank (3-D Secure). If it is not confirmed, it lapses and this page takes a payment again. Minutes until then: {minutes}.',
   notPayableOnline: 'This booking cannot be paid online. Please contact {company}.',
   receipt: 'Receipt',
   transactionId: 'Transaction ID',

@@ -75,6 +75,7 @@ export const messages = {
   nothingToPay: 'No hay nada que pagar en esta reserva.',
   noScript: 'Se necesita JavaScript para introducir los datos de la tarjeta de forma segura.',
   paymentInProgress: 'Un pago de esta reserva todavía se está procesando. Vuelva a cargar esta página dentro de unos minutos para ver lo que queda pendiente.',
+  paymentAwaitingBank: 'Un pago de esta reserva está esperando a que el titular de la tarjeta lo confirme con su banco (3-D Secure). Si no se confirma, caducará y esta página volverá a aceptar un pago. Minutos hasta entonces: {minutes}.',
   notPayableOnline: 'Esta reserva no se puede pagar en línea. Póngase en contacto con {company}.',
   receipt: 'Recibo',
   transactionId: 'Número de transacción',

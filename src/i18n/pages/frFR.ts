@@ -75,6 +75,7 @@ export const messages = {
   nothingToPay: 'Il n’y a rien à payer pour cette réservation.',
   noScript: 'JavaScript est nécessaire pour saisir les données de carte en toute sécurité.',
   paymentInProgress: 'Un paiement de cette réservation est encore en cours de traitement. Veuillez recharger cette page dans quelques minutes pour voir ce qui reste dû.',
+  paymentAwaitingBank: 'Un paiement de cette réservation attend que le titulaire de la carte le confirme auprès de sa banque (3-D Secure). S’il n’est pas confirmé, il expirera et cette page acceptera de nouveau un paiement. Minutes restantes : {minutes}.',
   notPayableOnline: 'Cette réservation ne peut pas être payée en ligne. Veuillez contacter {company}.',
   receipt: 'Reçu',
   transactionId: 'Numéro de transaction',

@@ -75,6 +75,7 @@ export const messages = {
   nothingToPay: 'Non c’è nulla da pagare per questa prenotazione.',
   noScript: 'JavaScript è necessario per inserire i dati della carta in modo sicuro.',
   paymentInProgress: 'Un pagamento di questa prenotazione è ancora in elaborazione. Ricarica questa pagina tra qualche minuto per vedere cosa resta da pagare.',
+  paymentAwaitingBank: 'Un pagamento di questa prenotazione è in attesa che il titolare della carta lo confermi con la propria banca (3-D Secure). Se non viene confermato, scadrà e questa pagina accetterà di nuovo un pagamento. Minuti mancanti: {minutes}.',
   notPayableOnline: 'Questa prenotazione non può essere pagata online. Contatta {company}.',
   receipt: 'Ricevuta',
   transactionId: 'Numero di transazione',

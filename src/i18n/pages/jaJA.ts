@@ -75,6 +75,7 @@ export const messages = {
   nothingToPay: 'この予約にお支払いいただくものはありません。',
   noScript: 'カード情報を安全に入力するには JavaScript が必要です。',
   paymentInProgress: 'この予約のお支払いはまだ処理中です。数分後にこのページを再読み込みして、お支払いが必要な金額をご確認ください。',
+  paymentAwaitingBank: 'この予約のお支払いは、カード名義人による銀行での確認（3-Dセキュア）を待っています。確認されない場合は失効し、このページで再びお支払いいただけます。それまでの残り時間（分）：{minutes}。',
   notPayableOnline: 'この予約はオンラインでお支払いいただけません。{company}までお問い合わせください。',
   receipt: '領収書',
   transactionId: '取引番号',

@@ -75,6 +75,7 @@ export const messages = {
   nothingToPay: '이 예약에는 결제할 금액이 없습니다.',
   noScript: '카드 정보를 안전하게 입력하려면 JavaScript가 필요합니다.',
   paymentInProgress: '이 예약의 결제가 아직 처리 중입니다. 몇 분 후에 이 페이지를 새로 고쳐 남은 결제 금액을 확인해 주세요.',
+  paymentAwaitingBank: '이 예약의 결제가 카드 소유자의 은행 확인(3-D Secure)을 기다리고 있습니다. 확인되지 않으면 만료되며, 그 후 이 페이지에서 다시 결제할 수 있습니다. 남은 시간(분): {minutes}.',
   notPayableOnline: '이 예약은 온라인으로 결제할 수 없습니다. {company}에 문의해 주세요.',
   receipt: '영수증',
   transactionId: '거래 번호',

@@ -75,6 +75,7 @@ export const messages = {
   nothingToPay: 'Par šo rezervāciju nav nekā jāmaksā.',
   noScript: 'Lai droši ievadītu kartes datus, nepieciešams JavaScript.',
   paymentInProgress: 'Šīs rezervācijas maksājums vēl tiek apstrādāts. Lūdzu, pēc dažām minūtēm pārlādējiet šo lapu, lai redzētu, kas vēl jāmaksā.',
+  paymentAwaitingBank: 'Šīs rezervācijas maksājums gaida, kad kartes īpašnieks to apstiprinās savā bankā (3-D Secure). Ja tas netiks apstiprināts, tas zaudēs spēku, un šajā lapā atkal varēs maksāt. Minūtes līdz tam: {minutes}.',
   notPayableOnline: 'Šo rezervāciju nevar apmaksāt tiešsaistē. Lūdzu, sazinieties ar {company}.',
   receipt: 'Kvīts',
   transactionId: 'Darījuma numurs',

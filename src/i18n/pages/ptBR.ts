@@ -75,6 +75,7 @@ export const messages = {
   nothingToPay: 'Não há nada a pagar nesta reserva.',
   noScript: 'É necessário JavaScript para informar os dados do cartão com segurança.',
   paymentInProgress: 'Um pagamento desta reserva ainda está sendo processado. Recarregue esta página em alguns minutos para ver o que ainda falta pagar.',
+  paymentAwaitingBank: 'Um pagamento desta reserva está aguardando a confirmação do titular do cartão junto ao banco (3-D Secure). Se não for confirmado, ele expirará e esta página aceitará um pagamento novamente. Minutos até lá: {minutes}.',
   notPayableOnline: 'Esta reserva não pode ser paga on-line. Entre em contato com {company}.',
   receipt: 'Recibo',
   transactionId: 'Número da transação',

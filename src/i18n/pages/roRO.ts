@@ -75,6 +75,7 @@ export const messages = {
   nothingToPay: 'Nu este nimic de plătit pentru această rezervare.',
   noScript: 'Este necesar JavaScript pentru a introduce în siguranță datele cardului.',
   paymentInProgress: 'O plată pentru această rezervare este încă în curs de procesare. Vă rugăm să reîncărcați această pagină peste câteva minute pentru a vedea ce mai este de plată.',
+  paymentAwaitingBank: 'O plată pentru această rezervare așteaptă confirmarea titularului cardului la banca sa (3-D Secure). Dacă nu este confirmată, va expira, iar această pagină va accepta din nou o plată. Minute până atunci: {minutes}.',
   notPayableOnline: 'Această rezervare nu poate fi plătită online. Vă rugăm să contactați {company}.',
   receipt: 'Chitanță',
   transactionId: 'Numărul tranzacției',

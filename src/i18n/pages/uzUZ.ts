@@ -75,6 +75,7 @@ export const messages = {
   nothingToPay: 'Bu bron boʻyicha toʻlanadigan hech narsa yoʻq.',
   noScript: 'Karta maʼlumotlarini xavfsiz kiritish uchun JavaScript kerak.',
   paymentInProgress: 'Bu bron boʻyicha toʻlov hali qayta ishlanmoqda. Qancha toʻlash qolganini koʻrish uchun bir necha daqiqadan soʻng bu sahifani qayta yuklang.',
+  paymentAwaitingBank: 'Bu bron boʻyicha toʻlov karta egasi uni oʻz bankida tasdiqlashini kutmoqda (3-D Secure). Agar tasdiqlanmasa, uning muddati tugaydi va bu sahifa yana toʻlov qabul qiladi. Shungacha qolgan daqiqalar: {minutes}.',
   notPayableOnline: 'Bu bronni onlayn toʻlab boʻlmaydi. Iltimos, {company} bilan bogʻlaning.',
   receipt: 'Kvitansiya',
   transactionId: 'Tranzaksiya raqami',

@@ -75,6 +75,7 @@ export const messages = {
   nothingToPay: '此预订无需付款。',
   noScript: '需要启用 JavaScript 才能安全地输入银行卡信息。',
   paymentInProgress: '此预订的一笔付款仍在处理中。请几分钟后重新加载此页面，查看仍需支付的金额。',
+  paymentAwaitingBank: '此预订的一笔付款正在等待持卡人向其银行确认（3-D Secure）。如未确认，该付款将失效，之后可在此页面重新付款。剩余分钟数：{minutes}。',
   notPayableOnline: '此预订无法在线支付，请联系{company}。',
   receipt: '收据',
   transactionId: '交易编号',

@@ -5,7 +5,7 @@ import { nothingPayableMessageKey } from '../../domain/hosted/nothing-payable.js
 import { loadChannel, receiptLabelOf, type ChannelRecord } from '../../domain/channels.js';
 import { paymentCurrencyOptions, type PaymentCurrencyOption } from '../../domain/hosted/currencies.js';
 import { createHostedSession, attemptsLeft, payRequestCapturesExhausted, type HostedSession } from '../../domain/hosted/sessions.js';
-import { payRequestAttemptsExhausted, pendingChallengeOf } from '../../domain/hosted/payments.js';
+import { payRequestAttemptsExhausted, pendingChallengeOf, pendingChallengesLapseAt } from '../../domain/hosted/payments.js';
 import { formatMoney } from '../../domain/money.js';
 import { dateTimeFormat } from '../../i18n/formatters.js';
 import { authenticPaymentRequestToken, verifyPaymentRequestToken } from '../../domain/payment-request-link.js';
@@ -60,8 +60,12 @@ ${options.map((option) => html`<option value="${option.currency}" data-amount="$
  * still being processed (a 3DS challenge left open, a processor's late answer) settles within
  * minutes, either way; money under a chargeback is for the company to settle.
  */
-function nothingDueMessage(t: Translator, booking: BookingRecord, funding: BookingFunding, company: string): string {
-  return t(nothingPayableMessageKey[nothingPayableReason(booking, funding) ?? 'held'], { company });
+async function nothingDueMessage(context: AppContext, t: Translator, booking: BookingRecord, funding: BookingFunding, company: string): Promise<string> {
+  const reason = nothingPayableReason(booking, funding) ?? 'held';
+  // A 3DS challenge this browser cannot show again (pay-page resume): say until when it holds the booking.
+  const lapsesAt = reason === 'in_progress' ? await pendingChallengesLapseAt(context, booking.id) : null;
+  if (lapsesAt) return t('paymentAwaitingBank', { minutes: Math.max(1, Math.ceil((lapsesAt.getTime() - context.now().getTime()) / 60_000)) });
+  return t(nothingPayableMessageKey[reason], { company });
 }
 
 /**
@@ -207,7 +211,7 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
     // A zero total is `unpaid` in the API (booking-status.ts), so its page says nothing is due, in
     // the neutral style, not "fully paid" in the success one (session 29).
     const fullyPaid = booking.total > 0 && unpaid <= 0;
-    const nothingToPay = fullyPaid ? t('fullyPaid') : unpaid <= 0 ? t('nothingToPay') : notOnline ? t('notPayableOnline', { company }) : due > 0 ? null : nothingDueMessage(t, booking, funding, company);
+    const nothingToPay = fullyPaid ? t('fullyPaid') : unpaid <= 0 ? t('nothingToPay') : notOnline ? t('notPayableOnline', { company }) : due > 0 ? null : await nothingDueMessage(context, t, booking, funding, company);
     // The booking's room is held by this browser's own payment awaiting its challenge: show that.
     const resumed = fullyPaid ? null : await resumedPage(context, request.headers.cookie, booking);
     if (resumed) return sendPage(reply, 200, await payFormPage(context, { header, t, language, booking, channel, company, ...resumed, resume: true }), payCsp);
