@@ -159,14 +159,20 @@ describe('payment modal in Chromium', () => {
     expect(error).toMatchObject({ code: 'rest_invalid_param', data: { status: 400, params: { channels: expect.stringContaining('currency') } } });
     expect(error.message).toContain('channels');
     await frame().locator('#fatal').waitFor();
-    // The payer sees the field named, not the service's English explanation (that is the callback's).
-    expect(await frame().locator('#fatal').textContent()).toContain('channels');
-    expect(await frame().locator('#fatal').textContent()).not.toContain('currency');
+    // Not the service's English explanation (that is the callback's), nor the API's field name, which the payer does not know.
+    expect(await frame().locator('#fatal').textContent()).toBe('The booking details sent to this page are not valid.');
     await screenshots(page, 'modal-booking-error');
     events = [];
-    await openModal(modalOptions(5_000, { booking: { ...bookingData, email: 'not-an-email', firstname: undefined } }));
+    await openModal(modalOptions(5_000, { language: 'deDE', booking: { ...bookingData, email: 'not-an-email', firstname: undefined } }));
     await expect.poll(names, slow).toEqual(['modal_closed', 'booking_error']);
     expect(Object.keys(events[1]!.argument.data.params)).toEqual(expect.arrayContaining(['email', 'firstname']));
+    // The fields named in the frame's language: "firstname, email" was put into the German sentence.
+    const german = page.frameLocator('iframe').locator('#fatal');
+    await expect.poll(() => german.textContent(), slow).toContain(germanPages.bookingInvalid.replace('{message}', ''));
+    const fatal = await german.textContent();
+    expect(fatal).toContain(germanPages.leadTraveller);
+    expect(fatal).toContain(germanPages.email);
+    expect(fatal).not.toMatch(/firstname|email/);
     const drafts = await e2e.t.db.query("SELECT id FROM bookings WHERE site_id = $1 AND currency = 'EUR'", [merchant.site.siteId]);
     expect(drafts).toHaveLength(0);
   });

@@ -46,6 +46,7 @@ export const messages = {
   invalidLink: 'Dieser Zahlungslink ist ungültig oder abgelaufen. Bitte fordern Sie bei {company} einen neuen an.',
   unknownLink: 'Dieser Zahlungslink ist ungültig oder abgelaufen.',
   bookingInvalid: 'Die Buchungsdaten sind ungültig: {message}',
+  bookingDataInvalid: 'Die an diese Seite übermittelten Buchungsdaten sind ungültig.',
   timeout: 'Die Anfrage hat zu lange gedauert. Ihre Buchungsnummer ist {bookingId}. Bitte klären Sie es mit {company}, bevor Sie erneut zahlen.',
   networkError: 'Der Zahlungsdienst ist nicht erreichbar. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.',
   serviceRefused: 'Der Zahlungsdienst kann diese Zahlung gerade nicht annehmen. Bitte versuchen Sie es später erneut.',

@@ -47,6 +47,7 @@ export const messages = {
   invalidLink: 'This payment link is not valid or has expired. Please ask {company} for a new one.',
   unknownLink: 'This payment link is not valid or has expired.',
   bookingInvalid: 'The booking details are not valid: {message}',
+  bookingDataInvalid: 'The booking details sent to this page are not valid.',
   timeout: 'The request timed out. Your booking ID is {bookingId}. Please check with {company} before paying again.',
   networkError: 'The payment service could not be reached. Check your connection and try again.',
   serviceRefused: 'The payment service cannot take this payment right now. Please try again later.',

@@ -46,6 +46,7 @@ export const messages = {
   invalidLink: 'Este enlace de pago no es válido o ha caducado. Pida uno nuevo a {company}.',
   unknownLink: 'Este enlace de pago no es válido o ha caducado.',
   bookingInvalid: 'Los datos de la reserva no son válidos: {message}',
+  bookingDataInvalid: 'Los datos de la reserva enviados a esta página no son válidos.',
   timeout: 'Se agotó el tiempo de espera. El número de su reserva es {bookingId}. Consulte con {company} antes de volver a pagar.',
   networkError: 'No se puede contactar con el servicio de pago. Compruebe su conexión e inténtelo de nuevo.',
   serviceRefused: 'El servicio de pago no puede aceptar este pago en este momento. Inténtelo de nuevo más tarde.',

@@ -46,6 +46,7 @@ export const messages = {
   invalidLink: 'Ce lien de paiement n’est pas valide ou a expiré. Demandez-en un nouveau à {company}.',
   unknownLink: 'Ce lien de paiement n’est pas valide ou a expiré.',
   bookingInvalid: 'Les données de la réservation ne sont pas valides : {message}',
+  bookingDataInvalid: 'Les données de réservation transmises à cette page ne sont pas valides.',
   timeout: 'Le délai de la requête a expiré. Votre numéro de réservation est {bookingId}. Vérifiez auprès de {company} avant de payer à nouveau.',
   networkError: 'Le service de paiement est injoignable. Vérifiez votre connexion et réessayez.',
   serviceRefused: 'Le service de paiement ne peut pas accepter ce paiement pour le moment. Réessayez plus tard.',

@@ -46,6 +46,7 @@ export const messages = {
   invalidLink: 'Questo link di pagamento non è valido o è scaduto. Chiedine uno nuovo a {company}.',
   unknownLink: 'Questo link di pagamento non è valido o è scaduto.',
   bookingInvalid: 'I dati della prenotazione non sono validi: {message}',
+  bookingDataInvalid: 'I dati della prenotazione inviati a questa pagina non sono validi.',
   timeout: 'La richiesta è scaduta. Il numero della tua prenotazione è {bookingId}. Verifica con {company} prima di pagare di nuovo.',
   networkError: 'Impossibile raggiungere il servizio di pagamento. Controlla la connessione e riprova.',
   serviceRefused: 'Il servizio di pagamento non può accettare questo pagamento in questo momento. Riprova più tardi.',

@@ -46,6 +46,7 @@ export const messages = {
   invalidLink: 'このお支払いリンクは無効か期限切れです。{company} に新しいリンクをご依頼ください。',
   unknownLink: 'このお支払いリンクは無効か期限切れです。',
   bookingInvalid: '予約情報が正しくありません：{message}',
+  bookingDataInvalid: 'このページに送信された予約情報が正しくありません。',
   timeout: 'リクエストがタイムアウトしました。予約番号は {bookingId} です。再度お支払いになる前に {company} にご確認ください。',
   networkError: '決済サービスに接続できません。接続を確認してもう一度お試しください。',
   serviceRefused: '決済サービスは現在この支払いを受け付けられません。しばらくしてからもう一度お試しください。',

@@ -46,6 +46,7 @@ export const messages = {
   invalidLink: '이 결제 링크는 유효하지 않거나 만료되었습니다. {company}에 새 링크를 요청하세요.',
   unknownLink: '이 결제 링크는 유효하지 않거나 만료되었습니다.',
   bookingInvalid: '예약 정보가 올바르지 않습니다: {message}',
+  bookingDataInvalid: '이 페이지로 전송된 예약 정보가 올바르지 않습니다.',
   timeout: '요청 시간이 초과되었습니다. 예약 번호는 {bookingId}입니다. 다시 결제하기 전에 {company}에 확인하세요.',
   networkError: '결제 서비스에 연결할 수 없습니다. 연결을 확인하고 다시 시도하세요.',
   serviceRefused: '결제 서비스가 지금은 이 결제를 처리할 수 없습니다. 잠시 후 다시 시도하세요.',

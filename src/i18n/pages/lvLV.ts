@@ -46,6 +46,7 @@ export const messages = {
   invalidLink: 'Šī maksājuma saite nav derīga vai ir beigusies. Palūdziet jaunu no {company}.',
   unknownLink: 'Šī maksājuma saite nav derīga vai ir beigusies.',
   bookingInvalid: 'Rezervācijas dati nav derīgi: {message}',
+  bookingDataInvalid: 'Šai lapai nosūtītie rezervācijas dati nav derīgi.',
   timeout: 'Pieprasījuma laiks beidzās. Jūsu rezervācijas numurs ir {bookingId}. Pirms maksājat vēlreiz, noskaidrojiet to ar {company}.',
   networkError: 'Nevar sazināties ar maksājumu pakalpojumu. Pārbaudiet savienojumu un mēģiniet vēlreiz.',
   serviceRefused: 'Maksājumu pakalpojums šobrīd nevar pieņemt šo maksājumu. Lūdzu, mēģiniet vēlreiz vēlāk.',

@@ -46,6 +46,7 @@ export const messages = {
   invalidLink: 'Este link de pagamento é inválido ou expirou. Peça um novo a {company}.',
   unknownLink: 'Este link de pagamento é inválido ou expirou.',
   bookingInvalid: 'Os dados da reserva são inválidos: {message}',
+  bookingDataInvalid: 'Os dados da reserva enviados para esta página não são válidos.',
   timeout: 'A solicitação excedeu o tempo limite. O número da sua reserva é {bookingId}. Confirme com {company} antes de pagar novamente.',
   networkError: 'Não foi possível acessar o serviço de pagamento. Verifique sua conexão e tente novamente.',
   serviceRefused: 'O serviço de pagamento não pode aceitar este pagamento agora. Tente novamente mais tarde.',

@@ -46,6 +46,7 @@ export const messages = {
   invalidLink: 'Acest link de plată nu este valid sau a expirat. Cereți unul nou de la {company}.',
   unknownLink: 'Acest link de plată nu este valid sau a expirat.',
   bookingInvalid: 'Datele rezervării nu sunt valide: {message}',
+  bookingDataInvalid: 'Datele rezervării trimise către această pagină nu sunt valide.',
   timeout: 'Cererea a expirat. Numărul rezervării dvs. este {bookingId}. Verificați cu {company} înainte de a plăti din nou.',
   networkError: 'Serviciul de plată nu poate fi contactat. Verificați conexiunea și încercați din nou.',
   serviceRefused: 'Serviciul de plată nu poate accepta această plată acum. Încercați din nou mai târziu.',

@@ -46,6 +46,7 @@ export const messages = {
   invalidLink: 'Bu toʻlov havolasi notoʻgʻri yoki muddati oʻtgan. {company} dan yangisini soʻrang.',
   unknownLink: 'Bu toʻlov havolasi notoʻgʻri yoki muddati oʻtgan.',
   bookingInvalid: 'Bron maʼlumotlari notoʻgʻri: {message}',
+  bookingDataInvalid: 'Ushbu sahifaga yuborilgan bron maʼlumotlari yaroqsiz.',
   timeout: 'Soʻrov vaqti tugadi. Bron raqamingiz: {bookingId}. Qayta toʻlashdan oldin {company} bilan aniqlang.',
   networkError: 'Toʻlov xizmatiga ulanib boʻlmadi. Ulanishni tekshirib, qayta urinib koʻring.',
   serviceRefused: 'Toʻlov xizmati hozir bu toʻlovni qabul qila olmaydi. Keyinroq qayta urinib koʻring.',

@@ -46,6 +46,7 @@ export const messages = {
   invalidLink: '此付款链接无效或已过期。请向 {company} 索取新的链接。',
   unknownLink: '此付款链接无效或已过期。',
   bookingInvalid: '预订信息无效：{message}',
+  bookingDataInvalid: '发送到此页面的预订信息无效。',
   timeout: '请求超时。您的预订编号是 {bookingId}。再次付款前请先与 {company} 确认。',
   networkError: '无法连接支付服务。请检查网络连接后重试。',
   serviceRefused: '支付服务暂时无法受理此付款。请稍后重试。',

@@ -7,6 +7,7 @@ import { byId, readPageData, translator, type PageData } from '../../shared/page
 import { declineLine, exhaustedLine, paymentMade, resumePayment, runPayment, showOutcome, showRefusal, type ApiErrorBody, type FlowEnd, type PaymentAnswer } from '../../shared/payment-flow.js';
 import { frameSource, hostSource, type CallbackName, type HostMessage, type ModalInit } from './protocol.js';
 import { nothingPayableMessageKey } from '../../../src/domain/hosted/nothing-payable.js';
+import { localeByLanguage, parseLanguage } from '../../../src/i18n/languages.js';
 
 interface FrameData {
   hostOrigin: string;
@@ -111,13 +112,30 @@ async function start(options: ModalInit): Promise<void> {
     }
     // The payer is shown which fields, in the frame's language; the service's English explanation
     // of each goes to the integrator's booking_error callback above (it was shown here too).
-    const fields = Object.keys(error.data.params ?? {});
-    return fatal(fields.length > 0 ? t('bookingInvalid', { message: fields.join(', ') }) : t('unexpectedError'));
+    return fatal(bookingInvalidLine(Object.keys(error.data.params ?? {})));
   }
   const session = opened.body as SessionAnswer;
   emit(session.booking_event, session.booking);
   if (session.language !== data.locale) await showIn(session.language);
   showForm(session);
+}
+
+/**
+ * The page's own words (its catalogue's labels) for the booking fields a payer knows from the
+ * booking: the API's names ("firstname, email") were put into a sentence in the payer's language.
+ */
+const bookingFieldLabel: Record<string, string> = {
+  booking_id: 'bookingId', firstname: 'leadTraveller', surname: 'leadTraveller', email: 'email', date: 'travelDates', date_start: 'travelDates',
+  reference: 'reference', countries: 'country', total: 'amountDue',
+};
+
+/** Which booking details were refused, named in the page language; a field with no label for the payer is not named. */
+function bookingInvalidLine(fields: string[]): string {
+  const labels = [...new Set(fields.flatMap((field) => (Object.hasOwn(bookingFieldLabel, field) ? [t(bookingFieldLabel[field]!)] : [])))];
+  if (labels.length === 0) return t('bookingDataInvalid');
+  // The frame's `locale` is its language code (deDE), which Intl refuses.
+  const locale = localeByLanguage[parseLanguage(data.locale) ?? 'enGB'];
+  return t('bookingInvalid', { message: new Intl.ListFormat(locale, { type: 'unit' }).format(labels) });
 }
 
 /**
