@@ -466,17 +466,32 @@ describe('payment modal in Chromium', () => {
     expect(await german.locator('#card-form').isVisible()).toBe(false);
   });
 
-  it('says a booking opened again after it was paid is paid, in the frame language, not that its details are invalid (booking_error for the integrator)', async () => {
+  /** A booking made through the API and a card payment of its whole total (`card`: the token and 3DS choice). */
+  async function bookingPaidThroughApi(total: number, card: { token: string; attempt_3ds?: boolean }): Promise<{ bookingId: number; payment: Record<string, unknown> }> {
     const created = await e2e.t.app.inject({
       method: 'POST', url: `/${merchant.site.path}/site-json/vendor/v2/bookings`, headers: merchant.site.headers,
-      payload: { firstname: 'Alan', surname: 'Turing', email: 'alan@example.com', date: '2031-07-01', total: 9_500, currencies: 'USD', countries: 'GB', channels: merchant.channelId },
+      payload: { firstname: 'Alan', surname: 'Turing', email: 'alan@example.com', date: '2031-07-01', total, currencies: 'USD', countries: 'GB', channels: merchant.channelId },
     });
     const bookingId = created.json().id as number;
-    const paid = await e2e.t.app.inject({
+    const payment = await e2e.t.app.inject({
       method: 'POST', url: `/${merchant.site.path}/site-json/vendor/v2/transactions`, headers: merchant.site.headers,
-      payload: { transaction_types: 'purchase', channels: merchant.channelId, currencies: 'USD', total: 9_500, token: 'tok_visa', bookings: [{ id: bookingId, currencies: 'USD', total: 9_500 }] },
+      payload: { transaction_types: 'purchase', channels: merchant.channelId, currencies: 'USD', total, ...card, bookings: [{ id: bookingId, currencies: 'USD', total }] },
     });
-    expect(paid.json()).toMatchObject({ status: 'complete' });
+    return { bookingId, payment: payment.json() };
+  }
+
+  it("says for how many minutes at most a booking is held when the integrator's page is opened anew during a 3DS challenge (it said \"reload in a few minutes\")", async () => {
+    const { bookingId, payment } = await bookingPaidThroughApi(9_600, { token: 'tok_visa_3ds_challenge', attempt_3ds: true });
+    expect(payment).toMatchObject({ status: 'pending' });
+    const auth = signAuthString({ channels: merchant.channelId, currencies: 'USD', total: 9_600, booking_id: bookingId }, merchant.channelSecret, new Date());
+    await openModal({ path: merchant.site.path, channels: merchant.channelId, currencies: 'USD', total: 9_600, auth, verify: ['booking_id'], booking: { booking_id: bookingId } });
+    await expect.poll(names, slow).toEqual(['booking_error']);
+    await expect.poll(() => frame().locator('#fatal').textContent(), slow).toMatch(/waiting for the cardholder to confirm it with their bank .* Minutes until then: 3[56]\./);
+  });
+
+  it('says a booking opened again after it was paid is paid, in the frame language, not that its details are invalid (booking_error for the integrator)', async () => {
+    const { bookingId, payment } = await bookingPaidThroughApi(9_500, { token: 'tok_visa' });
+    expect(payment).toMatchObject({ status: 'complete' });
     const auth = signAuthString({ channels: merchant.channelId, currencies: 'USD', total: 9_500, booking_id: bookingId }, merchant.channelSecret, new Date());
     await openModal({ path: merchant.site.path, channels: merchant.channelId, currencies: 'USD', total: 9_500, auth, verify: ['booking_id'], booking: { booking_id: bookingId }, language: 'deDE' });
     await expect.poll(names, slow).toEqual(['booking_error']);

@@ -98,6 +98,14 @@ describe('what a hosted page offers to pay', () => {
     expect(german).not.toContain('id="card-form"');
     expect((await openModal(booking, 3_000)).json()).toMatchObject({ data: { params: { total: expect.stringContaining('(0)') } } });
   });
+
+  it("tells a modal opened anew during another modal's 3DS challenge for how many minutes at most the booking is held (booking_error data), which the frame says", async () => {
+    const booking = await createBooking(t, shop, { total: 3_100 });
+    expect((await post(t, shop, purchaseBody(shop, booking, 3_100, { token: 'tok_visa_3ds_challenge', attempt_3ds: true }))).json().status).toBe('pending');
+    const refused = (await openModal(booking, 3_100)).json();
+    expect(refused.data).toMatchObject({ nothing_payable: 'in_progress' });
+    expect([35, 36]).toContain(refused.data.lapses_in_minutes);
+  });
 });
 
 describe('a site without a member the modal can act for', () => {

@@ -25,9 +25,9 @@ export interface ApiErrorBody {
   message: string;
   /**
    * `exhausted`: 'captures' on a rest_attempts_exhausted refusing a card to capture (no attempt failed).
-   * `nothing_payable`, `company`: a modal session, or a page's payment, refused because its booking takes no payment now, and why.
+   * `nothing_payable`, `company`, `lapses_in_minutes`: a modal session, or a page's payment, refused because its booking takes no payment now, why, and (a 3DS challenge) for how long at most.
    */
-  data: { status: number; params?: Record<string, string> | string[]; exhausted?: string; nothing_payable?: NothingPayableReason; company?: string };
+  data: { status: number; params?: Record<string, string> | string[]; exhausted?: string; nothing_payable?: NothingPayableReason; company?: string; lapses_in_minutes?: number };
 }
 
 export type FlowEnd =
@@ -170,6 +170,19 @@ function newAttemptId(): string {
  */
 export function exhaustedLine(error: ApiErrorBody, company: string, t: Translate): string {
   return t(error.data.exhausted === 'captures' ? 'capturesExhausted' : 'rejected', { company });
+}
+
+/**
+ * Why a refusal says the booking takes no payment now (`data.nothing_payable`), in the page
+ * language, as the payment request link says it; while a 3DS challenge holds it, in how many
+ * minutes at most it takes one again. Null when the refusal does not say.
+ */
+export function nothingPayableLine(error: ApiErrorBody, t: Translate): { kind: 'success' | 'info'; line: string } | null {
+  const reason = error.data.nothing_payable;
+  if (!reason || !Object.hasOwn(nothingPayableMessageKey, reason)) return null;
+  const minutes = error.data.lapses_in_minutes;
+  if (reason === 'in_progress' && minutes !== undefined) return { kind: 'info', line: t('paymentAwaitingBank', { minutes }) };
+  return { kind: reason === 'paid' ? 'success' : 'info', line: t(nothingPayableMessageKey[reason], { company: error.data.company ?? '' }) };
 }
 
 /** The page payment API's refusal of a second payment while the page's one is done or in progress. */
@@ -327,9 +340,8 @@ export function showRefusal(error: ApiErrorBody, form: CardForm, t: Translate): 
   if (params && !Array.isArray(params) && params.bookings) {
     form.form.hidden = true;
     // Why, when nothing can be paid now (paid in another tab...), as the link itself says it.
-    const reason = error.data.nothing_payable;
-    if (reason && Object.hasOwn(nothingPayableMessageKey, reason)) return showOutcome(reason === 'paid' ? 'success' : 'info', [t(nothingPayableMessageKey[reason], { company: error.data.company ?? '' })]);
-    return showOutcome('info', [t('paymentInProgress')]);
+    const nothing = nothingPayableLine(error, t);
+    return showOutcome(nothing?.kind ?? 'info', [nothing?.line ?? t('paymentInProgress')]);
   }
   // What is not about a field of the form (a card token that expired meanwhile, a parameter the
   // page itself sent) is the service's English for integrators, which the payer cannot act on:

@@ -143,8 +143,8 @@ async function pendingChallengeWithAuth(db: Queryable, modalAuthId: number, book
 export type ModalBooking =
   /** `session.transactionId` set: a reloaded frame's booking, which the string's earlier session paid; `session.pendingTransactionId`, whose payment awaits its challenge. */
   | { ok: true; event: 'booking_logged' | 'booking_exists'; booking: BookingRecord; token: string; session: HostedSession }
-  /** `nothingPayable`: the booking takes no payment now at all, and why (the frame tells the payer). */
-  | { ok: false; params: Record<string, string>; nothingPayable?: NothingPayableReason }
+  /** `nothingPayable`: the booking takes no payment now at all, and why (the frame tells the payer, and until when). */
+  | { ok: false; params: Record<string, string>; nothingPayable?: { reason: NothingPayableReason; bookingId: number } }
   /**
    * The auth string does not allow this session (token_error): it opened all the sessions or
    * draft bookings it may (limits.modalSessionsPerAuthMax), or it does not sign the booking.
@@ -238,7 +238,7 @@ export async function openModalBooking(db: Queryable, request: ModalBookingReque
   const payable = payableNow(funding);
   if (paid === null && pending === null && request.total > payable) {
     const nothingPayable = nothingPayableReason(booking, funding);
-    return { ok: false, params: { total: `exceeds what can be paid on the booking now (${payable}): ${payableNowExplained}` }, ...(nothingPayable ? { nothingPayable } : {}) };
+    return { ok: false, params: { total: `exceeds what can be paid on the booking now (${payable}): ${payableNowExplained}` }, ...(nothingPayable ? { nothingPayable: { reason: nothingPayable, bookingId: booking.id } } : {}) };
   }
   const language = parseLanguage(request.language) ?? parseLanguage(booking.language) ?? 'enGB';
   const { token, session } = await createHostedSession(db, {

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js';
 import { ApiError, invalidParams, missingParams } from '../../http/errors.js';
-import { loadBooking, loadBookingFunding, nothingPayableReason } from '../bookings.js';
+import { loadBooking, loadBookingFunding, nothingPayableReason, type NothingPayableReason } from '../bookings.js';
 import { loadChannel, receiptLabelOf } from '../channels.js';
 import { declineReason } from '../../i18n/catalogue.js';
 import { loadTransactionViews, type TransactionJson } from '../transactions/view.js';
@@ -8,6 +8,7 @@ import type { Actor, TransactionInput, TransactionSource } from '../transactions
 import { createTransaction } from '../transactions/index.js';
 import { captureTokenPrefix, resolvePaymentCard, type CardHolder } from '../vault/index.js';
 import { limits } from '../../limits.js';
+import type { Queryable } from '../../storage/db.js';
 import { attemptsLeft, cancelAttempt, findHostedSession, getHostedSession, payRequestWindowStart, recordAttemptOutcome, startAttempt, type HostedSession } from './sessions.js';
 
 /**
@@ -151,19 +152,32 @@ export async function payRequestAttemptsExhausted(context: AppContext, bookingId
 }
 
 /**
- * When the booking's payments awaiting a 3DS challenge have all lapsed, at the latest (the payments
- * job expires each `limits.pendingExpiryMinutes` after it was made), or null when none awaits one.
- * The pages tell a payer who cannot resume the challenge (another browser, the link opened anew)
- * when the booking takes a payment again, where "reload in a few minutes" sent them back for up
- * to 35 minutes.
+ * In how many minutes, at most, the booking's payments awaiting a 3DS challenge have all lapsed
+ * (the payments job expires each `limits.pendingExpiryMinutes` after it was made), or null when
+ * none awaits one. The pages tell a payer who cannot resume the challenge (another browser, the
+ * link or the integrator's page opened anew) when the booking takes a payment again, where
+ * "reload in a few minutes" sent them back for up to 35 minutes. Minutes, not a time of day: no
+ * time zone to guess, and the pages write it as "Minutes until then: 35" (no plural forms).
  */
-export async function pendingChallengesLapseAt(context: AppContext, bookingId: number): Promise<Date | null> {
-  const row = await context.db.one<{ latest: Date | null }>(
+export async function minutesUntilChallengesLapse(db: Queryable, bookingId: number, now: Date): Promise<number | null> {
+  const row = await db.one<{ latest: Date | null }>(
     `SELECT max(t.created_at) AS latest FROM transaction_bookings tb JOIN transactions t ON t.id = tb.transaction_id
       WHERE tb.booking_id = $1 AND t.status = 'pending'`,
     [bookingId],
   );
-  return row.latest === null ? null : new Date(new Date(row.latest).getTime() + limits.pendingExpiryMinutes * 60_000 + limits.jobIntervalMs);
+  if (row.latest === null) return null;
+  const lapsesAtMs = new Date(row.latest).getTime() + limits.pendingExpiryMinutes * 60_000 + limits.jobIntervalMs;
+  return Math.max(1, Math.ceil((lapsesAtMs - now.getTime()) / 60_000));
+}
+
+/**
+ * The error data of a refusal because the booking takes no payment now (a modal session's
+ * booking_error, a page's payment): why (`nothing_payable`), whom to contact (`company`) and, while
+ * a 3DS challenge holds it, in how many minutes at most it takes one again (`lapses_in_minutes`).
+ */
+export async function nothingPayableData(db: Queryable, options: { bookingId: number; reason: NothingPayableReason; company: string; now: Date }): Promise<Record<string, unknown>> {
+  const minutes = options.reason === 'in_progress' ? await minutesUntilChallengesLapse(db, options.bookingId, options.now) : null;
+  return { nothing_payable: options.reason, company: options.company, ...(minutes === null ? {} : { lapses_in_minutes: minutes }) };
 }
 
 /** Starts one card attempt of the session and answers with its outcome (or the 3DS challenge). */
@@ -211,7 +225,7 @@ async function withNothingPayable(context: AppContext, session: HostedSession, e
   const reason = booking ? nothingPayableReason(booking, await loadBookingFunding(context.db, booking.id)) : null;
   const channel = reason ? await loadChannel(context.db, { siteId: session.siteId, id: session.channelId }) : undefined;
   if (!reason || !channel) return error;
-  return invalidParams(params as Record<string, string>, { nothing_payable: reason, company: receiptLabelOf(channel) });
+  return invalidParams(params as Record<string, string>, await nothingPayableData(context.db, { bookingId: session.bookingId, reason, company: receiptLabelOf(channel), now: context.now() }));
 }
 
 /**

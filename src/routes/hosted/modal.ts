@@ -19,7 +19,7 @@ import { bookingToWire } from '../bookings/routes.js';
 import { sendAsset, sharedAssets } from './assets.js';
 import { html, sendPage } from './html.js';
 import { ModalSessionReply, documentedOnly } from './schemas.js';
-import { rejectedMessage, sessionExpired } from '../../domain/hosted/payments.js';
+import { nothingPayableData, rejectedMessage, sessionExpired } from '../../domain/hosted/payments.js';
 import { sitePathOf } from './vault-app.js';
 import { cardFormView, errorPage, hostedPage, pageMessages, secureNoteView, translatorFor } from './views.js';
 
@@ -244,7 +244,10 @@ export async function modalRoutes(app: App, context: AppContext): Promise<void> 
       }
       // A booking that takes no payment at all (paid, a payment in progress): the frame tells the
       // payer so in their language, where "the booking details are not valid: total" was shown.
-      if (!result.ok) throw invalidParams(result.params, result.nothingPayable ? { nothing_payable: result.nothingPayable, company: auth.channel.company } : {});
+      if (!result.ok) {
+        const nothingPayable = result.nothingPayable;
+        throw invalidParams(result.params, nothingPayable ? await nothingPayableData(tx, { ...nothingPayable, company: auth.channel.company, now }) : {});
+      }
       return result;
     });
     const sitePath = await sitePathOf(context, auth.channel.siteId);

@@ -5,7 +5,7 @@ import { nothingPayableMessageKey } from '../../domain/hosted/nothing-payable.js
 import { loadChannel, receiptLabelOf, type ChannelRecord } from '../../domain/channels.js';
 import { paymentCurrencyOptions, type PaymentCurrencyOption } from '../../domain/hosted/currencies.js';
 import { createHostedSession, attemptsLeft, payRequestCapturesExhausted, type HostedSession } from '../../domain/hosted/sessions.js';
-import { payRequestAttemptsExhausted, pendingChallengeOf, pendingChallengesLapseAt } from '../../domain/hosted/payments.js';
+import { payRequestAttemptsExhausted, minutesUntilChallengesLapse, pendingChallengeOf } from '../../domain/hosted/payments.js';
 import { formatMoney } from '../../domain/money.js';
 import { dateTimeFormat } from '../../i18n/formatters.js';
 import { authenticPaymentRequestToken, verifyPaymentRequestToken } from '../../domain/payment-request-link.js';
@@ -63,8 +63,8 @@ ${options.map((option) => html`<option value="${option.currency}" data-amount="$
 async function nothingDueMessage(context: AppContext, t: Translator, booking: BookingRecord, funding: BookingFunding, company: string): Promise<string> {
   const reason = nothingPayableReason(booking, funding) ?? 'held';
   // A 3DS challenge this browser cannot show again (pay-page resume): say until when it holds the booking.
-  const lapsesAt = reason === 'in_progress' ? await pendingChallengesLapseAt(context, booking.id) : null;
-  if (lapsesAt) return t('paymentAwaitingBank', { minutes: Math.max(1, Math.ceil((lapsesAt.getTime() - context.now().getTime()) / 60_000)) });
+  const minutes = reason === 'in_progress' ? await minutesUntilChallengesLapse(context.db, booking.id, context.now()) : null;
+  if (minutes !== null) return t('paymentAwaitingBank', { minutes });
   return t(nothingPayableMessageKey[reason], { company });
 }
 

@@ -4,9 +4,8 @@
 import { callApi } from '../../shared/api.js';
 import { CardForm } from '../../shared/card-form.js';
 import { byId, readPageData, translator, type PageData } from '../../shared/page-data.js';
-import { declineLine, exhaustedLine, paymentMade, resumePayment, runPayment, showOutcome, showRefusal, type ApiErrorBody, type FlowEnd, type PaymentAnswer } from '../../shared/payment-flow.js';
+import { declineLine, exhaustedLine, nothingPayableLine, paymentMade, resumePayment, runPayment, showOutcome, showRefusal, type ApiErrorBody, type FlowEnd, type PaymentAnswer } from '../../shared/payment-flow.js';
 import { frameSource, hostSource, type CallbackName, type HostMessage, type ModalInit } from './protocol.js';
-import { nothingPayableMessageKey } from '../../../src/domain/hosted/nothing-payable.js';
 import { localeByLanguage, parseLanguage } from '../../../src/i18n/languages.js';
 
 interface FrameData {
@@ -106,10 +105,8 @@ async function start(options: ModalInit): Promise<void> {
     emit('booking_error', error);
     // The booking takes no payment now at all (paid, a payment still in progress): said as the
     // payment request page says it, not as booking details that are not valid.
-    const nothingPayable = error.data.nothing_payable;
-    if (nothingPayable && Object.hasOwn(nothingPayableMessageKey, nothingPayable)) {
-      return fatal(t(nothingPayableMessageKey[nothingPayable], { company: error.data.company ?? '' }), nothingPayable === 'paid' ? 'success' : 'info');
-    }
+    const nothing = nothingPayableLine(error, t);
+    if (nothing) return fatal(nothing.line, nothing.kind);
     // The payer is shown which fields, in the frame's language; the service's English explanation
     // of each goes to the integrator's booking_error callback above (it was shown here too).
     return fatal(bookingInvalidLine(Object.keys(error.data.params ?? {})));
