@@ -26,6 +26,15 @@ export const selfServiceAccountModes = ['test', 'draft'] as const;
 export function isTestMode(accountMode: string): boolean {
   return accountMode === 'test';
 }
+/**
+ * Why a channel takes no new money, or null: `account_mode` closed, or a `channel_status` the
+ * operator set to closed or locked (decision, docs/payments.md "Closed channels": both statuses
+ * were shown and changed nothing, so a channel locked for review still took payments).
+ */
+export function noPaymentsReason(channel: { accountMode: string; channelStatus: string }): 'closed' | 'locked' | null {
+  if (channel.accountMode === 'closed' || channel.channelStatus === 'closed') return 'closed';
+  return channel.channelStatus === 'locked' ? 'locked' : null;
+}
 /** What the money and cards of a channel in this mode are, in words. */
 export function moneyKindOf(accountMode: string): string {
   return isTestMode(accountMode) ? 'test money or sandbox cards' : 'real money or cards';

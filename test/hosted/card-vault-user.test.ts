@@ -135,6 +135,22 @@ describe('vaulting app on a closed channel', () => {
     expect(page.body).toContain('lang="de');
     expect(await stored(m)).toEqual({ sessions: 0, cards: 0 });
   });
+
+  // channel_status closed or locked stops new payments as account_mode closed does (docs/payments.md
+  // "Closed channels"); the page still showed the form, took the card, and its vault was refused.
+  it('shows no form, and the capture endpoint takes no card, on a channel the operator locked or closed by status', async () => {
+    for (const status of ['locked', 'closed']) {
+      const m = await merchant();
+      await t.db.query('UPDATE channels SET channel_status = $2 WHERE id = $1', [m.channel.id, status]);
+      const page = await openVaultApp(m, await earlierToken(m));
+      expect(page.statusCode, status).toBe(400);
+      expect(page.body, status).not.toContain('id="card-form"');
+      const captured = await capture(m, await earlierToken(m));
+      expect(captured.statusCode, status).toBe(400);
+      expect(captured.json().data.params.channels, status).toBe(`The channel is ${status} and takes no payments.`);
+      expect(await stored(m), status).toEqual({ sessions: 0, cards: 0 });
+    }
+  });
 });
 
 describe('vaulting app wording', () => {

@@ -214,6 +214,22 @@ describe('hosted page APIs', () => {
     expect(closed.body).not.toContain('fully paid');
   });
 
+  // The operator's channel_status closed or locked refuses every payment (docs/payments.md "Closed
+  // channels"), yet the page still showed its card form, which could only end in a refusal.
+  it('offers no form on the payment request page of a channel the operator locked or closed by status', async () => {
+    for (const status of ['locked', 'closed']) {
+      const held = (await t.app.inject({ method: 'POST', url: `/${site.path}/site-json/vendor/v2/channels`, headers: site.headers, payload: { name: `Held ${status}`, currencies: 'USD', receipt_label: 'Sunny Tours' } })).json();
+      const booking = (await t.app.inject({
+        method: 'POST', url: `/${site.path}/site-json/vendor/v2/bookings`, headers: site.headers,
+        payload: { firstname: 'Ada', surname: 'Lovelace', email: 'ada@example.com', date: '2031-05-20', total: 3_000, currencies: 'USD', countries: 'GB', channels: held.id, payment_request_url: true },
+      })).json();
+      await t.db.query('UPDATE channels SET channel_status = $2 WHERE id = $1', [held.id, status]);
+      const page = await t.app.inject({ url: new URL(booking._links.self[0].payment_request).pathname });
+      expect(page.body, status).toContain('This booking cannot be paid online. Please contact Sunny Tours.');
+      expect(page.body, status).not.toContain('id="card-form"');
+    }
+  });
+
   it('bounds the failed card attempts of all the payment request pages of one booking (each load opens a new page)', async () => {
     const booking = (await t.app.inject({
       method: 'POST', url: `/${site.path}/site-json/vendor/v2/bookings`, headers: site.headers,

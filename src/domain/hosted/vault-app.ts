@@ -1,7 +1,7 @@
 import { countryCodeProblem, emailAddressPattern, isCountryCode, isEmailAddress } from '../reference-data.js';
 import { patternPhrase } from '../patterns.js';
 import { isCurrencyCode } from '../money.js';
-import { accountModes } from '../channels.js';
+import { accountModes, noPaymentsReason } from '../channels.js';
 import { parseForcedDeclineCode } from '../../processor/index.js';
 import { isTestMode } from '../vault/index.js';
 import { limits } from '../../limits.js';
@@ -162,8 +162,8 @@ export async function openVaultApp(db: Queryable, options: { jwtSecret: Uint8Arr
     const problem = user.reason === 'read_only' ? 'belongs to a read-only member, who may not save cards' : 'is not a valid cardvaultuser token, or it has expired';
     return { ok: false, status: 403, params: { auth: problem } };
   }
-  const row = await db.maybeOne<{ id: number; site_id: number; account_mode: string; currency: string; language: string; company: string }>(
-    `SELECT c.id, c.site_id, c.account_mode, c.currency, c.language, COALESCE(c.receipt_label, s.name) AS company
+  const row = await db.maybeOne<{ id: number; site_id: number; account_mode: string; channel_status: string; currency: string; language: string; company: string }>(
+    `SELECT c.id, c.site_id, c.account_mode, c.channel_status, c.currency, c.language, COALESCE(c.receipt_label, s.name) AS company
        FROM channels c JOIN sites s ON s.id = c.site_id
       WHERE c.id = $1 AND c.deleted_at IS NULL AND c.site_id = $2`,
     [inputs.channelId, user.siteId],
@@ -173,8 +173,9 @@ export async function openVaultApp(db: Queryable, options: { jwtSecret: Uint8Arr
   const channel: VaultChannel = { id: row.id, siteId: row.site_id, accountMode: row.account_mode, currency: row.currency.trim(), language: row.language, company: row.company };
   // The channel is the token's own from here: its refusals are in the page's language, as its form is.
   const language = inputs.language ?? parseLanguage(channel.language) ?? 'enGB';
-  // The capture endpoint refuses a closed channel's cards: a form here could only fail.
-  if (channel.accountMode === 'closed') return { ok: false, status: 400, params: { channels: 'is closed: it takes no cards' }, language };
+  // The capture endpoint refuses the cards of a channel that takes no payments: a form here could only fail.
+  const noPayments = noPaymentsReason({ accountMode: row.account_mode, channelStatus: row.channel_status });
+  if (noPayments !== null) return { ok: false, status: 400, params: { channels: `is ${noPayments}: it takes no cards` }, language };
   if (inputs.env !== channel.accountMode) return { ok: false, status: 400, params: { env: `does not match the channel's account_mode` }, language };
   if (inputs.failCode !== undefined && !isTestMode(channel.accountMode)) return { ok: false, status: 400, params: { fail_code: 'applies to test channels only' }, language };
   const claim = await claimCardVaultTokenSession(db, { tokenId: user.tokenId, issuedAt: user.issuedAt, channelId: channel.id }, options.now);

@@ -3,7 +3,7 @@ import type { Queryable } from '../../storage/db.js';
 import { invalidId, invalidParam, missingParams, noLiveProcessor, type ApiError } from '../../http/errors.js';
 import { limits } from '../../limits.js';
 import { takesLiveMode } from '../../processor/index.js';
-import { channelFrom, channelFromRow, channelSelect, type ChannelRecord, type ChannelRow } from '../channels.js';
+import { channelFrom, channelFromRow, channelSelect, noPaymentsReason, type ChannelRecord, type ChannelRow } from '../channels.js';
 import { credentialEpochSql } from '../credentials.js';
 import { followableUrl, followableUrlProblem } from '../redirect-url.js';
 import {
@@ -150,16 +150,6 @@ export async function lookUp(db: Queryable, requests: readonly { actor: Actor; i
  * when held money moves to the channel; the merchant voids the authorisation instead.
  */
 const closedChannelTypes: ReadonlySet<TransactionType> = new Set(['refund', 'void']);
-
-/**
- * Why a channel takes no new money, or null: `account_mode` closed, or a `channel_status` the
- * operator set to closed or locked (decision, docs/payments.md "Closed channels": both statuses
- * were shown and changed nothing, so a channel locked for review still took payments).
- */
-function noPaymentsReason(channel: ChannelRecord): 'closed' | 'locked' | null {
-  if (channel.accountMode === 'closed' || channel.channelStatus === 'closed') return 'closed';
-  return channel.channelStatus === 'locked' ? 'locked' : null;
-}
 
 function resolveChannel(input: TransactionInput, channel: ChannelRecord | undefined): ChannelRecord {
   if (!channel) throw invalidParam('channels', 'Unknown channel.');

@@ -6,7 +6,7 @@ import { limits } from '../../limits.js';
 import { isSandboxToken, testCardByPan, testCardBySandboxToken } from '../../processor/sandbox/test-cards.js';
 import { cardTypeFromBin, issuerCountryFromBin } from './card-types.js';
 import { fingerprintPan, openCaptureToken, openPan, sealCaptureToken, sealPan, captureTokenPrefix, type SealedPan, type VaultKeys } from './crypto.js';
-import { isTestMode } from '../channels.js';
+import { isTestMode, noPaymentsReason } from '../channels.js';
 import { assertCardAllowedInMode, assertCardDetailsValid, normalisePan } from './rules.js';
 
 /** What vault functions need besides a database handle. */
@@ -153,11 +153,12 @@ export function randomAlphanumeric(length: number): string {
 
 async function loadChannel(db: Queryable, siteId: number, channelId: number): Promise<ChannelRow> {
   const channel = await db.maybeOne<ChannelRow & Record<string, unknown>>(
-    'SELECT id, currency, account_type, account_mode FROM channels WHERE id = $1 AND site_id = $2 AND deleted_at IS NULL',
+    'SELECT id, currency, account_type, account_mode, channel_status FROM channels WHERE id = $1 AND site_id = $2 AND deleted_at IS NULL',
     [channelId, siteId],
   );
   if (!channel) throw invalidId('channel ID');
-  if (channel.account_mode === 'closed') throw invalidParam('channels', 'The channel is closed.');
+  const noPayments = noPaymentsReason({ accountMode: channel.account_mode, channelStatus: String(channel.channel_status) });
+  if (noPayments !== null) throw invalidParam('channels', `The channel is ${noPayments} and takes no payments.`);
   return { ...channel, currency: channel.currency.trim() };
 }
 

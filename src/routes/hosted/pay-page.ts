@@ -2,7 +2,7 @@ import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import { loadBooking, loadBookingFunding, bookingTotalUnpaid, nothingPayableReason, payableNow, type BookingFunding, type BookingRecord } from '../../domain/bookings.js';
 import { nothingPayableMessageKey } from '../../domain/hosted/nothing-payable.js';
-import { loadChannel, receiptLabelOf, type ChannelRecord } from '../../domain/channels.js';
+import { loadChannel, noPaymentsReason, receiptLabelOf, type ChannelRecord } from '../../domain/channels.js';
 import { paymentCurrencyOptions, type PaymentCurrencyOption } from '../../domain/hosted/currencies.js';
 import { createHostedSession, attemptsLeft, payRequestCapturesExhausted, type HostedSession } from '../../domain/hosted/sessions.js';
 import { payRequestAttemptsExhausted, minutesUntilChallengesLapse, pendingChallengeOf } from '../../domain/hosted/payments.js';
@@ -207,7 +207,7 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
     const header = { language, title: t('titlePayRequest'), heading: t('titlePayRequest'), subheading: t('paymentTo', { company }), style: sharedAssets.style };
     // A page whose cards would be refused shows no form: its booking's pages used up their failed
     // attempts or their card captures (payRequestCapturesPerBookingMax).
-    const notOnline = channel.accountMode === 'closed' || (await payRequestAttemptsExhausted(context, booking.id)) || (await payRequestCapturesExhausted(context.db, booking.id, now));
+    const notOnline = noPaymentsReason(channel) !== null || (await payRequestAttemptsExhausted(context, booking.id)) || (await payRequestCapturesExhausted(context.db, booking.id, now));
     // A zero total is `unpaid` in the API (booking-status.ts), so its page says nothing is due, in
     // the neutral style, not "fully paid" in the success one (session 29).
     const fullyPaid = booking.total > 0 && unpaid <= 0;
