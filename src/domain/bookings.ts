@@ -383,8 +383,11 @@ export function payableNow(funding: Pick<BookingFunding, 'total' | 'held'>): num
   return Math.max(0, funding.total - funding.held);
 }
 
-/** Why a booking owed money takes no payment now: the pages and the modal say which, in the payer's language. */
-export type NothingPayableReason = 'paid' | 'disputed' | 'in_progress' | 'held';
+/**
+ * Why a booking owed money takes no payment now: the pages and the modal say which, in the payer's
+ * language. `not_online`: its channel takes no payments (closed or locked).
+ */
+export type NothingPayableReason = 'paid' | 'disputed' | 'in_progress' | 'held' | 'not_online';
 
 /**
  * Why nothing can be paid on the booking now, or null when something can (or it is owed nothing,

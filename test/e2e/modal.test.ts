@@ -502,6 +502,20 @@ describe('payment modal in Chromium', () => {
     expect(await german.locator('#card-form').isVisible()).toBe(false);
   });
 
+  it('says a booking on a channel the operator locked cannot be paid online, making no booking and showing no form', async () => {
+    // channel_status locked refuses every payment; the modal made the booking and showed the form.
+    await e2e.t.db.query(`UPDATE channels SET channel_status = 'locked' WHERE id = $1`, [merchant.channelId]);
+    try {
+      await openModal(modalOptions(9_500));
+      await expect.poll(names, slow).toEqual(['booking_error']);
+      expect(events[0]!.argument).toMatchObject({ code: 'rest_invalid_param', data: { status: 400, nothing_payable: 'not_online' } });
+      await expect.poll(() => frame().locator('#fatal').textContent(), slow).toMatch(/^This booking cannot be paid online\. Please contact /);
+      expect(await frame().locator('#card-form').isVisible()).toBe(false);
+    } finally {
+      await e2e.t.db.query(`UPDATE channels SET channel_status = 'test' WHERE id = $1`, [merchant.channelId]);
+    }
+  });
+
   it('fires token_error, not transaction_error, when the page session expired while the modal stayed open', async () => {
     await openModal(modalOptions(9_500));
     await frame().locator('#submit').waitFor();

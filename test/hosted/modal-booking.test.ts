@@ -229,3 +229,24 @@ describe('a modal auth string held by two people', () => {
     }
   });
 });
+
+describe('a modal opened on a channel that takes no payments', () => {
+  // channel_status locked or closed refuses every payment (docs/payments.md "Closed channels"); the
+  // modal still made the booking and showed the form, whose card could only be refused.
+  it('creates no booking and tells the frame the booking cannot be paid online', async () => {
+    const existing = await createBooking(t, shop, { total: 5_000, reference: 'LOCKED-1' });
+    await t.db.query(`UPDATE channels SET channel_status = 'locked' WHERE id = $1`, [shop.channelId]);
+    try {
+      const before = (await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM bookings WHERE site_id = $1', [shop.site.siteId])).count;
+      for (const [auth, booking] of [[authFor(), newBooking], [authFor({ booking_id: existing }), { booking_id: existing }]] as const) {
+        const answer = await open({ auth, booking, verify: 'booking_id' in booking && booking.booking_id > 0 ? ['booking_id'] : [] });
+        expect(answer.statusCode).toBe(400);
+        expect(answer.json().data).toMatchObject({ status: 400, nothing_payable: 'not_online', params: { channels: expect.any(String) } });
+      }
+      expect((await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM bookings WHERE site_id = $1', [shop.site.siteId])).count).toBe(before);
+      expect(await sessionsOf(existing)).toBe(0);
+    } finally {
+      await t.db.query(`UPDATE channels SET channel_status = 'test' WHERE id = $1`, [shop.channelId]);
+    }
+  });
+});

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../storage/db.js';
 import { createBooking, loadBooking, loadBookingFunding, nothingPayableReason, payableNow, payableNowExplained, type BookingInput, type BookingRecord, type NothingPayableReason } from '../bookings.js';
+import { noPaymentsReason } from '../channels.js';
 import { parseLanguage } from '../../i18n/catalogue.js';
 import { verifyAuthString, type AuthStringCheck, type SignedValue } from './auth-string.js';
 import { createHostedSession, type HostedSession } from './sessions.js';
@@ -19,6 +20,7 @@ export interface ModalChannel {
   siteId: number;
   currency: string;
   accountMode: string;
+  channelStatus: string;
   channelSecret: string;
   company: string;
   language: string;
@@ -39,8 +41,8 @@ export type ModalAuthRefusal = Extract<AuthStringCheck, { ok: false }>['reason']
 export type ModalAuthResult = { ok: true; channel: ModalChannel; signedAt: Date } | { ok: false; reason: ModalAuthRefusal };
 
 export async function verifyModalAuth(db: Queryable, request: ModalAuthRequest): Promise<ModalAuthResult> {
-  const row = await db.maybeOne<{ id: number; site_id: number; currency: string; account_mode: string; channel_secret: string; company: string; language: string }>(
-    `SELECT c.id, c.site_id, c.currency, c.account_mode, c.channel_secret, COALESCE(c.receipt_label, s.name) AS company, c.language
+  const row = await db.maybeOne<{ id: number; site_id: number; currency: string; account_mode: string; channel_status: string; channel_secret: string; company: string; language: string }>(
+    `SELECT c.id, c.site_id, c.currency, c.account_mode, c.channel_status, c.channel_secret, COALESCE(c.receipt_label, s.name) AS company, c.language
        FROM channels c JOIN sites s ON s.id = c.site_id
       WHERE s.path = $1 AND c.id = $2 AND c.deleted_at IS NULL`,
     [request.sitePath, request.channelId],
@@ -53,7 +55,7 @@ export async function verifyModalAuth(db: Queryable, request: ModalAuthRequest):
   return {
     ok: true,
     signedAt: check.signedAt,
-    channel: { id: row.id, siteId: row.site_id, currency: row.currency.trim(), accountMode: row.account_mode, channelSecret: row.channel_secret, company: row.company, language: row.language },
+    channel: { id: row.id, siteId: row.site_id, currency: row.currency.trim(), accountMode: row.account_mode, channelStatus: row.channel_status, channelSecret: row.channel_secret, company: row.company, language: row.language },
   };
 }
 
@@ -208,6 +210,9 @@ export async function openModalBooking(db: Queryable, request: ModalBookingReque
   if (resumed && !(await openedWithAuth(db, modalAuthId, bookingId, openerHash))) return { ok: false, tokenError: 'booking_not_signed' };
   const authorId = await siteActor(db, channel.siteId);
   if (authorId === undefined) return { ok: false, noSiteActor: true };
+  // Every payment on it would be refused (prepare.ts): no booking made, no form shown.
+  const noPayments = noPaymentsReason(channel);
+  if (noPayments !== null) return { ok: false, params: { channels: `is ${noPayments}: it takes no payments` }, nothingPayable: 'not_online' };
   let booking: BookingRecord;
   let event: 'booking_logged' | 'booking_exists';
   if (bookingId > 0) {

@@ -10,4 +10,5 @@ export const nothingPayableMessageKey = {
   disputed: 'notPayableOnline',
   in_progress: 'paymentInProgress',
   held: 'nothingDue',
+  not_online: 'notPayableOnline',
 } as const satisfies Record<NothingPayableReason, string>;
