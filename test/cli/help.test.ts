@@ -15,6 +15,9 @@ describe('trustfare <command> --help', () => {
       expect(help.code, name).toBe(0);
       expect(help.stderr, name).toContain(`usage: trustfare ${name}`);
     }
+    // The command list is where an operator looks for how to link suppliers: it left --suppliers out.
+    const channelSet = list.stderr.split('\n').find((line) => line.startsWith('  channel set'));
+    expect(channelSet).toContain('--suppliers');
     const statement = await cli(noDatabase, ['statement', '-h']);
     expect(statement.stderr).toContain('--channel <value>');
     expect(statement.stderr).toContain('--format <value>');

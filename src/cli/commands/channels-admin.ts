@@ -98,11 +98,14 @@ async function linkSuppliers(tx: Queryable, channelId: number, ids: string[]): P
   await tx.query('INSERT INTO channel_suppliers (channel_id, supplier_id) SELECT $1, unnest($2::text[])', [channelId, ids]);
 }
 
+/** Every field option; at least one is given. */
+const fieldOptions = [...adminFields.map((field) => field.option), 'suppliers'];
+
 const channelSet: Command = {
   name: 'channel set',
-  summary: `set admin-only channel fields: --site P --id ID and any of ${adminFields.map((field) => `--${field.option}`).join(' ')}`,
+  summary: `set admin-only channel fields: --site P --id ID and any of ${fieldOptions.map((option) => `--${option}`).join(' ')}`,
   options: { site: { type: 'string' }, id: { type: 'string' }, suppliers: { type: 'string' }, ...Object.fromEntries(adminFields.map((field) => [field.option, { type: 'string' as const }])) },
-  required: ['site', 'id', [...adminFields.map((field) => field.option), 'suppliers']],
+  required: ['site', 'id', fieldOptions],
   async run(context, options: Options) {
     const sitePath = required(options, 'site');
     const idText = required(options, 'id');
