@@ -105,8 +105,8 @@ const searchRefusal = (filters: string) => `is not supported: filter with ${filt
  */
 export function wordpressListProperties(searchFilters: string) {
   return {
-    offset: Type.Optional(Type.Unknown({ description: `Refused with 400: this list ${offsetRefusal}.` })),
-    search: Type.Optional(Type.Unknown({ description: `Refused with 400 unless empty: this list ${searchRefusal(searchFilters)}.` })),
+    offset: Type.Optional(Type.Unknown({ description: `Refused with 400: offset ${offsetRefusal}.` })),
+    search: Type.Optional(Type.Unknown({ description: `Refused with 400 unless empty: search ${searchRefusal(searchFilters)}.` })),
   };
 }
 
