@@ -212,7 +212,7 @@ export async function openModalBooking(db: Queryable, request: ModalBookingReque
   if (authorId === undefined) return { ok: false, noSiteActor: true };
   // Every payment on it would be refused (prepare.ts): no booking made, no form shown.
   const noPayments = noPaymentsReason(channel);
-  if (noPayments !== null) return { ok: false, params: { channels: `is ${noPayments}: it takes no payments` }, nothingPayable: 'not_online' };
+  if (noPayments !== null) return { ok: false, params: { channels: `is ${noPayments}: it takes no payments` }, nothingPayable: { reason: 'not_online', bookingId } };
   let booking: BookingRecord;
   let event: 'booking_logged' | 'booking_exists';
   if (bookingId > 0) {
