@@ -1,11 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import swagger from '@fastify/swagger';
 import { Type } from '@sinclair/typebox';
 import type { App } from '../app.js';
 import type { Config } from '../config.js';
 import { limits } from '../limits.js';
+import { packageVersion } from '../version.js';
 
 /**
  * The spec's error shape as a response schema, for routes to declare their error statuses in
@@ -168,15 +166,4 @@ export async function registerOpenApi(app: App, config: Config): Promise<void> {
     void reply.header('cache-control', 'no-cache');
     return app.swagger();
   });
-}
-
-/** The package version, found from this module whether it runs from src/ or the dist/ bundle. */
-function packageVersion(): string {
-  let directory = path.dirname(fileURLToPath(import.meta.url));
-  for (let depth = 0; depth < 4; depth++) {
-    const file = path.join(directory, 'package.json');
-    if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { version?: string }).version ?? '0.0.0';
-    directory = path.dirname(directory);
-  }
-  return '0.0.0';
 }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { createSite, type SiteFixture } from '../support/fixtures.js';
+import { isReleaseVersion, packageVersion } from '../../src/version.js';
 
 let t: TestContext;
 let site: SiteFixture;
@@ -42,6 +43,15 @@ describe('security headers', () => {
     }
     // A route that chose its own caching keeps it.
     expect((await t.app.inject({ url: '/openapi.json' })).headers['cache-control']).toBe('no-cache');
+    // Versioned scripts are kept a year only once released: before that they still change, and a
+    // browser holding last build's modal would fail the new integrity value.
+    expect(packageVersion()).toMatch(/^0\./);
+    for (const url of ['/modal/1.0.0/payment-modal.js', '/vault/1.8.0/app.js']) {
+      const asset = await t.app.inject({ url });
+      expect(asset.statusCode, url).toBe(200);
+      expect(asset.headers['cache-control'], url).toBe('public, max-age=300');
+    }
+    expect([isReleaseVersion('0.9.3'), isReleaseVersion('1.0.0'), isReleaseVersion('2.1.0')]).toEqual([false, true, true]);
   });
 
   it('adds HSTS when the base URL is https', async () => {

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyReply } from 'fastify';
+import { isReleaseVersion, packageVersion } from '../../version.js';
 
 /**
  * The browser bundles of the hosted pages (`dist/web/`, built by scripts/build.mjs from
@@ -27,9 +28,14 @@ function read(relativePath: string): Buffer | null {
 export interface AssetOptions {
   /** Loaded by other origins (the modal script on integrators' pages, with SRI). */
   crossOrigin?: boolean;
-  /** Versioned paths never change content: cache for a year. */
+  /** A versioned path: once released it never changes, and is cached for a year. */
   immutable?: boolean;
 }
+
+// Before the first release a versioned directory still changes (docs/modal.md "Subresource
+// Integrity"): a year's `immutable` kept a browser on the old script, which then failed the
+// integrity value of the new build and the modal did not load.
+const versionedCacheControl = isReleaseVersion(packageVersion()) ? 'public, max-age=31536000, immutable' : 'public, max-age=300';
 
 /** Sends a built asset, or null when it does not exist (the caller answers 404). */
 export function sendAsset(reply: FastifyReply, relativePath: string, options: AssetOptions = {}): FastifyReply | null {
@@ -38,7 +44,7 @@ export function sendAsset(reply: FastifyReply, relativePath: string, options: As
   const type = relativePath.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8';
   reply
     .header('content-type', type)
-    .header('cache-control', options.immutable ? 'public, max-age=31536000, immutable' : 'public, max-age=300')
+    .header('cache-control', options.immutable ? versionedCacheControl : 'public, max-age=300')
     .header('x-content-type-options', 'nosniff')
     // Scripts and styles load nothing and are never framed: the default JSON policy fits.
     .header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
