@@ -206,7 +206,7 @@ function answerCreated(reply: FastifyReply, booking: BookingWire): FastifyReply 
 export function bookingToWire(context: AppContext, request: FastifyRequest, booking: BookingRecord, options: { paymentRequest?: boolean; showDraft?: boolean } = {}): BookingWire {
   const principal = principalOf(request);
   const collection = siteApiUrl({ baseUrl: context.config.baseUrl, sitePath: principal.sitePath, collection: 'bookings' });
-  const self: BookingWire['_links']['self'][number] = { href: siteApiUrl({ baseUrl: context.config.baseUrl, sitePath: principal.sitePath, collection: 'bookings', id: booking.id }) };
+  const self: BookingWire['_links']['self'][number] = { href: `${collection}/${booking.id}` };
   if (options.paymentRequest) {
     self.payment_request = paymentRequestUrl({ baseUrl: context.config.baseUrl, secret: context.config.secrets.signingSecret, siteId: booking.siteId, bookingId: booking.id, dateEnd: booking.dateEnd, issuedAt: context.now() });
   }
