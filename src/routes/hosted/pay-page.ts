@@ -205,16 +205,17 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
     const funding = await loadBookingFunding(context.db, booking.id);
     const due = payableNow(funding);
     const header = { language, title: t('titlePayRequest'), heading: t('titlePayRequest'), subheading: t('paymentTo', { company }), style: sharedAssets.style };
-    // A page whose cards would be refused shows no form: its booking's pages used up their failed
-    // attempts or their card captures (payRequestCapturesPerBookingMax).
-    const notOnline = noPaymentsReason(channel) !== null || (await payRequestAttemptsExhausted(context, booking.id)) || (await payRequestCapturesExhausted(context.db, booking.id, now));
     // A zero total is `unpaid` in the API (booking-status.ts), so its page says nothing is due, in
     // the neutral style, not "fully paid" in the success one (session 29).
     const fullyPaid = booking.total > 0 && unpaid <= 0;
-    const nothingToPay = fullyPaid ? t('fullyPaid') : unpaid <= 0 ? t('nothingToPay') : notOnline ? t('notPayableOnline', { company }) : due > 0 ? null : await nothingDueMessage(context, t, booking, funding, company);
-    // The booking's room is held by this browser's own payment awaiting its challenge: show that.
+    // The booking's room is held by this browser's own payment awaiting its challenge: show that
+    // (before the checks below, whose answer it overrides).
     const resumed = fullyPaid ? null : await resumedPage(context, request.headers.cookie, booking);
     if (resumed) return sendPage(reply, 200, await payFormPage(context, { header, t, language, booking, channel, company, ...resumed, resume: true }), payCsp);
+    // A page whose cards would be refused shows no form: its booking's pages used up their failed
+    // attempts or their card captures (payRequestCapturesPerBookingMax).
+    const notOnline = noPaymentsReason(channel) !== null || (await payRequestAttemptsExhausted(context, booking.id)) || (await payRequestCapturesExhausted(context.db, booking.id, now));
+    const nothingToPay = fullyPaid ? t('fullyPaid') : unpaid <= 0 ? t('nothingToPay') : notOnline ? t('notPayableOnline', { company }) : due > 0 ? null : await nothingDueMessage(context, t, booking, funding, company);
     if (nothingToPay !== null) {
       const outcome = fullyPaid ? 'success' : 'info';
       return sendPage(reply, 200, hostedPage({ ...header, content: html`${summaryView(t, booking, locale)}${noticeView({ kind: outcome, message: nothingToPay })}` }), payCsp);
