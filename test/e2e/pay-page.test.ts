@@ -168,6 +168,8 @@ describe('payment request page in Chromium', () => {
     const { booking } = await bookingAndLastTransaction(id);
     expect(booking).toMatchObject({ status: 'paid', total_unpaid: 0 });
     expect(booking.transaction_ids).toHaveLength(1);
+    // The challenge is over: the browser keeps nothing of it.
+    expect((await own.cookies()).filter((cookie) => cookie.name.startsWith('tf_pay_'))).toEqual([]);
     await Promise.all([own.close(), other.close()]);
   });
 

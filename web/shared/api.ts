@@ -8,7 +8,12 @@ export type CallResult<T> =
   | { kind: 'network'; error: { name: 'TypeError'; message: string } }
   | { kind: 'timeout'; error: { name: 'TimeoutError'; message: string } };
 
-export async function callApi<T>(options: { method: 'GET' | 'POST'; url: string; session?: string; body?: unknown; timeoutMs: number }): Promise<CallResult<T>> {
+/**
+ * `keepsResume`: the answer may set or clear the page's resume cookie (src/routes/hosted/
+ * resume-cookie.ts), which a call that omits credentials would drop. Nothing more is sent: the
+ * cookie's Path is the page's (/pay/, /vault/), never the API's, and the API takes only the bearer token.
+ */
+export async function callApi<T>(options: { method: 'GET' | 'POST'; url: string; session?: string; body?: unknown; timeoutMs: number; keepsResume?: true }): Promise<CallResult<T>> {
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -21,7 +26,7 @@ export async function callApi<T>(options: { method: 'GET' | 'POST'; url: string;
       headers: { ...(options.session ? { authorization: `Bearer ${options.session}` } : {}), ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}) },
       ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
       signal: controller.signal,
-      credentials: 'omit',
+      credentials: options.keepsResume ? 'same-origin' : 'omit',
       cache: 'no-store',
     });
     const body = (await response.json().catch(() => ({}))) as T;

@@ -97,6 +97,7 @@ async function capturePayAndSettle(data: PageData, card: CardInput, extra: Recor
     session: data.session,
     body: { card_token: (capture.body as { token: string }).token, ...extra, attempt_id: attemptId },
     timeoutMs: data.timeoutMs,
+    keepsResume: true,
   });
   // This page's payment was made, or awaits its challenge, already: its answer was lost on the way
   // (the connection dropped) and the payer paid again. Go on from where that payment is, so the
@@ -199,7 +200,7 @@ export async function paymentMade(data: PageData): Promise<FlowEnd> {
 /** The page's latest payment: after its 3DS challenge, or when its first answer was lost; with `attemptId`, that attempt's only. */
 function currentPayment(data: PageData, attemptId?: string): Promise<CallResult<PaymentAnswer | ApiErrorBody>> {
   const url = attemptId === undefined ? '/hosted/payments/current' : `/hosted/payments/current?attempt_id=${attemptId}`;
-  return callApi<PaymentAnswer | ApiErrorBody>({ method: 'GET', url, session: data.session, timeoutMs: data.timeoutMs });
+  return callApi<PaymentAnswer | ApiErrorBody>({ method: 'GET', url, session: data.session, timeoutMs: data.timeoutMs, keepsResume: true });
 }
 
 function flowEnd(result: CallResult<PaymentAnswer | ApiErrorBody>): FlowEnd {

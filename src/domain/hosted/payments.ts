@@ -251,19 +251,31 @@ export async function currentPayment(context: AppContext, session: HostedSession
 }
 
 /**
- * The payment request page's own payment still waiting for its 3DS challenge, when the browser
- * brings back the page's session (`token`): the page was reloaded or its tab discarded (a phone's
- * browser does so while the payer is in the bank's app). That challenge is shown again in the new
- * page, never a second payment: the booking's room is held by it, and the link said "still being
- * processed" until it expired. Only the same booking's own session: another holder of the link is
- * not shown the card and amount of someone else's payment.
+ * A page's own payment still waiting for its 3DS challenge, when the browser brings back the
+ * page's session (`token`): the payment request page or the vaulting app was reloaded, or its tab
+ * discarded (a phone's browser does so while the payer is in the bank's app). That challenge is
+ * shown again in the new page, never a second payment: a booking's room is held by it, the link
+ * said "still being processed" until it expired, and the vaulting app's payer started over with a
+ * second vault of the card. Only a session the loaded page `owns` (the same booking's, the same
+ * vaulting app token's): another holder of the link is not shown someone else's card and amount.
  */
-export async function pendingChallengeOf(context: AppContext, token: string, booking: { siteId: number; id: number }): Promise<{ session: HostedSession; answer: HostedPaymentAnswer } | null> {
+export async function pendingChallengeOf(
+  context: AppContext,
+  token: string,
+  owns: (session: HostedSession) => boolean | Promise<boolean>,
+): Promise<{ session: HostedSession; answer: HostedPaymentAnswer } | null> {
   const session = await findHostedSession(context.db, token, context.now());
-  if (!session || session.kind !== 'pay' || session.siteId !== booking.siteId || session.bookingId !== booking.id || session.pendingTransactionId === null) return null;
+  if (!session || session.pendingTransactionId === null || !(await owns(session))) return null;
   const answer = await currentPayment(context, session);
   return answer?.outcome === 'challenge' && answer.challenge_url ? { session, answer } : null;
 }
+
+/**
+ * How a page load finds the session the browser kept while its payment awaits the 3DS challenge
+ * (src/routes/hosted/resume-cookie.ts): answered with the session when `owns` holds for it and its
+ * challenge is still there to show (pendingChallengeOf).
+ */
+export type ResumableSession = (owns: (session: HostedSession) => boolean | Promise<boolean>) => Promise<{ token: string; session: HostedSession } | null>;
 
 async function answerFor(context: AppContext, session: HostedSession, transactionId: number): Promise<HostedPaymentAnswer> {
   const [transaction] = await loadTransactionViews(context.db, context.config, session.siteId, [transactionId]);

@@ -5,7 +5,7 @@ import { nothingPayableMessageKey } from '../../domain/hosted/nothing-payable.js
 import { loadChannel, noPaymentsReason, receiptLabelOf, type ChannelRecord } from '../../domain/channels.js';
 import { paymentCurrencyOptions, type PaymentCurrencyOption } from '../../domain/hosted/currencies.js';
 import { createHostedSession, attemptsLeft, payRequestCapturesExhausted, type HostedSession } from '../../domain/hosted/sessions.js';
-import { payRequestAttemptsExhausted, minutesUntilChallengesLapse, pendingChallengeOf } from '../../domain/hosted/payments.js';
+import { payRequestAttemptsExhausted, minutesUntilChallengesLapse } from '../../domain/hosted/payments.js';
 import { formatMoney } from '../../domain/money.js';
 import { dateTimeFormat } from '../../i18n/formatters.js';
 import { authenticPaymentRequestToken, verifyPaymentRequestToken } from '../../domain/payment-request-link.js';
@@ -16,6 +16,7 @@ import { assetResponse, errorResponses, htmlResponse, noCredential } from '../..
 import { sendAsset, sharedAssets } from './assets.js';
 import { html, sendPage, type SafeHtml } from './html.js';
 import { sitePathOf } from './vault-app.js';
+import { keptSession, payResumeCookie } from './resume-cookie.js';
 import { cardFormView, errorPage, hostedPage, noticeView, pageMessages, secureNoteView, translatorFor, type Translator } from './views.js';
 import { cardholderNameOf } from '../../domain/hosted/vault-app.js';
 
@@ -66,36 +67,6 @@ async function nothingDueMessage(context: AppContext, t: Translator, booking: Bo
   const minutes = reason === 'in_progress' ? await minutesUntilChallengesLapse(context.db, booking.id, context.now()) : null;
   if (minutes !== null) return t('paymentAwaitingBank', { minutes });
   return t(nothingPayableMessageKey[reason], { company });
-}
-
-/**
- * The page's session, kept in the browser for the session's life, so a page reloaded (or its tab
- * discarded by a phone's browser while the payer was in the bank's app) during its 3DS challenge
- * shows that challenge again (pendingChallengeOf). Only for `/pay/` pages; HttpOnly, the page's
- * script has the token already.
- */
-function sessionCookie(context: AppContext, bookingId: number, token: string): string {
-  const secure = context.config.baseUrl.startsWith('https:') ? '; Secure' : '';
-  return `${payCookieName(bookingId)}=${token}; Path=/pay/; Max-Age=${limits.hostedSessionLifetimeSeconds}; HttpOnly; SameSite=Lax${secure}`;
-}
-
-function payCookieName(bookingId: number): string {
-  return `tf_pay_${bookingId}`;
-}
-
-function cookieValue(header: string | undefined, name: string): string | null {
-  for (const pair of header?.split(';') ?? []) {
-    const [key, value] = pair.trim().split('=', 2);
-    if (key === name && value) return value;
-  }
-  return null;
-}
-
-/** The session of this browser's page whose payment awaits its 3DS challenge, to resume it. */
-async function resumedPage(context: AppContext, cookies: string | undefined, booking: BookingRecord): Promise<{ token: string; session: HostedSession } | null> {
-  const token = cookieValue(cookies, payCookieName(booking.id));
-  const pending = token ? await pendingChallengeOf(context, token, booking) : null;
-  return pending && token ? { token, session: pending.session } : null;
 }
 
 interface PayFormInput {
@@ -209,8 +180,9 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
     // the neutral style, not "fully paid" in the success one (session 29).
     const fullyPaid = booking.total > 0 && unpaid <= 0;
     // The booking's room is held by this browser's own payment awaiting its challenge: show that
-    // (before the checks below, whose answer it overrides).
-    const resumed = fullyPaid ? null : await resumedPage(context, request.headers.cookie, booking);
+    // (before the checks below, whose answer it overrides; the browser kept it, resume-cookie.ts).
+    const resumable = fullyPaid ? undefined : keptSession(context, request, reply, payResumeCookie(booking.id));
+    const resumed = resumable ? await resumable((session) => session.kind === 'pay' && session.siteId === booking.siteId && session.bookingId === booking.id) : null;
     if (resumed) return sendPage(reply, 200, await payFormPage(context, { header, t, language, booking, channel, company, ...resumed, resume: true }), payCsp);
     // A page whose cards would be refused shows no form: its booking's pages used up their failed
     // attempts or their card captures (payRequestCapturesPerBookingMax).
@@ -226,7 +198,6 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
       kind: 'pay', siteId: booking.siteId, channelId: channel.id, userId: booking.authorId, bookingId: booking.id, amount: due, currency: channel.currency, language,
       options: { cardholder },
     }, now);
-    reply.header('set-cookie', sessionCookie(context, booking.id, sessionToken));
     return sendPage(reply, 200, await payFormPage(context, { header, t, language, booking, channel, company, token: sessionToken, session, resume: false }), payCsp);
   });
 }

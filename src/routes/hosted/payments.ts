@@ -14,15 +14,20 @@ import { errorResponses, hostedSessionSecurity, htmlResponse, noCredential } fro
 import { sharedAssets } from './assets.js';
 import { html, page, sendPage } from './html.js';
 import { translatorFor } from './views.js';
+import { keepForResume } from './resume-cookie.js';
 import { currencyCodePattern } from '../../domain/patterns.js';
 import { HostedPaymentReply, PaymentCurrenciesReply, documentedOnly } from './schemas.js';
 
 
 export async function requireSession(context: AppContext, request: FastifyRequest): Promise<HostedSession> {
+  return (await requireSessionAndToken(context, request)).session;
+}
+
+async function requireSessionAndToken(context: AppContext, request: FastifyRequest): Promise<{ session: HostedSession; token: string }> {
   const token = bearerToken(request);
   const session = token ? await findHostedSession(context.db, token, context.now()) : null;
-  if (!session) throw sessionExpired();
-  return session;
+  if (!session || !token) throw sessionExpired();
+  return { session, token };
 }
 
 /**
@@ -84,7 +89,7 @@ const threeDsReturnSchema = {
  */
 export async function hostedPaymentRoutes(app: App, context: AppContext): Promise<void> {
   app.post('/hosted/payments', { schema: paySchema, serializerCompiler: documentedOnly }, async (request, reply) => {
-    const session = await requireSession(context, request);
+    const { session, token } = await requireSessionAndToken(context, request);
     const body = request.body as { card_token: string; currencies?: string; total?: number; attempt_id?: string };
     if (session.kind !== 'pay') {
       if (body.currencies !== undefined && body.currencies !== session.currency) throw invalidParam('currencies', 'This page pays in the currency it was opened with.');
@@ -99,6 +104,7 @@ export async function hostedPaymentRoutes(app: App, context: AppContext): Promis
     }).catch((error: unknown) => {
       throw renamedParam(error, 'token', 'card_token');
     });
+    keepForResume(context, reply, session, token, answer);
     return reply.code(201).header('cache-control', 'no-store').send(answer);
   });
 
@@ -114,10 +120,11 @@ export async function hostedPaymentRoutes(app: App, context: AppContext): Promis
   });
 
   app.get('/hosted/payments/current', { schema: currentSchema, serializerCompiler: documentedOnly }, async (request, reply) => {
-    const session = await requireSession(context, request);
+    const { session, token } = await requireSessionAndToken(context, request);
     const { attempt_id: attemptId } = request.query as { attempt_id?: string };
     const answer = await currentPayment(context, session, attemptId);
     if (!answer) throw new ApiError(404, 'rest_post_invalid_id', attemptId === undefined ? 'This page has made no payment yet.' : 'This attempt has no recorded outcome yet.');
+    keepForResume(context, reply, session, token, answer);
     return reply.header('cache-control', 'no-store').send(answer);
   });
 
