@@ -268,6 +268,60 @@ describe('vaulting app 1.8.0 in Chromium', () => {
     expect(new URL(page.url()).searchParams.get('status')).toBe('success');
   });
 
+  it('shows the pending 3DS challenge again after a reload, and redirects with the parameters of the one vault (the payer had to start over)', async () => {
+    const before = await e2e.t.db.one<{ id: number }>('SELECT COALESCE(max(id), 0)::int AS id FROM transactions');
+    const own = await e2e.browser.newContext();
+    const payer = await own.newPage();
+    await payer.goto(await vaultUrl({ redirect: `${e2e.host.origin}/done?keep=1`, session_id: 'reload3ds' }));
+    await fillCard(payer, { number: testCards.visaChallenge });
+    await payer.click('#submit');
+    const challenge = payer.frameLocator('#challenge-frame');
+    await challenge.getByRole('button', { name: 'Authenticate' }).waitFor();
+    const shown = await payer.getAttribute('#challenge-frame', 'src');
+    // The browser keeps the attempt's session only for the vaulting app's path, out of the page's scripts' reach.
+    const kept = (await own.cookies()).filter((cookie) => cookie.name.startsWith('tf_vault_'));
+    expect(kept).toMatchObject([{ name: `tf_vault_${merchant.channelId}`, path: '/vault/', httpOnly: true, sameSite: 'Lax' }]);
+    payer.once('dialog', (dialog) => void dialog.accept());
+    await payer.reload();
+    await challenge.getByRole('button', { name: 'Authenticate' }).waitFor();
+    expect(await payer.getAttribute('#challenge-frame', 'src')).toBe(shown);
+    expect(await payer.locator('#card-form').isVisible()).toBe(false);
+    await Promise.all([payer.waitForURL(`${e2e.host.origin}/done**`, slow), challenge.getByRole('button', { name: 'Authenticate' }).click()]);
+    const params = Object.fromEntries(new URL(payer.url()).searchParams);
+    expect(params).toMatchObject({ keep: '1', session_id: 'reload3ds', last_four: '0042', card_type: 'visa', expiry_month: '12', expiry_year: '2030', status: 'success' });
+    expect(params.token).toMatch(/^[A-Za-z0-9]{32}$/);
+    // One vault: the challenge's, not a second card attempt beside it.
+    const vaults = await e2e.t.db.query<{ id: number; status: string }>('SELECT id, status FROM transactions WHERE id > $1 AND site_id = $2', [before.id, merchant.site.siteId]);
+    expect(vaults).toEqual([{ id: Number(params.transaction_id), status: 'complete' }]);
+    const transaction = await e2e.t.app.inject({ url: `/${merchant.site.path}/site-json/vendor/v2/transactions/${params.transaction_id}`, headers: merchant.site.headers });
+    expect(transaction.json()).toMatchObject({ status: 'complete', transaction_types: 'vault', token: params.token });
+    // The challenge is over: the browser keeps nothing of it.
+    expect((await own.cookies()).filter((cookie) => cookie.name.startsWith('tf_vault_'))).toEqual([]);
+    await own.close();
+  });
+
+  it("another browser, or another token's page in the same browser, does not get a payer's pending 3DS challenge", async () => {
+    const url = await vaultUrl({ redirect: `${e2e.host.origin}/done`, session_id: 'mine3ds' });
+    const own = await e2e.browser.newContext();
+    const payer = await own.newPage();
+    await payer.goto(url);
+    await fillCard(payer, { number: testCards.visaChallenge });
+    await payer.click('#submit');
+    await payer.frameLocator('#challenge-frame').getByRole('button', { name: 'Authenticate' }).waitFor();
+    // Someone else holding the same URL (its auth token) gets a card form of their own.
+    const other = await e2e.browser.newContext();
+    const stranger = await other.newPage();
+    await stranger.goto(url);
+    expect(await stranger.locator('#card_number').isVisible()).toBe(true);
+    expect(await stranger.locator('#challenge').isVisible()).toBe(false);
+    // The payer's cookie brought to a page opened with another token (of the same channel) opens no challenge either.
+    await other.addCookies((await own.cookies()).filter((cookie) => cookie.name.startsWith('tf_vault_')));
+    await stranger.goto(await vaultUrl({ redirect: `${e2e.host.origin}/done`, session_id: 'mine3ds' }));
+    expect(await stranger.locator('#card_number').isVisible()).toBe(true);
+    expect(await stranger.locator('#challenge').isVisible()).toBe(false);
+    await Promise.all([own.close(), other.close()]);
+  });
+
   it('redirects, as when the processor never answers, when the vault is still pending after the challenge (the look-up did not settle it)', async () => {
     const sandbox = e2e.t.context.connector;
     try {

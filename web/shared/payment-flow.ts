@@ -60,9 +60,9 @@ export function runPayment(data: PageData, card: CardInput, extra: Record<string
 }
 
 /**
- * A page opened on its session's payment awaiting its 3DS challenge (the payment request page
- * reloaded, or its tab discarded while the payer was in the bank's app): shows that challenge
- * again and ends on its outcome, as runPayment would have. No card is taken: the one payment goes on.
+ * A page opened on its session's payment awaiting its 3DS challenge (the payment request page or
+ * the vaulting app reloaded, or its tab discarded while the payer was in the bank's app): shows that
+ * challenge again and ends on its outcome, as runPayment would have. No card is taken: the one payment goes on.
  */
 export function resumePayment(data: PageData, hooks: FlowHooks = {}): Promise<FlowEnd> {
   return whileProcessing(hooks, async () => settleChallenge(data, await paymentMade(data), hooks));

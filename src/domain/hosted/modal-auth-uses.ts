@@ -82,6 +82,12 @@ function cardVaultTokenRecord(token: CardVaultToken): { authHash: string; expire
   };
 }
 
+/** The id of the token's shared record (which its vaulting app sessions name), or null before it has one. */
+export async function cardVaultTokenRecordId(db: Queryable, token: CardVaultToken): Promise<number | null> {
+  const row = await db.maybeOne<{ id: number }>('SELECT id FROM modal_auth_uses WHERE auth_hash = $1', [cardVaultTokenRecord(token).authHash]);
+  return row?.id ?? null;
+}
+
 /**
  * Counts one card posted to the capture endpoint with the token itself, or refuses it (false)
  * once the token captured `cardVaultCapturesPerTokenMax` cards, directly or through its vaulting

@@ -10,8 +10,9 @@ import type { Queryable } from '../../storage/db.js';
 import { parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
 import { createHostedSession, type HostedSession } from './sessions.js';
 import { checkCardVaultUser } from './card-vault-user.js';
-import { claimCardVaultTokenSession } from './modal-auth-uses.js';
+import { cardVaultTokenRecordId, claimCardVaultTokenSession } from './modal-auth-uses.js';
 import { decodedRedirect, followableUrlProblem } from '../redirect-url.js';
+import type { ResumableSession } from './payments.js';
 
 /**
  * The vaulting app's inputs (spec "Vaulting app inputs"): validated in full before any form is
@@ -134,7 +135,8 @@ export interface VaultChannel {
 }
 
 export type VaultAppOpening =
-  | { ok: true; token: string; session: HostedSession; channel: VaultChannel }
+  /** `resumed`: the browser's own session of this page, whose vault awaits its 3DS challenge (resumeOf). */
+  | { ok: true; token: string; session: HostedSession; channel: VaultChannel; resumed: boolean }
   /** `usedUp`: the token opened the app as many times as it may; the page says so in its language. */
   | { ok: false; status: 403; params: Record<string, string>; usedUp?: { language: LanguageCode; company: string } }
   /**
@@ -154,7 +156,7 @@ export type VaultAppOpening =
  * the token's count of failed attempts with every other session the token opened, unless it
  * opened as many as it may (claimCardVaultTokenSession).
  */
-export async function openVaultApp(db: Queryable, options: { jwtSecret: Uint8Array; inputs: VaultAppInputs; now: Date }): Promise<VaultAppOpening> {
+export async function openVaultApp(db: Queryable, options: { jwtSecret: Uint8Array; inputs: VaultAppInputs; now: Date; resumable?: ResumableSession }): Promise<VaultAppOpening> {
   const { inputs } = options;
   const user = await checkCardVaultUser(db, { jwtSecret: options.jwtSecret, token: inputs.auth, now: options.now });
   if (!user.ok) {
@@ -178,6 +180,10 @@ export async function openVaultApp(db: Queryable, options: { jwtSecret: Uint8Arr
   if (noPayments !== null) return { ok: false, status: 400, params: { channels: `is ${noPayments}: it takes no cards` }, language };
   if (inputs.env !== channel.accountMode) return { ok: false, status: 400, params: { env: `does not match the channel's account_mode` }, language };
   if (inputs.failCode !== undefined && !isTestMode(channel.accountMode)) return { ok: false, status: 400, params: { fail_code: 'applies to test channels only' }, language };
+  // Before the claim: the reload opens no session (nor counts as one), and is not refused for the
+  // failed attempt its own challenge counts as until it completes.
+  const resumed = options.resumable ? await resumeOf(db, options.resumable, { user, channel, inputs }) : null;
+  if (resumed) return { ok: true, ...resumed, channel, resumed: true };
   const claim = await claimCardVaultTokenSession(db, { tokenId: user.tokenId, issuedAt: user.issuedAt, channelId: channel.id }, options.now);
   if (!claim.ok && claim.reason !== 'sessions_used_up') {
     return { ok: false, status: 200, spent: claim.reason === 'attempts_exhausted' ? 'rejected' : 'capturesExhausted', language, company: channel.company };
@@ -205,5 +211,26 @@ export async function openVaultApp(db: Queryable, options: { jwtSecret: Uint8Arr
       cardholder: inputs.holder,
     },
   }, options.now);
-  return { ok: true, token, session, channel };
+  return { ok: true, token, session, channel, resumed: false };
+}
+
+/**
+ * The page reloaded during its vault's 3DS challenge (or its tab discarded while the payer was in
+ * the bank's app) goes on with that session: the same challenge, then the redirect that vault's
+ * outcome makes. Only a session this very page opened: the same cardvaultuser token (its shared
+ * record), user, site and channel, and the inputs the redirect carries (`session_id`, `redirect`)
+ * and `fail_code`, so the redirect is exactly the one the first load would have made, and a page
+ * opened with another token (another integrator session, another site) never shows this card.
+ */
+async function resumeOf(
+  db: Queryable,
+  resumable: ResumableSession,
+  page: { user: { userId: number; siteId: number; tokenId: string; issuedAt: number }; channel: VaultChannel; inputs: VaultAppInputs },
+): Promise<{ token: string; session: HostedSession } | null> {
+  const { user, channel, inputs } = page;
+  return resumable(async (session) => {
+    const same = session.kind === 'vault' && session.siteId === channel.siteId && session.channelId === channel.id && session.userId === user.userId
+      && session.options.sessionId === inputs.sessionId && session.options.redirect === inputs.redirect && session.options.failCode === inputs.failCode;
+    return same && session.modalAuthId !== null && session.modalAuthId === (await cardVaultTokenRecordId(db, { ...user, channelId: channel.id }));
+  });
 }

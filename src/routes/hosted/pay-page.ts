@@ -181,7 +181,7 @@ export async function payPageRoutes(app: App, context: AppContext): Promise<void
     const fullyPaid = booking.total > 0 && unpaid <= 0;
     // The booking's room is held by this browser's own payment awaiting its challenge: show that
     // (before the checks below, whose answer it overrides; the browser kept it, resume-cookie.ts).
-    const resumable = fullyPaid ? undefined : keptSession(context, request, reply, payResumeCookie(booking.id));
+    const resumable = fullyPaid ? undefined : keptSession(context, request, payResumeCookie(booking.id));
     const resumed = resumable ? await resumable((session) => session.kind === 'pay' && session.siteId === booking.siteId && session.bookingId === booking.id) : null;
     if (resumed) return sendPage(reply, 200, await payFormPage(context, { header, t, language, booking, channel, company, ...resumed, resume: true }), payCsp);
     // A page whose cards would be refused shows no form: its booking's pages used up their failed

@@ -7,7 +7,8 @@ import { limits } from '../../limits.js';
 /**
  * The cookie that lets a hosted page reloaded during its 3DS challenge (or its tab discarded by a
  * phone's browser while the payer was in the bank's app) show that challenge again: the payment
- * request page's (`tf_pay_<booking id>`, Path=/pay/). It holds the page's session token while, and only
+ * request page's (`tf_pay_<booking id>`, Path=/pay/) and the vaulting app's
+ * (`tf_vault_<channel id>`, Path=/vault/). It holds the page's session token while, and only
  * while, the session's payment awaits its challenge: set by the answer that asks for the challenge,
  * cleared by the one that reads its outcome (both from /hosted/payments, so the Path names the
  * page's own path, where the page's load reads it). HttpOnly: the page's script has the token already.
@@ -22,8 +23,13 @@ export function payResumeCookie(bookingId: number): ResumeCookie {
   return { name: `tf_pay_${bookingId}`, path: '/pay/' };
 }
 
+export function vaultResumeCookie(channelId: number): ResumeCookie {
+  return { name: `tf_vault_${channelId}`, path: '/vault/' };
+}
+
 function resumeCookieOf(session: HostedSession): ResumeCookie | null {
-  return session.kind === 'pay' && session.bookingId !== null ? payResumeCookie(session.bookingId) : null;
+  if (session.kind === 'pay' && session.bookingId !== null) return payResumeCookie(session.bookingId);
+  return session.kind === 'vault' ? vaultResumeCookie(session.channelId) : null;
 }
 
 function setCookie(context: AppContext, cookie: ResumeCookie, value: string, maxAgeSeconds: number): string {
@@ -45,14 +51,13 @@ export function keepForResume(context: AppContext, reply: FastifyReply, session:
 /**
  * How a page load finds the session the browser kept under `cookie`, when it brought one: its
  * payment must still await its challenge and `owns` (the page's own rule) accept it. A cookie
- * naming anything else is cleared.
+ * naming another page's session is left alone: that page, in another tab, may be reloaded yet.
  */
-export function keptSession(context: AppContext, request: FastifyRequest, reply: FastifyReply, cookie: ResumeCookie): ResumableSession | undefined {
+export function keptSession(context: AppContext, request: FastifyRequest, cookie: ResumeCookie): ResumableSession | undefined {
   const token = resumeToken(request.headers.cookie, cookie);
   if (!token) return undefined;
   return async (owns) => {
     const pending = await pendingChallengeOf(context, token, owns);
-    if (!pending) reply.header('set-cookie', setCookie(context, cookie, '', 0));
     return pending ? { token, session: pending.session } : null;
   };
 }

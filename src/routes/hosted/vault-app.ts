@@ -1,6 +1,6 @@
 import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
-import { openVaultApp, parseVaultAppQuery, type RawQuery } from '../../domain/hosted/vault-app.js';
+import { openVaultApp, parseVaultAppQuery, type RawQuery, type VaultAppOpening } from '../../domain/hosted/vault-app.js';
 import { attemptsLeft } from '../../domain/hosted/sessions.js';
 import { localeOf, parseLanguage, type LanguageCode } from '../../i18n/catalogue.js';
 import { limits } from '../../limits.js';
@@ -9,6 +9,7 @@ import { assetResponse, errorResponses, htmlResponse, noCredential } from '../..
 import { sendAsset } from './assets.js';
 import { html } from './html.js';
 import { sendPage } from './html.js';
+import { keptSession, vaultResumeCookie } from './resume-cookie.js';
 import { cardFormView, errorPage, hostedPage, noticeView, pageMessages, secureNoteView, translatorFor } from './views.js';
 
 /**
@@ -71,7 +72,9 @@ export async function vaultAppRoutes(app: App, context: AppContext): Promise<voi
       const message = parsed.params.auth ? t('invalidAuth') : t('invalidRequest', { params: Object.keys(parsed.params).join(', ') });
       return sendPage(reply, 400, errorPage({ language, style, message, details: parsed.params }), vaultCsp);
     }
-    const opened = await openVaultApp(context.db, { jwtSecret: context.config.secrets.jwtSecret, inputs: parsed.inputs, now: context.now() });
+    // This browser's own page reloaded during its vault's 3DS challenge (resume-cookie.ts).
+    const resumable = keptSession(context, request, vaultResumeCookie(parsed.inputs.channelId));
+    const opened = await openVaultApp(context.db, { jwtSecret: context.config.secrets.jwtSecret, inputs: parsed.inputs, now: context.now(), ...(resumable ? { resumable } : {}) });
     if (!opened.ok) {
       // The token's failed attempts, or the cards it may capture, are used up (across every load
       // of the page): any card would be refused before the bank, so the page has no form to type
@@ -92,31 +95,7 @@ export async function vaultAppRoutes(app: App, context: AppContext): Promise<voi
       const message = translatorFor(opened.language)('invalidRequest', { params: Object.keys(opened.params).join(', ') });
       return sendPage(reply, 400, errorPage({ language: opened.language, style, message, details: opened.params }), vaultCsp);
     }
-    const { session, channel } = opened;
-    const pageLanguage = session.language as LanguageCode;
-    const pageT = translatorFor(pageLanguage);
-    const header = pageHeader(pageLanguage, channel.company, release.style);
-    const left = attemptsLeft(session);
-    const body = hostedPage({
-      ...header,
-      script: release.script,
-      content: html`${secureNoteView(pageT, isTestMode(channel.accountMode))}
-${left < freshAttempts ? noticeView({ kind: 'info', message: pageT('attemptsLeft', { count: left }), id: 'attempts-left' }) : ''}
-${cardFormView({ t: pageT, language: pageLanguage, holderFields: ['name', 'email', 'address', 'city', 'zip', 'country'], prefill: session.options.cardholder ?? {}, submitLabel: pageT('saveCard') })}`,
-      data: {
-        kind: 'vault',
-        session: opened.token,
-        sitePath: await sitePathOf(context, channel.siteId),
-        channelId: channel.id,
-        // A BCP 47 tag (`fr-FR`) for Intl, as the payment request page's: the language code (`frFR`) made Intl throw.
-        locale: localeOf(pageLanguage),
-        messages: pageMessages(pageLanguage),
-        attemptsLeft: left,
-        timeoutMs: limits.hostedPaymentTimeoutMs,
-        company: channel.company,
-      },
-    });
-    return sendPage(reply, 200, body, vaultCsp);
+    return sendPage(reply, 200, await vaultFormPage(context, opened, release.script, release.style), vaultCsp);
   });
 
   app.get('/vault/:version/:file', { schema: vaultAssetSchema }, async (request, reply) => {
@@ -127,6 +106,37 @@ ${cardFormView({ t: pageT, language: pageLanguage, holderFields: ['name', 'email
       if (sent) return sent;
     }
     return reply.code(404).send({ code: 'rest_no_route', message: 'No route was found matching the URL and request method.', data: { status: 404 } });
+  });
+}
+
+/**
+ * The card form of an opened page; a resumed one (its vault awaits the 3DS challenge) shows that
+ * challenge again instead (web/vault: `resume`), with no note of the attempts left beside it.
+ */
+async function vaultFormPage(context: AppContext, opened: Extract<VaultAppOpening, { ok: true }>, script: string, style: string): Promise<string> {
+  const { session, channel } = opened;
+  const pageLanguage = session.language as LanguageCode;
+  const pageT = translatorFor(pageLanguage);
+  const left = attemptsLeft(session);
+  return hostedPage({
+    ...pageHeader(pageLanguage, channel.company, style),
+    script,
+    content: html`${secureNoteView(pageT, isTestMode(channel.accountMode))}
+${left < freshAttempts && !opened.resumed ? noticeView({ kind: 'info', message: pageT('attemptsLeft', { count: left }), id: 'attempts-left' }) : ''}
+${cardFormView({ t: pageT, language: pageLanguage, holderFields: ['name', 'email', 'address', 'city', 'zip', 'country'], prefill: session.options.cardholder ?? {}, submitLabel: pageT('saveCard') })}`,
+    data: {
+      kind: 'vault',
+      session: opened.token,
+      sitePath: await sitePathOf(context, channel.siteId),
+      channelId: channel.id,
+      // A BCP 47 tag (`fr-FR`) for Intl, as the payment request page's: the language code (`frFR`) made Intl throw.
+      locale: localeOf(pageLanguage),
+      messages: pageMessages(pageLanguage),
+      attemptsLeft: left,
+      timeoutMs: limits.hostedPaymentTimeoutMs,
+      company: channel.company,
+      ...(opened.resumed ? { resume: true } : {}),
+    },
   });
 }
 
