@@ -15,13 +15,19 @@ import { pickedBy } from '../storage/batches.js';
  * gets the stored response with `Idempotent-Replayed: true`; the same key with another request
  * is 409 `rest_idempotency_conflict`; a retry while the first is still running waits for it (up
  * to limits.idempotencyWaitMs), then is answered with what the first had written (its resource
- * or transaction, as it reads now), else 409. Keys are per site and kept
- * limits.idempotencyKeyRetentionHours.
+ * or transaction, as it reads now), else 409; on a route that notes its effect on the key
+ * (`idempotencyEffectNoted`), a key left in flight past deadAfterMs with nothing noted is taken
+ * over and the retry runs. Keys are per site and kept limits.idempotencyKeyRetentionHours.
  */
 
 export interface IdempotencyClaim {
   siteId: number;
   key: string;
+  /**
+   * The claim's `created_at`, when claimed by claimStatement: what this request notes or stores
+   * on the key must find its own claim, not a retry's that took the key over (freeStatement).
+   */
+  claimedAt?: Date;
 }
 
 /**
@@ -58,6 +64,14 @@ declare module 'fastify' {
      * committed (its answer could not be stored) is answered with the resource as it reads now.
      */
     idempotencyResource?: ResourceAnswer;
+    /**
+     * Every effect of the route is written in a database transaction that also notes it on the key
+     * (the attempt's insert claims the key with the row's id; createdForKey; noteTransactionOnKey),
+     * and nothing outside the database happens before that commits. A key left in flight past
+     * deadAfterMs with nothing noted then provably did nothing: a retry takes it over and runs.
+     * Without it, such a key is answered 409 until its purge.
+     */
+    idempotencyEffectNoted?: boolean;
   }
 }
 
@@ -200,6 +214,8 @@ export interface StoredAnswer {
   status: number;
   headers: Record<string, string>;
   body: string | null;
+  /** The claim's (IdempotencyClaim.claimedAt): stored only while the key is still that claim. */
+  claimedAt?: Date;
 }
 
 /**
@@ -238,11 +254,13 @@ function deferredClaimOf(request: FastifyRequest): IdempotencyClaim | undefined 
  * Returns true when it was answered here (the answer written), else false: the caller rethrows its
  * error. A boolean, not the reply: a Fastify reply is a thenable that resolves to undefined, so an
  * async function returning it returns undefined (the caller then took a replay for a failure).
+ * `keyTaken`: the route's own write found the key held. Nothing is claimed then: false means the
+ * key is free (a dead request's, taken over), and the route runs again, its write claiming it.
  */
-export async function finishDeferred(context: AppContext, request: FastifyRequest, reply: FastifyReply, outcomeOf?: OutcomeOf): Promise<boolean> {
+export async function finishDeferred(context: AppContext, request: FastifyRequest, reply: FastifyReply, outcomeOf?: OutcomeOf, options: { keyTaken?: boolean } = {}): Promise<boolean> {
   const deferred = request.idempotencyDeferred;
   if (!deferred || request.idempotency) return false;
-  return claimOrReplay(context, request, reply, { known: deferred, ...(outcomeOf ? { outcomeOf } : {}) });
+  return claimOrReplay(context, request, reply, { known: deferred, claim: options.keyTaken !== true, ...(outcomeOf ? { outcomeOf } : {}) });
 }
 
 /**
@@ -272,8 +290,17 @@ export async function noteTransactionOnKey(tx: Queryable, request: FastifyReques
   if (request.idempotency) await noteOnKey(tx, request.idempotency, 'transaction_id', transactionId);
 }
 
+/**
+ * Throws (rolling the effect back with the caller's database transaction) when the key is no
+ * longer this request's claim: a retry took it over, taking this request for dead (deadAfterMs),
+ * and runs the request itself.
+ */
 async function noteOnKey(tx: Queryable, claim: IdempotencyClaim, column: 'resource_id' | 'transaction_id', id: number): Promise<void> {
-  await tx.query(`UPDATE idempotency_keys SET ${column} = $3 WHERE site_id = $1 AND key = $2 AND status = 'in_flight'`, [claim.siteId, claim.key, id]);
+  const noted = await tx.query(
+    `UPDATE idempotency_keys SET ${column} = $3 WHERE site_id = $1 AND key = $2 AND status = 'in_flight' AND ($4::timestamptz IS NULL OR created_at = $4) RETURNING key`,
+    [claim.siteId, claim.key, id, claim.claimedAt ?? null],
+  );
+  if (noted.length === 0) throw new Error('the Idempotency-Key was taken over by a retry: this request ran past deadAfterMs');
 }
 
 /**
@@ -287,37 +314,46 @@ async function noteOnKey(tx: Queryable, claim: IdempotencyClaim, column: 'resour
 export type OutcomeOf = (transactionId: number) => Promise<string | undefined>;
 
 /**
- * True when the request was answered here (a replay, written before this resolves). `known`: the
- * deferred claim, checked already; `outcomeOf`: the transaction of a stored answer that showed no
- * outcome; `resourceOf`: the resource a request left in flight had created (createdForKey).
+ * True when the request was answered here (a replay, written before this resolves); false when the
+ * caller runs the request: the key claimed for it, or, with `claim: false`, the key free for the
+ * caller's own write to claim. `known`: the deferred claim, checked already; `outcomeOf`: the
+ * transaction of a stored answer that showed no outcome; `resourceOf`: the resource a request
+ * left in flight had created (createdForKey).
  */
 async function claimOrReplay(
   context: AppContext,
   request: FastifyRequest,
   reply: FastifyReply,
-  options: { known?: DeferredClaim; outcomeOf?: OutcomeOf; resourceOf?: (id: number) => Promise<string | undefined> } = {},
+  options: { known?: DeferredClaim; claim?: boolean; outcomeOf?: OutcomeOf; resourceOf?: (id: number) => Promise<string | undefined> } = {},
 ): Promise<boolean> {
-  const { known, outcomeOf, resourceOf } = options;
+  const { known, claim = true } = options;
   const key = known?.key ?? idempotencyKeyOf(request);
   const principal = request.principal;
   // Only site-scoped requests have a scope for keys; the token endpoints ignore the header.
   if (key === undefined || !principal) return false;
-  const hash = known?.requestHash ?? requestFingerprint(request.method, request.url, request.body);
+  const scope = { siteId: principal.siteId, key, hash: known?.requestHash ?? requestFingerprint(request.method, request.url, request.body) };
   const deadline = Date.now() + limits.idempotencyWaitMs;
   let pollMs: number = limits.idempotencyPollMs;
+  let tookOver = false;
   for (;;) {
-    const claimed = await context.db.query(claimStatement, [principal.siteId, key, hash, context.now()]);
-    if (claimed.length === 1) {
-      request.idempotency = { siteId: principal.siteId, key };
-      return false;
+    if (claim) {
+      const claimedAt = context.now();
+      const claimed = await context.db.query(claimStatement, [scope.siteId, key, scope.hash, claimedAt]);
+      if (claimed.length === 1) {
+        request.idempotency = { siteId: scope.siteId, key, claimedAt };
+        return false;
+      }
     }
-    const row = await findKey(context.db, principal.siteId, key);
-    if (!row) continue; // purged between the two statements: claim again
-    if (row.request_hash !== hash) {
+    const row = await findKey(context.db, scope.siteId, key);
+    if (!row) {
+      if (!claim) return false; // free: the caller's write claims it
+      continue; // purged between the two statements: claim again
+    }
+    if (row.request_hash !== scope.hash) {
       throw conflict('rest_idempotency_conflict', 'This Idempotency-Key was already used with a different request.');
     }
     if (row.status === 'done') {
-      const outcome = outcomeOf && row.transaction_id !== null && answeredUnsettled(row) ? await outcomeOf(row.transaction_id) : undefined;
+      const outcome = options.outcomeOf && row.transaction_id !== null && answeredUnsettled(row) ? await options.outcomeOf(row.transaction_id) : undefined;
       // outcomeOf set the answer's status and headers (201, Location): a stored error's are not kept.
       replay(reply, outcome === undefined ? row : { ...row, response_status: reply.statusCode, response_headers: row.response_status === reply.statusCode ? row.response_headers : {}, response_body: outcome });
       // Waits until the replay is written (the async onSend hook runs first); the caller must not
@@ -325,19 +361,39 @@ async function claimOrReplay(
       await reply;
       return true;
     }
-    if (Date.now() >= deadline || context.now().getTime() - row.created_at.getTime() > limits.idempotencyWaitMs + context.config.processorTimeoutMs) {
-      // In flight for longer than any request runs: the request that claimed it ended without
-      // storing its answer (its process died, say). What it created (createdForKey), or the
+    const dead = context.now().getTime() - row.created_at.getTime() > deadAfterMs(context);
+    if (dead || Date.now() >= deadline) {
+      // In flight for longer than any request runs (dead): the request that claimed it ended
+      // without storing its answer (its process died, say). What it created (createdForKey), or the
       // transaction it recorded, answers for it as it reads now; nothing runs again.
-      const created = await leftBehind(row, { resourceOf, outcomeOf });
-      if (created === undefined) throw inFlight(row);
-      replay(reply, { ...row, response_status: reply.statusCode, response_headers: {}, response_body: created });
-      await reply;
-      return true;
+      const created = await leftBehind(row, options);
+      if (created !== undefined) {
+        replay(reply, { ...row, response_status: reply.statusCode, response_headers: {}, response_body: created });
+        await reply;
+        return true;
+      }
+      // It noted nothing, on a route that notes every effect with the key: it did nothing. The
+      // key is freed (one DELETE that only one retry can win) and claimed again, by the next turn
+      // or the caller's write, with a fresh claim time; a retry that lost the race waits for it.
+      if (dead && !tookOver && request.routeOptions.config.idempotencyEffectNoted === true && row.transaction_id === null && row.resource_id === null) {
+        tookOver = true;
+        await context.db.query(freeStatement, [scope.siteId, key, scope.hash, new Date(context.now().getTime() - deadAfterMs(context))]);
+        continue;
+      }
+      throw inFlight(row);
     }
     await sleep(pollMs);
     pollMs = Math.min(pollMs * 2, limits.idempotencyPollMaxMs);
   }
+}
+
+/**
+ * A key in flight longer than this was left by a request that no longer runs: no request runs
+ * longer than a retry's whole wait and a processor call (a request that notes nothing on its key
+ * calls no processor: the attempt's insert notes the transaction before the call).
+ */
+function deadAfterMs(context: AppContext): number {
+  return limits.idempotencyWaitMs + context.config.processorTimeoutMs;
 }
 
 // Named: one of them runs on every POST that carries a key.
@@ -350,13 +406,20 @@ const findStatement = {
   name: 'idempotency_find',
   text: 'SELECT request_hash, status, response_status, response_headers, response_body, transaction_id, resource_id, created_at FROM idempotency_keys WHERE site_id = $1 AND key = $2',
 };
-/** Any number of answers, each for its key still in flight (a batch of settlements stores its answers together), the keys found through their index (pickedBy). */
+/** A key left in flight by a dead request that noted nothing (claimOrReplay), deleted to be claimed again: $4 the dead-after cutoff. */
+const freeStatement = {
+  name: 'idempotency_free',
+  text: `DELETE FROM idempotency_keys
+          WHERE site_id = $1 AND key = $2 AND request_hash = $3 AND status = 'in_flight'
+            AND transaction_id IS NULL AND resource_id IS NULL AND created_at < $4`,
+};
+/** Any number of answers, each for its key still in flight and, given its claim time, still that claim (not a retry's that took it over); a batch of settlements stores its answers together; the keys found through their index (pickedBy). */
 const storeStatement = {
   name: 'idempotency_store',
-  text: `WITH a AS MATERIALIZED (SELECT * FROM json_to_recordset($1::json) AS a(site_id bigint, key text, status integer, headers jsonb, body text))
+  text: `WITH a AS MATERIALIZED (SELECT * FROM json_to_recordset($1::json) AS a(site_id bigint, key text, status integer, headers jsonb, body text, claimed_at timestamptz))
          UPDATE idempotency_keys k SET status = 'done', response_status = a.status, response_headers = a.headers, response_body = a.body, completed_at = now()
            FROM a
-          WHERE k.site_id = a.site_id AND k.key = a.key AND k.status = 'in_flight'
+          WHERE k.site_id = a.site_id AND k.key = a.key AND k.status = 'in_flight' AND (a.claimed_at IS NULL OR k.created_at = a.claimed_at)
             AND ${pickedBy('k.site_id', 'SELECT site_id FROM a')} AND ${pickedBy('k.key', 'SELECT key FROM a')}`,
 };
 
@@ -406,13 +469,13 @@ function storedAnswerOf(claim: IdempotencyClaim, reply: FastifyReply, body: stri
     const value = reply.getHeader(name);
     if (value !== undefined) headers[name] = String(value);
   }
-  return { siteId: claim.siteId, key: claim.key, status: reply.statusCode, headers, body };
+  return { siteId: claim.siteId, key: claim.key, status: reply.statusCode, headers, body, ...(claim.claimedAt ? { claimedAt: claim.claimedAt } : {}) };
 }
 
 /** Stores each answer for its key, in one statement. */
 export async function storeAnswers(db: Queryable, answers: readonly StoredAnswer[]): Promise<void> {
   if (answers.length === 0) return;
-  await db.query(storeStatement, [JSON.stringify(answers.map((answer) => ({ site_id: answer.siteId, key: answer.key, status: answer.status, headers: answer.headers, body: answer.body })))]);
+  await db.query(storeStatement, [JSON.stringify(answers.map((answer) => ({ site_id: answer.siteId, key: answer.key, status: answer.status, headers: answer.headers, body: answer.body, claimed_at: answer.claimedAt })))]);
 }
 
 /** Deletes keys older than the retention, a bounded batch at a time (the purge job). */

@@ -111,7 +111,7 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
     base,
     {
       onRequest: access,
-      config: { idempotencyResource: createdBooking },
+      config: { idempotencyResource: createdBooking, idempotencyEffectNoted: true },
       schema: { operationId: 'createBooking', summary: 'Create a booking', tags, params: SiteParams, querystring: PaymentRequestQuery, body: BookingCreateBody, response: { ...errors, 201: { ...BookingSchema, headers: createdLocationHeader } } },
     },
     async (request, reply) => {

@@ -82,7 +82,7 @@ export async function channelRoutes(app: App, context: AppContext): Promise<void
   };
   const createOptions = {
     onRequest: adminWrite,
-    config: { idempotencyResource: createdChannel },
+    config: { idempotencyResource: createdChannel, idempotencyEffectNoted: true },
     schema: { operationId: 'createChannel', summary: 'Create a channel (member_admin)', tags, params: SiteParams, body: ChannelCreateBody, response: { ...errors, 201: { ...ChannelSchema, headers: createdLocationHeader } } },
   };
   app.post(base, createOptions, async (request, reply) => {

@@ -4,7 +4,7 @@ import type { App } from '../../app.js';
 import type { AppContext } from '../../context.js';
 import {
   completeThreeDsReturn, createTransaction, isAdminType, listTransactionIds, loadTransactionViews, type Actor, type TransactionInput, type TransactionJson,
-  type TransactionType, StalePrincipalError,
+  type TransactionType, IdempotencyKeyTakenError, StalePrincipalError,
 } from '../../domain/transactions/index.js';
 import { answerToStore, finishDeferred, markClaimed, markStored, noteTransactionOnKey } from '../../http/idempotency.js';
 import { principalOf, requireAccess, requireAccessConfirmedByRoute } from '../../http/auth.js';
@@ -44,8 +44,11 @@ function toInput(body: TransactionCreateBodyWire, ip: string): TransactionInput 
   };
 }
 
-/** How a create request ended: created, answered with another request's outcome, or refused as stale (StalePrincipalError). */
-type CreateOutcome = { transaction: TransactionJson } | 'replayed' | 'stale';
+/**
+ * How a create request ended: created, answered with another request's outcome, refused as stale
+ * (StalePrincipalError), or its key freed from a request that died having done nothing (to run again).
+ */
+type CreateOutcome = { transaction: TransactionJson } | 'replayed' | 'stale' | 'freed';
 
 function answerWith(reply: FastifyReply, transaction: TransactionJson): FastifyReply {
   return reply.code(201).header('location', transaction._links.self[0]!.href).type('application/json; charset=utf-8');
@@ -69,7 +72,7 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
   const createOptions = {
     onRequest: createAccess.hook,
     schema: createSchema,
-    config: { idempotencyClaimedByRoute: true },
+    config: { idempotencyClaimedByRoute: true, idempotencyEffectNoted: true },
     // Thrown on, the error reaches the app's error handler; a refusal of the credential replaces it.
     errorHandler: async (error: Error, request: FastifyRequest) => {
       await createAccess.confirm(request);
@@ -120,7 +123,10 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
       } catch (error) {
         if (error instanceof StalePrincipalError) return 'stale';
         await createAccess.confirm(request);
-        if (await finishDeferred(context, request, reply, outcomeOf)) return 'replayed';
+        // Held by a request that died having done nothing, the key is freed instead: run again.
+        const keyTaken = error instanceof IdempotencyKeyTakenError;
+        if (await finishDeferred(context, request, reply, outcomeOf, { keyTaken })) return 'replayed';
+        if (keyTaken) return 'freed';
         throw error;
       }
     };
@@ -133,6 +139,10 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
       outcome = await createOrFinish();
       if (outcome === 'stale') throw new Error('a confirmed principal was found stale');
     }
+    // The key's request died having done nothing (finishDeferred): this one runs now, its attempt
+    // claiming the key. Its principal is confirmed; a live holder is waited for, never freed.
+    if (outcome === 'freed') outcome = await createOrFinish();
+    if (outcome === 'stale' || outcome === 'freed') throw new Error(`the Idempotency-Key's request ran again and was ${outcome} again`);
     if (outcome === 'replayed') return reply;
     const { transaction } = outcome;
     if (storedBody !== undefined) {
