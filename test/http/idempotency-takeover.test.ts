@@ -4,6 +4,7 @@ import { buildApp, type App } from '../../src/app.js';
 import { createAppContext } from '../../src/context.js';
 import { requireAccess } from '../../src/http/auth.js';
 import { requestFingerprint } from '../../src/http/idempotency.js';
+import { addUser } from '../support/fixtures.js';
 import { verifyLedger } from '../../src/domain/ledger/verify.js';
 import { createDb, type Db } from '../../src/storage/db.js';
 import { bookingRow, createBooking, createShop, paymentsContext, purchaseBody, type Body, type Shop } from '../payments/support.js';
@@ -96,6 +97,21 @@ describe('a key left in flight by a request that died having noted nothing', () 
     const created = await t.db.query<{ id: number }>(`SELECT id FROM bookings WHERE reference = 'DEAD-KEY-1'`);
     expect(created).toHaveLength(1);
     expect(answers.map((answer) => answer.json().id)).toEqual([created[0]!.id, created[0]!.id]);
+  });
+
+  it('a chargeback retried past the bound is recorded under its key, once', async () => {
+    const operator = await addUser(t.db, shop.site.siteId, { role: 'member_admin', platformAdmin: true });
+    const booking = await createBooking(t, shop, { total: 3_000 });
+    const payment = (await send(t.app, 'transactions', purchaseBody(shop, booking, 3_000), 'chargeback-payment')).json();
+    const body = { transaction_types: 'chargeback', linked_id: payment.id, total: 1_000 };
+    await leftInFlight('transactions', body, 'dead-chargeback', '1 hour');
+    const record = (app: App) => app.inject({ method: 'POST', url: `${shop.base}/transactions`, headers: { ...operator.headers, 'idempotency-key': 'dead-chargeback' }, payload: body });
+    const answers = await Promise.all([record(t.app), record(second)]);
+    expect(answers.map((answer) => answer.statusCode), answers.map((answer) => answer.body).join('\n')).toEqual([201, 201]);
+    const recorded = await t.db.query<{ id: number }>(`SELECT id FROM transactions WHERE linked_id = $1 AND type = 'chargeback'`, [payment.id]);
+    expect(recorded).toHaveLength(1);
+    expect(answers.map((answer) => answer.json().id)).toEqual([recorded[0]!.id, recorded[0]!.id]);
+    expect(await verifyLedger(t.db, { siteId: shop.site.siteId })).toMatchObject({ ok: true, problems: [] });
   });
 
   it('a key younger than the bound is still waited for, never taken over: the retry gets its answer when it comes', async () => {
