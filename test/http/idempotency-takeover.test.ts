@@ -3,6 +3,7 @@ import type { TestContext } from '../support/context.js';
 import { buildApp, type App } from '../../src/app.js';
 import { createAppContext } from '../../src/context.js';
 import { requireAccess } from '../../src/http/auth.js';
+import { limits } from '../../src/limits.js';
 import { requestFingerprint } from '../../src/http/idempotency.js';
 import { addUser } from '../support/fixtures.js';
 import { verifyLedger } from '../../src/domain/ledger/verify.js';
@@ -127,6 +128,24 @@ describe('a key left in flight by a request that died having noted nothing', () 
     const answer = await retry;
     expect([answer.statusCode, answer.headers['idempotent-replayed'], answer.json()]).toEqual([400, 'true', { code: 'rest_invalid_param' }]);
     expect(await bookingRow(t, booking)).toMatchObject({ total_paid: 0, transaction_ids: [] });
+  });
+
+  it('a key younger than the bound whose retry has waited its whole wait is still 409, and nothing runs', async () => {
+    // The wait shortened to a second for this file's process (the bound with it: 1 s + the 10 s
+    // processor timeout), so the test does not wait 30 s; the key is two seconds old.
+    const wait = limits.idempotencyWaitMs;
+    (limits as { idempotencyWaitMs: number }).idempotencyWaitMs = 1_000;
+    try {
+      const booking = await createBooking(t, shop, { total: 900 });
+      const body = purchaseBody(shop, booking, 900);
+      await leftInFlight('transactions', body, 'young-key', '2 seconds');
+      const retry = await send(t.app, 'transactions', body, 'young-key');
+      expect([retry.statusCode, retry.json()]).toEqual([409, { code: 'rest_idempotency_conflict', message: expect.any(String), data: { status: 409 } }]);
+      expect(await bookingRow(t, booking)).toMatchObject({ total_paid: 0, transaction_ids: [] });
+      expect(await t.db.query(`SELECT status FROM idempotency_keys WHERE key = 'young-key'`)).toEqual([{ status: 'in_flight' }]);
+    } finally {
+      (limits as { idempotencyWaitMs: number }).idempotencyWaitMs = wait;
+    }
   });
 
   it('a route that does not note its effect on the key still answers 409 and does not run', async () => {
