@@ -144,6 +144,13 @@ export const limits = {
   embeddedStopWaitMs: 60_000,
   /** How often the server (a cluster's primary) checks that the embedded PostgreSQL still runs, to start it again if it was killed. */
   embeddedWatchIntervalMs: 2_000,
+  /**
+   * /readyz answers 503 while the disk under the embedded PostgreSQL's cluster has less room than
+   * this for its account: one WAL segment. Below it the next table page or WAL segment may not fit,
+   * and every booking and payment fails with "No space left on device" (or PostgreSQL stops for a
+   * WAL write it could not make) while the database still answers reads.
+   */
+  embeddedDiskFreeMinBytes: 16 * 1024 * 1024,
   /** The end of the embedded PostgreSQL's output kept to say why a start of it failed. */
   embeddedOutputTailCharsMax: 4_000,
   /**

@@ -2,7 +2,7 @@ import type { Config } from '../config.js';
 import { limits } from '../limits.js';
 import { embeddedMaxConnections } from './connections.js';
 import { createDb, type Db } from './db.js';
-import { startEmbeddedPostgres } from './embedded.js';
+import { clusterDiskHasRoom, startEmbeddedPostgres } from './embedded.js';
 import { migrate } from './migrate.js';
 
 export interface OpenDatabase {
@@ -71,4 +71,13 @@ export function logEmbeddedRestarts(database: OpenDatabase, log: { error(details
       log.error({ err: outcome.error }, 'the embedded PostgreSQL stopped without being asked (killed, or out of memory) and cannot be started again; trying every few seconds (see DATA_DIR/pg)');
     }
   });
+}
+
+/**
+ * Whether the database's disk has room to write: the embedded cluster's, looked at on this host.
+ * An external database's disk is on its own host, out of sight here (its operator watches it; a
+ * full one shows as 500s logged with SQLSTATE 53100): true.
+ */
+export function databaseDiskHasRoom(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<boolean> {
+  return config.databaseUrl ? Promise.resolve(true) : clusterDiskHasRoom(config.dataDir);
 }

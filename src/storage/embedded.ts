@@ -1,4 +1,5 @@
 import { appendFileSync, closeSync, existsSync, openSync, writeSync, mkdirSync, readFileSync, readdirSync, realpathSync, symlinkSync, lstatSync, unlinkSync, chmodSync, rmSync, writeFileSync } from 'node:fs';
+import { statfs } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -108,6 +109,16 @@ export async function startEmbeddedPostgres(
       throw error;
     }
   });
+}
+
+/**
+ * Whether the disk under the cluster in `dataDir` has room for PostgreSQL to write
+ * (limits.embeddedDiskFreeMinBytes, counted for an unprivileged account, as PostgreSQL runs). One
+ * statfs call and no write: /readyz asks on every probe.
+ */
+export async function clusterDiskHasRoom(dataDir: string): Promise<boolean> {
+  const disk = await statfs(path.join(dataDir, 'pg'));
+  return disk.bavail * disk.bsize >= limits.embeddedDiskFreeMinBytes;
 }
 
 /**

@@ -92,6 +92,28 @@ describe('a DATA_DIR the server cannot write in', () => {
     expect(await next.exited).toBe(0);
   }, 180_000);
 
+  it('filling up under a running server: /readyz 503 while the embedded PostgreSQL has no room to write (it said ready while every booking and payment failed), 200 once there is room again', async (context) => {
+    const disk = tmpfs('filling', '80m');
+    if (!disk) return context.skip();
+    const server = await spawnServer({ DATA_DIR: path.join(disk, 'data') });
+    await vi.waitFor(async () => expect((await fetch(`${server.baseUrl}/readyz`)).status).toBe(200), { timeout: 60_000, interval: 100 });
+    const probe = async (url: string) => {
+      const response = await fetch(`${server.baseUrl}${url}`);
+      return [response.status, await response.json()];
+    };
+    const filler = path.join(disk, 'filler');
+    // dd fails once the disk is full, as it is meant to.
+    spawnSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=1M', 'count=100'], { stdio: 'ignore' });
+    expect(await probe('/readyz')).toEqual([503, { status: 'disk_full' }]);
+    // Alive all the same: the process is not restarted for it.
+    expect(await probe('/healthz')).toEqual([200, { status: 'ok' }]);
+
+    rmSync(filler);
+    expect(await probe('/readyz')).toEqual([200, { status: 'ready' }]);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  }, 120_000);
+
   it.skipIf(process.getuid?.() !== 0)('that the embedded PostgreSQL cannot reach (its account, postgres, may not pass a directory above it)', async () => {
     const closed = path.join(scratch, 'closed');
     mkdirSync(closed, { mode: 0o700 });
