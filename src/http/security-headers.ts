@@ -4,6 +4,16 @@ import type { Config } from '../config.js';
 /** The policy of JSON answers: nothing may load, nothing may frame them. */
 export const jsonContentSecurityPolicy = "default-src 'none'; frame-ancestors 'none'";
 
+/**
+ * Who may frame the pages the cardholder's browser comes back to after a 3DS challenge (the return
+ * route `/3ds/return/{uuid}` and the hosted pages' `/hosted/3ds-return`): they load inside the
+ * challenge iframe, which sits in the integrator's checkout, or in our modal frame under the
+ * integrator's page, and frame-ancestors checks every ancestor. Any http(s) page: they show a line
+ * of text with nothing to click (nothing to clickjack) and decide nothing (the outcome is the
+ * processor's record). docs/modal.md "Framing the 3DS challenge".
+ */
+export const threeDsReturnFrameAncestors = 'http: https:';
+
 const strictTransportSecurity = 'max-age=63072000; includeSubDomains';
 
 /** Only meaningful (and only honoured) when the service is reached over HTTPS. */

@@ -719,6 +719,20 @@ describe('payment modal in Chromium', () => {
     }
   });
 
+  it("shows the 3DS return page in the integrator's own frame of an API payment's challenge (no redirect_url): the payer read the outcome, not a refused frame (frame-ancestors 'none')", async () => {
+    const { payment } = await bookingPaidThroughApi(9_700, { token: 'tok_visa_3ds_challenge', attempt_3ds: true });
+    expect(payment).toMatchObject({ status: 'pending' });
+    // The EMV 3-D Secure browser flow: the integrator's checkout shows the issuer's page in an iframe.
+    const challengeUrl = (payment['3ds_response'] as { challenge_url: string }).challenge_url;
+    e2e.host.pages.set('/api-checkout', `<!doctype html><title>Seaside Tours checkout</title><iframe id="challenge" title="3-D Secure" src="${challengeUrl}"></iframe>`);
+    await page.goto(`${e2e.host.origin}/api-checkout`);
+    const challenge = page.frameLocator('#challenge');
+    await challenge.getByRole('button', { name: 'Authenticate' }).click();
+    await expect.poll(() => challenge.locator('body').textContent().catch(() => null), slow).toBe('Payment complete. Thank you.You can close this window.');
+    const read = await e2e.t.app.inject({ url: `/${merchant.site.path}/site-json/vendor/v2/transactions/${payment.id}`, headers: merchant.site.headers });
+    expect(read.json()).toMatchObject({ status: 'complete' });
+  });
+
   it('lets any http(s) page frame the sandbox challenge and the 3DS return page', async () => {
     const returned = await page.request.get(`${e2e.baseUrl}/hosted/3ds-return`);
     expect(returned.headers()['content-security-policy']).toContain('frame-ancestors http: https:');

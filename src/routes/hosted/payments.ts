@@ -9,6 +9,7 @@ import { loadChannel } from '../../domain/channels.js';
 import { localeOf, parseLanguage } from '../../i18n/catalogue.js';
 import { limits } from '../../limits.js';
 import { bearerToken } from '../../http/auth.js';
+import { threeDsReturnFrameAncestors } from '../../http/security-headers.js';
 import { ApiError, invalidParam, renamedParam } from '../../http/errors.js';
 import { errorResponses, hostedSessionSecurity, htmlResponse, noCredential } from '../../http/openapi.js';
 import { sharedAssets } from './assets.js';
@@ -128,12 +129,11 @@ export async function hostedPaymentRoutes(app: App, context: AppContext): Promis
     return reply.header('cache-control', 'no-store').send(answer);
   });
 
-  // Where the bank's 3DS page sends the cardholder back, inside the page's challenge iframe: a
-  // script tells the page (same origin only), which reads the outcome from the server. In the
-  // modal that iframe sits in our frame under the integrator's page, and frame-ancestors checks
-  // every ancestor, so any http(s) page may be an ancestor: the page shows one line of text, has
-  // no control to click (nothing to clickjack) and posts only to our own origin. It says the
-  // payment is being processed in the page's language (`language`, set by transactionInputOf).
+  // Where the bank's 3DS page sends the cardholder back (through /3ds/return), inside the page's
+  // challenge iframe: a script tells the page (same origin only), which reads the outcome from the
+  // server. Framed by any http(s) page (threeDsReturnFrameAncestors): it also posts only to our own
+  // origin. It says the payment is being processed in the page's language (`language`, set by
+  // transactionInputOf).
   app.get('/hosted/3ds-return', { schema: threeDsReturnSchema }, async (request, reply) => {
     const { language: asked } = request.query as { language?: unknown };
     const language = parseLanguage(typeof asked === 'string' ? asked : undefined) ?? 'enGB';
@@ -144,6 +144,6 @@ export async function hostedPaymentRoutes(app: App, context: AppContext): Promis
       scripts: [sharedAssets.threeDsReturnScript],
       body: html`<main class="card"><p role="status">${translatorFor(language)('processing')}</p></main>`,
     });
-    return sendPage(reply, 200, body, { frameAncestors: 'http: https:' });
+    return sendPage(reply, 200, body, { frameAncestors: threeDsReturnFrameAncestors });
   });
 }

@@ -11,6 +11,7 @@ import { principalOf, requireAccess, requireAccessConfirmedByRoute } from '../..
 import { invalidId } from '../../http/errors.js';
 import { localeOf, normaliseLanguage, translate } from '../../i18n/catalogue.js';
 import { escapeHtml } from '../hosted/html.js';
+import { threeDsReturnFrameAncestors } from '../../http/security-headers.js';
 import { errorResponses, htmlResponse, noCredential, siteApiErrors } from '../../http/openapi.js';
 import {
   ItemParams, SiteParams, apiPrefix, integerIds, listValues, pageRequest, parseItemId, publishedRange, setPaginationHeaders, statementDateOf,
@@ -196,6 +197,8 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
     return transaction;
   });
 
+  // No script, no style, no form: one paragraph of text.
+  const threeDsReturnPolicy = `default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors ${threeDsReturnFrameAncestors}`;
   // The cardholder's browser returns here from the 3DS challenge (no credentials: the uuid is
   // unguessable and the outcome comes from the processor, never from the browser).
   const threeDsReturnSchema = {
@@ -213,9 +216,14 @@ export async function transactionRoutes(app: App, context: AppContext): Promise<
       ...errorResponses(400, 404, 429),
     },
   };
+  // Loaded inside the challenge iframe (the integrator's, or the one in our modal frame): the
+  // redirect and the page may be framed by any http(s) page (threeDsReturnFrameAncestors). Under
+  // the JSON answers' frame-ancestors 'none' an integrator's frame showed "refused to connect"
+  // where the page says how the payment ended.
   app.get('/3ds/return/:uuid', { schema: threeDsReturnSchema }, async (request, reply) => {
     const result = await completeThreeDsReturn(context, request.params.uuid);
     if (!result) throw invalidId('transaction');
+    reply.header('content-security-policy', threeDsReturnPolicy);
     if (result.redirectTo) return reply.redirect(result.redirectTo, 303);
     // The cardholder's page, in the transaction's language (it was English whatever the payer's).
     const language = normaliseLanguage(result.language);
