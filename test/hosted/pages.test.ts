@@ -291,4 +291,12 @@ describe('hosted page APIs', () => {
     expect(badOrigin.statusCode).toBe(400);
     expect(badOrigin.headers['content-security-policy']).toContain("frame-ancestors 'none'");
   });
+
+  it("gives the modal frame's script its locale as a BCP 47 tag (de-DE, as <html lang> and as every other page), which Intl formats with: not the language code deDE, which Intl refuses", async () => {
+    const frame = (await t.app.inject({ url: '/modal/1.0.0/frame?origin=https%3A%2F%2Fshop.example&language=de-AT' })).body;
+    const data = JSON.parse(/<script type="application\/json" id="page-data">([\s\S]*?)<\/script>/.exec(frame)![1]!) as { locale: string; language: string };
+    expect(frame).toContain('<html lang="de-DE"');
+    expect(data).toMatchObject({ locale: 'de-DE', language: 'deDE' });
+    expect(new Intl.ListFormat(data.locale, { type: 'unit' }).format(['E-Mail', 'Reisedaten'])).toBe('E-Mail, Reisedaten');
+  });
 });

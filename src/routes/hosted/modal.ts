@@ -303,7 +303,7 @@ ${secureNoteView(t, false)}
 ${cardFormView({ t, language, holderFields: ['name', 'email'], prefill: {}, submitLabel: t('payAmount', { amount: '' }) })}
 </div>
 <section id="fatal" class="outcome failed" role="alert" hidden></section>`,
-    data: { kind: 'modal', hostOrigin, locale: language, messages: pageMessages(language), timeoutMs: limits.hostedPaymentTimeoutMs },
+    data: { kind: 'modal', hostOrigin, language, locale: localeOf(language), messages: pageMessages(language), timeoutMs: limits.hostedPaymentTimeoutMs },
   });
   // Framed only by the page that opened it: the browser enforces that the embedding origin is
   // the one the frame will talk to with postMessage.

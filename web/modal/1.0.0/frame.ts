@@ -6,10 +6,12 @@ import { CardForm } from '../../shared/card-form.js';
 import { byId, readPageData, translator, type PageData } from '../../shared/page-data.js';
 import { declineLine, exhaustedLine, nothingPayableLine, paymentMade, resumePayment, runPayment, showOutcome, showRefusal, type ApiErrorBody, type FlowEnd, type PaymentAnswer } from '../../shared/payment-flow.js';
 import { frameSource, hostSource, type CallbackName, type HostMessage, type ModalInit } from './protocol.js';
-import { localeByLanguage, parseLanguage } from '../../../src/i18n/languages.js';
 
 interface FrameData {
   hostOrigin: string;
+  /** The catalogue's language code (`deDE`) the frame is shown in, as the session names its own. */
+  language: string;
+  /** BCP 47 (`de-DE`), for Intl, as every page's (PageData). */
   locale: string;
   messages: Record<string, string>;
   timeoutMs: number;
@@ -113,7 +115,7 @@ async function start(options: ModalInit): Promise<void> {
   }
   const session = opened.body as SessionAnswer;
   emit(session.booking_event, session.booking);
-  if (session.language !== data.locale) await showIn(session.language);
+  if (session.language !== data.language) await showIn(session.language);
   showForm(session);
 }
 
@@ -130,9 +132,7 @@ const bookingFieldLabel: Record<string, string> = {
 function bookingInvalidLine(fields: string[]): string {
   const labels = [...new Set(fields.flatMap((field) => (Object.hasOwn(bookingFieldLabel, field) ? [t(bookingFieldLabel[field]!)] : [])))];
   if (labels.length === 0) return t('bookingDataInvalid');
-  // The frame's `locale` is its language code (deDE), which Intl refuses.
-  const locale = localeByLanguage[parseLanguage(data.locale) ?? 'enGB'];
-  return t('bookingInvalid', { message: new Intl.ListFormat(locale, { type: 'unit' }).format(labels) });
+  return t('bookingInvalid', { message: new Intl.ListFormat(data.locale, { type: 'unit' }).format(labels) });
 }
 
 /**
@@ -151,13 +151,13 @@ async function showIn(language: string): Promise<void> {
   const main = fresh?.getElementById('main');
   const freshData = fresh?.getElementById('page-data')?.textContent;
   if (!fresh || !main || !freshData) return;
-  const { locale, messages } = JSON.parse(freshData) as FrameData;
-  Object.assign(data, { locale, messages });
-  t = translator(messages);
+  const shown = JSON.parse(freshData) as FrameData;
+  Object.assign(data, { language: shown.language, locale: shown.locale, messages: shown.messages });
+  t = translator(shown.messages);
   document.documentElement.lang = fresh.documentElement.lang;
   document.title = fresh.title;
   byId('main').replaceWith(document.adoptNode(main));
-  post({ type: 'language', value: locale });
+  post({ type: 'language', value: shown.language });
 }
 
 function showForm(session: SessionAnswer): void {
