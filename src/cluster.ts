@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import pino, { type Logger } from 'pino';
-import { shutdownGraceMsOf, type Config } from './config.js';
+import { embeddedDatabaseWorkerEnv, shutdownGraceMsOf, type Config } from './config.js';
 import { limits } from './limits.js';
 import { databaseProblemsOf } from './storage/database-checks.js';
 import { logEmbeddedRestarts, openDatabase, type OpenDatabase } from './storage/database.js';
@@ -45,7 +45,7 @@ export async function runClusterPrimary(config: Config, signals: ShutdownSignals
   const database = await openDatabase(config, { poolSize: 1 });
   const connectionString = database.db.pool.options.connectionString;
   if (!connectionString) throw new Error('cluster primary: the database handle has no connection string');
-  const supervisor = new WorkerSupervisor(config.workers, { DATABASE_URL: connectionString }, log);
+  const supervisor = new WorkerSupervisor(config.workers, { DATABASE_URL: connectionString, ...(database.embedded ? { [embeddedDatabaseWorkerEnv]: '1' } : {}) }, log);
 
   let stopping = false;
   const shutdown = async (reason: string, exitCode: number) => {

@@ -16,6 +16,12 @@ export interface Config {
   dataDir: string;
   /** External PostgreSQL; when absent the embedded server under dataDir is used. */
   databaseUrl: string | undefined;
+  /**
+   * The database is the embedded cluster under dataDir: no DATABASE_URL, or a cluster worker given
+   * its primary's embedded cluster (DATABASE_URL and embeddedDatabaseWorkerEnv, src/cluster.ts).
+   * /readyz watches that cluster's disk (docs/scaling.md).
+   */
+  databaseEmbedded: boolean;
   smtpUrl: string | undefined;
   /** Sender address of transactional mail (MAIL_FROM); the display name is the company. */
   mailFrom: string;
@@ -64,6 +70,12 @@ export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * Set to 1 by a cluster's primary, beside DATABASE_URL, in the environment of workers it gives the
+ * embedded cluster it started: not a setting of its own.
+ */
+export const embeddedDatabaseWorkerEnv = 'TRUSTFARE_EMBEDDED_DATABASE';
+
 const secretNames = ['JWT_SECRET', 'CARD_KEYS', 'CARD_FINGERPRINT_KEY', 'SIGNING_SECRET'] as const;
 
 /** How long a stopping server lets its requests in flight finish: a processor call's whole timeout, and then some. */
@@ -85,6 +97,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     dataDir,
     databaseUrl: databaseUrlSetting(env.DATABASE_URL),
+    databaseEmbedded: databaseUrlSetting(env.DATABASE_URL) === undefined || env[embeddedDatabaseWorkerEnv] === '1',
     smtpUrl: smtpUrlSetting(env.SMTP_URL),
     mailFrom: mailFromSetting(env.MAIL_FROM, baseUrl),
     baseUrl,

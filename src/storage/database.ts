@@ -78,6 +78,6 @@ export function logEmbeddedRestarts(database: OpenDatabase, log: { error(details
  * An external database's disk is on its own host, out of sight here (its operator watches it; a
  * full one shows as 500s logged with SQLSTATE 53100): true.
  */
-export function databaseDiskHasRoom(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<boolean> {
-  return config.databaseUrl ? Promise.resolve(true) : clusterDiskHasRoom(config.dataDir);
+export function databaseDiskHasRoom(config: Pick<Config, 'databaseEmbedded' | 'dataDir'>): Promise<boolean> {
+  return config.databaseEmbedded ? clusterDiskHasRoom(config.dataDir) : Promise.resolve(true);
 }

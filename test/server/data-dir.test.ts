@@ -92,27 +92,33 @@ describe('a DATA_DIR the server cannot write in', () => {
     expect(await next.exited).toBe(0);
   }, 180_000);
 
-  it('filling up under a running server: /readyz 503 while the embedded PostgreSQL has no room to write (it said ready while every booking and payment failed), 200 once there is room again', async (context) => {
-    const disk = tmpfs('filling', '80m');
+  // With WORKERS=2 each worker reaches the primary's cluster through DATABASE_URL, as it would an external one.
+  it.for(['1', '2'])('filling up under a running server (WORKERS=%s): /readyz 503 while the embedded PostgreSQL has no room to write (it said ready while every booking and payment failed), 200 once there is room again', { timeout: 120_000 }, async (workers, context) => {
+    const disk = tmpfs(`filling-${workers}`, '80m');
     if (!disk) return context.skip();
-    const server = await spawnServer({ DATA_DIR: path.join(disk, 'data') });
+    const server = await spawnServer({ DATA_DIR: path.join(disk, 'data'), WORKERS: workers });
     await vi.waitFor(async () => expect((await fetch(`${server.baseUrl}/readyz`)).status).toBe(200), { timeout: 60_000, interval: 100 });
-    const probe = async (url: string) => {
-      const response = await fetch(`${server.baseUrl}${url}`);
-      return [response.status, await response.json()];
+    // Every worker asked: the primary hands connections out in turn.
+    const probes = async (url: string) => {
+      const answers = [];
+      for (let index = 0; index < 4; index++) {
+        const response = await fetch(`${server.baseUrl}${url}`, { headers: { connection: 'close' } });
+        answers.push([response.status, await response.json()]);
+      }
+      return answers;
     };
     const filler = path.join(disk, 'filler');
     // dd fails once the disk is full, as it is meant to.
     spawnSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=1M', 'count=100'], { stdio: 'ignore' });
-    expect(await probe('/readyz')).toEqual([503, { status: 'disk_full' }]);
+    expect(await probes('/readyz')).toEqual(Array(4).fill([503, { status: 'disk_full' }]));
     // Alive all the same: the process is not restarted for it.
-    expect(await probe('/healthz')).toEqual([200, { status: 'ok' }]);
+    expect(await probes('/healthz')).toEqual(Array(4).fill([200, { status: 'ok' }]));
 
     rmSync(filler);
-    expect(await probe('/readyz')).toEqual([200, { status: 'ready' }]);
+    expect(await probes('/readyz')).toEqual(Array(4).fill([200, { status: 'ready' }]));
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
-  }, 120_000);
+  });
 
   it.skipIf(process.getuid?.() !== 0)('that the embedded PostgreSQL cannot reach (its account, postgres, may not pass a directory above it)', async () => {
     const closed = path.join(scratch, 'closed');
