@@ -91,13 +91,14 @@ export function loadConfig(env: Env = process.env): Config {
   const defaultOrigin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const baseUrl = httpUrlSetting(env.BASE_URL ?? defaultOrigin, 'BASE_URL');
   const workersDefault = mode === 'production' ? os.availableParallelism() : 1;
+  const databaseUrl = databaseUrlSetting(env.DATABASE_URL);
   const config: Config = {
     env: mode,
     host,
     port,
     dataDir,
-    databaseUrl: databaseUrlSetting(env.DATABASE_URL),
-    databaseEmbedded: databaseUrlSetting(env.DATABASE_URL) === undefined || env[embeddedDatabaseWorkerEnv] === '1',
+    databaseUrl,
+    databaseEmbedded: databaseUrl === undefined || env[embeddedDatabaseWorkerEnv] === '1',
     smtpUrl: smtpUrlSetting(env.SMTP_URL),
     mailFrom: mailFromSetting(env.MAIL_FROM, baseUrl),
     baseUrl,
