@@ -301,7 +301,9 @@ export interface ChannelPatchRefusal {
 
 /**
  * Applies a patch inside the caller's transaction. The channel row is locked first, so a
- * concurrent booking create (which key-share-locks it) cannot slip in under a currency change.
+ * concurrent booking create or payment attempt (each key-share-locks it, with the currency and
+ * mode it was checked against: insertBookingStatement, insertTransactions) cannot slip in under a
+ * currency or mode change: it waits, sees the change and is refused, or is seen here once committed.
  */
 export async function updateChannel(tx: Queryable, options: { siteId: number; id: number; patch: ChannelPatch }): Promise<ChannelRecord | ChannelPatchRefusal | undefined> {
   const current = await loadChannel(tx, { siteId: options.siteId, id: options.id, lock: 'update' });

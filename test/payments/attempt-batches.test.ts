@@ -5,7 +5,8 @@ import { verifyLedger } from '../../src/domain/ledger/verify.js';
 import { limits } from '../../src/limits.js';
 import type { TestContext } from '../support/context.js';
 import { statementsDuring } from '../support/statements.js';
-import { bookingRow, createBooking, post, vaultedShopContext, type Shop } from './support.js';
+import type { ApiError } from '../../src/http/errors.js';
+import { addChannel, bookingRow, createBooking, post, vaultedShopContext, type Shop } from './support.js';
 
 // The attempts of concurrent payments (validation and the `incomplete` rows) are written in
 // batches (attempts.ts, src/batcher.ts): one database transaction and one insert for many
@@ -71,6 +72,37 @@ describe('attempts in batches', () => {
     await Promise.all(slots.holders.map((payment) => payment.result));
     expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
   });
+
+  it("refuses alone a member whose channel switched to live under its attempt: its batch-mates are charged, nothing of it is written", async () => {
+    const raced = await addChannel(t, shop);
+    const racedBooking = await createBooking(t, shop, { channelId: raced, total: 2500 });
+    const slots = await holdEverySlot();
+    const mates = [pay('mode-1'), pay('mode-raced', { booking: racedBooking, channelId: raced }), pay('mode-2')];
+    await slots.queued();
+    // The channel locked as a PUT locks it: the batch reads it unlocked, then waits for it to insert.
+    const put: pg.PoolClient = await t.db.pool.connect();
+    await put.query('BEGIN');
+    await put.query('SELECT 1 FROM channels WHERE id = $1 FOR UPDATE', [raced]);
+    const { result: outcomes, statements } = await statementsDuring(async () => {
+      slots.release();
+      await Promise.all(slots.holders.map((payment) => payment.result));
+      await waitFor(async () => (await lockWaits()) === 1);
+      await put.query(`UPDATE channels SET account_mode = 'draft' WHERE id = $1`, [raced]);
+      await put.query('COMMIT');
+      put.release();
+      return Promise.allSettled(mates.map((payment) => payment.result));
+    });
+    expect(outcomes.map(outcomeOf)).toEqual(['complete', 'rest_invalid_param', 'complete']);
+    expect(((outcomes[1] as PromiseRejectedResult).reason as ApiError).data).toEqual({ params: { channels: expect.stringContaining('changed while this payment was being prepared') } });
+    // The queued three went in one batch: one insert, and no member attempted again alone.
+    expect(statements.filter((statement) => statement.startsWith('[transaction_insert]'))).toHaveLength(1);
+    for (const payment of [mates[0]!, mates[2]!]) expect(await bookingRow(t, payment.booking)).toMatchObject({ status: 'paid', total_paid: 2500 });
+    expect(await bookingRow(t, racedBooking)).toMatchObject({ status: 'unpaid', total_paid: 0, transaction_ids: [] });
+    expect((await t.db.query('SELECT 1 FROM transactions WHERE channel_id = $1', [raced])).length).toBe(0);
+    // Its key was not claimed: sent again, the payment is checked against the channel as it is now.
+    expect((await t.db.query('SELECT 1 FROM idempotency_keys WHERE site_id = $1 AND key = $2', [shop.site.siteId, 'mode-raced'])).length).toBe(0);
+    expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
+  });
 });
 
 const retainedBody = (booking: number, total: number) => ({
@@ -86,12 +118,12 @@ interface Payment {
 }
 
 /** A retained purchase of 2500 through the domain service, with an Idempotency-Key. */
-function pay(key: string, options: { booking?: number; requestHash?: string } = {}): Payment {
+function pay(key: string, options: { booking?: number; requestHash?: string; channelId?: number } = {}): Payment {
   const payment: Payment = { booking: options.booking ?? 0, result: Promise.resolve(undefined as never) };
   const bookingReady = options.booking !== undefined ? Promise.resolve(options.booking) : createBooking(t, shop, { total: 2500 });
   payment.result = bookingReady.then((booking) => {
     payment.booking = booking;
-    const input: TransactionInput = { type: 'retained_purchase', channelId: shop.channelId, currency: 'USD', total: 2500, linkedId: vaultId, bookings: [{ id: booking, currency: 'USD', total: 2500 }] };
+    const input: TransactionInput = { type: 'retained_purchase', channelId: options.channelId ?? shop.channelId, currency: 'USD', total: 2500, linkedId: vaultId, bookings: [{ id: booking, currency: 'USD', total: 2500 }] };
     return createTransaction(t.context, { ...actor(), idempotency: { key, requestHash: options.requestHash ?? key, onClaimed: () => undefined } }, input);
   });
   return payment;

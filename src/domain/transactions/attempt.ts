@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.js';
-import { invalidParam } from '../../http/errors.js';
+import { invalidParam, type ApiError } from '../../http/errors.js';
 import type { Queryable, Transaction } from '../../storage/db.js';
 import { fundingTypes } from '../bookings.js';
 import { redeemCaptureTokens } from '../vault/index.js';
@@ -19,35 +19,52 @@ import { IdempotencyKeyTakenError, isRetainedType, type Actor, type TransactionR
  * the Idempotency-Keys and the bookings' locks), then list them on their bookings (one statement).
  * It commits before the processor is called, so a crash afterwards leaves rows reconciliation can
  * finish, and concurrent captures, voids and refunds of one transaction are serialised by the
- * lock on it. A result is undefined when the request's Idempotency-Key is another request's: of
- * that request nothing is written (a follow-up's reservation is rolled back: it throws
- * IdempotencyKeyTakenError). Any refusal found under locks throws. Its last statement
+ * lock on it. A result is the request's refusal (nothing of it is written) when its
+ * Idempotency-Key is another request's (IdempotencyKeyTakenError) or its channel changed since the
+ * request was checked (channelChanged); a follow-up's reservation is then rolled back: it throws
+ * that refusal. Any other refusal found under locks throws. Its last statement
  * carries the COMMIT (recordAttempts), so it is the caller's last database work.
  */
-export async function insertAttempts(context: AppContext, tx: Transaction, members: readonly { actor: Actor; plan: PaymentPlan }[]): Promise<(TransactionRecord | undefined)[]> {
+export async function insertAttempts(context: AppContext, tx: Transaction, members: readonly { actor: Actor; plan: PaymentPlan }[]): Promise<(TransactionRecord | Error)[]> {
   const at = context.now();
   const rows: NewTransaction[] = [];
   for (const { actor, plan } of members) {
     // Only a follow-up has a linked row to reserve from, and follow-ups are attempted alone.
     const reserved = plan.linked && !isRetainedType(plan.input.type) ? await reserveOnParent(tx, plan, at) : 0;
-    rows.push({ row: newRow(actor, plan, { reserved, at }), ...(actor.idempotency ? { idempotency: { key: actor.idempotency.key, requestHash: actor.idempotency.requestHash } } : {}) });
+    rows.push({
+      row: newRow(actor, plan, { reserved, at }),
+      ...(actor.idempotency ? { idempotency: { key: actor.idempotency.key, requestHash: actor.idempotency.requestHash } } : {}),
+      channel: { currency: plan.channel.currency, accountMode: plan.channel.accountMode },
+    });
   }
-  const { records, lockedBookings } = await insertTransactions(tx, rows, { lockBookings: members.flatMap(({ plan }) => plan.shares.map((share) => share.bookingId)) });
-  // A follow-up whose key is another request's (a replay) has already reserved its amount on the
-  // parent: rolled back with the rest, or each replay of a refund would shrink what remains
-  // refundable. Follow-ups are attempted alone, so nothing else is lost with it.
-  if (records.some((record, index) => !record && rows[index]!.row.reservedTotal > 0)) throw new IdempotencyKeyTakenError();
+  const inserted = await insertTransactions(tx, rows, { lockBookings: members.flatMap(({ plan }) => plan.shares.map((share) => share.bookingId)) });
+  const records = inserted.records.map((record) => (record === 'key_taken' ? new IdempotencyKeyTakenError() : record === 'channel_changed' ? channelChanged() : record));
+  // A follow-up not inserted (a replay of another request's key, or its channel changed) has
+  // already reserved its amount on the parent: rolled back with the rest, or each replay of a
+  // refund would shrink what remains refundable. Follow-ups are attempted alone, so nothing else
+  // is lost with it.
+  const unreserved = records.find((record, index) => record instanceof Error && rows[index]!.row.reservedTotal > 0);
+  if (unreserved) throw unreserved;
   await redeemCaptureTokensOf(tx, members, records);
   const attempts: BookingAttempt[] = [];
   for (const [index, record] of records.entries()) {
-    if (!record) continue;
+    if (record instanceof Error) continue;
     const { plan } = members[index]!;
     await recordForexAndAllocations(tx, { record, channel: plan.channel, plan: plan.extras });
     attempts.push({ bookingIds: plan.shares.map((share) => share.bookingId), transactionId: record.id, channelId: plan.channel.id, refuseOverfunding: fundingTypes.includes(plan.input.type) });
   }
   // The last statement of the attempt's database transaction: its COMMIT goes with it.
-  await recordAttempts(tx, attempts, { at, locked: lockedBookings });
+  await recordAttempts(tx, attempts, { at, locked: inserted.lockedBookings });
   return records;
+}
+
+/**
+ * The channel's currency or account mode changed (or it was deleted) between the payment's checks
+ * and its attempt (insertTransactions): the payment was prepared for what the channel no longer is.
+ * Sent again, it is checked against the channel as it is now.
+ */
+function channelChanged(): ApiError {
+  return invalidParam('channels', "The channel's currency or account mode was changed while this payment was being prepared; nothing was charged. Send it again to pay on the channel as it is now.");
 }
 
 /**
@@ -58,8 +75,8 @@ export async function insertAttempts(context: AppContext, tx: Transaction, membe
  * have refused it, before the processor is called; in a batch, the rollback has each member
  * attempted again alone, and the check then refuses this one.
  */
-async function redeemCaptureTokensOf(tx: Transaction, members: readonly { plan: PaymentPlan }[], records: readonly (TransactionRecord | undefined)[]): Promise<void> {
-  const redemptions = members.flatMap(({ plan }, index) => (records[index] && plan.captureRedemption ? [plan.captureRedemption] : []));
+async function redeemCaptureTokensOf(tx: Transaction, members: readonly { plan: PaymentPlan }[], records: readonly (TransactionRecord | Error)[]): Promise<void> {
+  const redemptions = members.flatMap(({ plan }, index) => (!(records[index] instanceof Error) && plan.captureRedemption ? [plan.captureRedemption] : []));
   if ((await redeemCaptureTokens(tx, redemptions)) < redemptions.length) throw unknownCardToken();
 }
 

@@ -5,7 +5,7 @@ import { limits } from '../../limits.js';
 import { captureTokenPrefix } from '../vault/index.js';
 import { insertAttempts } from './attempt.js';
 import { lookUp, preparePayment, type PaymentPlan } from './prepare.js';
-import { IdempotencyKeyTakenError, isFollowUpType, StalePrincipalError, type Actor, type TransactionInput, type TransactionRecord } from './types.js';
+import { isFollowUpType, StalePrincipalError, type Actor, type TransactionInput, type TransactionRecord } from './types.js';
 
 /**
  * Steps one and two of the processing discipline (docs/payments.md) for concurrent requests
@@ -109,8 +109,8 @@ async function attemptTogether(context: AppContext, requests: AttemptRequest[]):
     }
     const records = accepted.length === 0 ? [] : await insertAttempts(context, tx, accepted);
     for (const [position, { index, plan }] of accepted.entries()) {
-      const record = records[position];
-      results[index] = record ? { status: 'fulfilled', value: { plan, record } } : { status: 'rejected', reason: new IdempotencyKeyTakenError() };
+      const record = records[position]!;
+      results[index] = record instanceof Error ? { status: 'rejected', reason: record } : { status: 'fulfilled', value: { plan, record } };
     }
     return results;
   }, { genericPlans: true });

@@ -165,26 +165,44 @@ const insertedColumnList = insertedColumns.map(([column]) => column).join(', ');
  * together, docs/performance-history.md "Batching across requests"):
  *  - `input` gives each row (a JSON array typed by the table's own row type) its id up front,
  *    so a key can be claimed before its row exists;
- *  - `claim` claims the keys; a key another request holds is skipped (ON CONFLICT DO NOTHING);
- *  - only the rows whose key was claimed (or that have none) are inserted, with their shares: a
- *    refused row leaves its batch-mates standing, and nothing of its own is written;
+ *  - `kept` keeps the rows whose channel is still as their payment read it (`channel`: not
+ *    deleted, same currency and account mode), key-share-locking it until the attempt commits, as
+ *    a booking's insert does (insertBookingStatement). A change of the channel locks its row FOR
+ *    UPDATE first (updateChannel, deleteChannel, `channel set`): one committed since the read is
+ *    seen here; one in progress is waited for and, under READ COMMITTED, its new version checked
+ *    again; one arriving later waits for this attempt's commit and then finds its money
+ *    (hasMoneyHistory). Without it a PUT committed between a payment's read and this insert had
+ *    found no money yet, and the payment was recorded in the old currency, or as test money on a
+ *    live channel (docs/payments.md "A channel changed under a payment");
+ *  - `claim` claims the keys of the kept rows; a key another request holds is skipped (ON
+ *    CONFLICT DO NOTHING);
+ *  - only the kept rows whose key was claimed (or that have none) are inserted, with their shares:
+ *    a refused row leaves its batch-mates standing, and nothing of its own is written;
  *  - `locked` locks the named bookings in id order (`FOR NO KEY UPDATE`, as
  *    `bookings_lock_for_payment`), so the attempt's booking update needs no round trip of its own.
+ * One result row per row given, its columns null when it was not inserted, and `channel_kept`.
  * Parameters: $1 rows; $2-$4 claims (row ordinal, key, request hash); $5-$9 shares (row ordinal,
- * booking, total, remaining, position); $10 bookings to lock.
+ * booking, total, remaining, position); $10 bookings to lock; $11-$12 each row's channel currency
+ * and account mode as read (null: not checked).
  */
 const insertStatement = {
   name: 'transaction_insert',
   text: `WITH input AS MATERIALIZED (
            SELECT nextval('transactions_id_seq') AS id, r.ordinality, ${insertedColumns.map(([column]) => `r.${column}`).join(', ')}
              FROM json_populate_recordset(null::transactions, $1::json) WITH ORDINALITY AS r
+         ), kept AS MATERIALIZED (
+           SELECT i.* FROM input i
+             JOIN unnest($11::text[], $12::text[]) WITH ORDINALITY AS e(currency, account_mode, ordinality) ON e.ordinality = i.ordinality
+             JOIN channels c ON c.id = i.channel_id
+            WHERE e.currency IS NULL OR (c.deleted_at IS NULL AND c.currency = e.currency AND c.account_mode = e.account_mode)
+              FOR KEY SHARE OF c
          ), claim AS (
            INSERT INTO idempotency_keys (site_id, key, request_hash, status, transaction_id, created_at)
            SELECT i.site_id, k.key, k.request_hash, 'in_flight', i.id, i.created_at
-             FROM unnest($2::bigint[], $3::text[], $4::text[]) AS k(ordinality, key, request_hash) JOIN input i USING (ordinality)
+             FROM unnest($2::bigint[], $3::text[], $4::text[]) AS k(ordinality, key, request_hash) JOIN kept i USING (ordinality)
            ON CONFLICT (site_id, key) DO NOTHING RETURNING transaction_id
          ), accepted AS (
-           SELECT * FROM input i WHERE i.ordinality <> ALL ($2::bigint[]) OR i.id IN (SELECT transaction_id FROM claim)
+           SELECT * FROM kept i WHERE i.ordinality <> ALL ($2::bigint[]) OR i.id IN (SELECT transaction_id FROM claim)
          ), inserted AS (
            INSERT INTO transactions (id, ${insertedColumnList}, modified_at)
            SELECT id, ${insertedColumnList}, created_at FROM accepted
@@ -196,45 +214,52 @@ const insertStatement = {
              JOIN accepted a USING (ordinality)
          ), locked AS (${lockBookingsSql('$10')})
          -- The locked bookings once (on the first row), not parsed again for every row of the batch.
-         SELECT a.ordinality, inserted.*, CASE WHEN row_number() OVER () = 1 THEN (SELECT json_agg(locked ORDER BY locked.id) FROM locked) END AS locked_bookings
-           FROM inserted JOIN accepted a USING (id)`,
+         SELECT i.ordinality, i.id IN (SELECT id FROM kept) AS channel_kept, inserted.*,
+                CASE WHEN row_number() OVER () = 1 THEN (SELECT json_agg(locked ORDER BY locked.id) FROM locked) END AS locked_bookings
+           FROM input i LEFT JOIN inserted USING (id)`,
 };
 
 /** A row to insert, with the Idempotency-Key to claim for it. */
 export interface NewTransaction {
   row: NewTransactionRow;
   idempotency?: { key: string; requestHash: string };
+  /** The channel as the payment read it: the row is inserted only while the channel is still so (insertStatement `kept`). */
+  channel?: { currency: string; accountMode: string };
 }
 
+/** Why a row was not inserted: its Idempotency-Key is another request's, or its channel changed since it was read. */
+export type NotInserted = 'key_taken' | 'channel_changed';
+
 /**
- * Inserts the rows (insertStatement). Each result is the stored record, or undefined when the
- * row's Idempotency-Key is held by another request (nothing of that row was written). With
- * `lockBookings`, those bookings are locked in id order by the same statement and returned in
- * `lockedBookings`.
+ * Inserts the rows (insertStatement). Each result is the stored record, or why nothing of that
+ * row was written (NotInserted). With `lockBookings`, those bookings are locked in id order by the
+ * same statement and returned in `lockedBookings`.
  */
 export async function insertTransactions(
   tx: Queryable, rows: readonly NewTransaction[], options: { lockBookings?: number[] } = {},
-): Promise<{ records: (TransactionRecord | undefined)[]; lockedBookings: LockedBooking[] }> {
+): Promise<{ records: (TransactionRecord | NotInserted)[]; lockedBookings: LockedBooking[] }> {
   const claims = rows.flatMap((item, index) => (item.idempotency ? [{ ordinal: index + 1, ...item.idempotency }] : []));
   const shares = rows.flatMap((item, index) => item.row.shares.map((share, position) => ({ ordinal: index + 1, position: position + 1, ...share })));
-  const inserted = await tx.query<TransactionRow & { ordinality: string; locked_bookings: LockedBooking[] | null } & Record<string, unknown>>(insertStatement, [
+  const answered = await tx.query<TransactionRow & { ordinality: string; channel_kept: boolean; locked_bookings: LockedBooking[] | null } & Record<string, unknown>>(insertStatement, [
     JSON.stringify(rows.map(({ row }) => Object.fromEntries(insertedColumns.map(([column, value]) => [column, value(row)])))),
     claims.map((claim) => claim.ordinal), claims.map((claim) => claim.key), claims.map((claim) => claim.requestHash),
     shares.map((share) => share.ordinal), shares.map((share) => share.bookingId), shares.map((share) => share.total), shares.map((share) => share.totalRemaining),
     shares.map((share) => share.position),
     [...new Set(options.lockBookings ?? [])],
+    rows.map((item) => item.channel?.currency ?? null), rows.map((item) => item.channel?.accountMode ?? null),
   ]);
-  const records: (TransactionRecord | undefined)[] = rows.map(() => undefined);
-  for (const row of inserted) records[Number(row.ordinality) - 1] = toRecord(row);
-  return { records, lockedBookings: inserted.find((row) => row.locked_bookings !== null)?.locked_bookings ?? [] };
+  if (answered.length !== rows.length) throw new Error(`the insert of ${rows.length} transactions answered ${answered.length} rows`);
+  const records: (TransactionRecord | NotInserted)[] = rows.map(() => 'key_taken');
+  for (const row of answered) records[Number(row.ordinality) - 1] = row.id !== null ? toRecord(row) : row.channel_kept ? 'key_taken' : 'channel_changed';
+  return { records, lockedBookings: answered.find((row) => row.locked_bookings !== null)?.locked_bookings ?? [] };
 }
 
-/** One row (insertTransactions); a key someone else holds throws IdempotencyKeyTakenError. */
+/** One row (insertTransactions), its channel not checked; a key someone else holds throws IdempotencyKeyTakenError. */
 export async function insertTransaction(
   tx: Queryable, row: NewTransactionRow, options: { idempotency?: { key: string; requestHash: string }; lockBookings?: number[] } = {},
 ): Promise<TransactionRecord & { lockedBookings: LockedBooking[] }> {
   const { records, lockedBookings } = await insertTransactions(tx, [{ row, ...(options.idempotency ? { idempotency: options.idempotency } : {}) }], options);
-  if (!records[0]) throw new IdempotencyKeyTakenError();
+  if (typeof records[0] !== 'object') throw new IdempotencyKeyTakenError();
   return { ...records[0], lockedBookings };
 }
 
