@@ -193,7 +193,7 @@ const insertStatement = {
          ), kept AS MATERIALIZED (
            SELECT i.* FROM input i
              JOIN unnest($11::text[], $12::text[]) WITH ORDINALITY AS e(currency, account_mode, ordinality) ON e.ordinality = i.ordinality
-             JOIN channels c ON c.id = i.channel_id
+             JOIN channels c ON c.id = i.channel_id AND ${pickedBy('c.id', 'SELECT channel_id FROM input')}
             WHERE e.currency IS NULL OR (c.deleted_at IS NULL AND c.currency = e.currency AND c.account_mode = e.account_mode)
               FOR KEY SHARE OF c
          ), claim AS (
