@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLedger } from '../../src/domain/ledger/verify.js';
 import type { TestContext } from '../support/context.js';
+import { pageSessionOf } from '../support/fixtures.js';
 import { raceOnRow } from '../support/lock-race.js';
 import { addChannel, bookingRow, createBooking, post, purchaseBody, shopContext, type Body, type Shop } from './support.js';
 
@@ -53,6 +54,20 @@ describe('a channel changed while a payment on it was being prepared', () => {
     const response = await payRacing(channel, { transaction_types: 'vault', channels: channel, currencies: 'USD', total: 0, token: 'tok_visa' }, 'UPDATE channels SET deleted_at = now() WHERE id = $1');
     expect(response.json()).toEqual(refusal);
     expect(await recordedOn(channel)).toBe(0);
+  });
+
+  it('switched to live under a payment of the hosted payment request page: refused, nothing charged', async () => {
+    const channel = await addChannel(t, shop);
+    const booking = await createBooking(t, shop, { channelId: channel, total: 3108 });
+    const linked = await t.app.inject({ method: 'PUT', url: `${shop.base}/bookings/${booking}`, headers: shop.site.headers, payload: { payment_request_url: true } });
+    const page = await t.app.inject({ url: new URL(linked.json()._links.self[0].payment_request as string).pathname });
+    const session = pageSessionOf(page.body)!;
+    const pay = () => t.app.inject({ method: 'POST', url: '/hosted/payments', headers: { authorization: `Bearer ${session}` }, payload: { card_token: 'tok_visa' } });
+    const response = await raceOnRow(t.db, { table: 'channels', id: channel, request: pay, change: { sql: `UPDATE channels SET account_mode = 'draft' WHERE id = $1`, values: [channel] } });
+    expect(response.json()).toEqual(refusal);
+    expect(await recordedOn(channel)).toBe(0);
+    expect(await sandboxCalls(3108)).toBe(0);
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'unpaid', total_paid: 0, transaction_ids: [] });
   });
 
   it('changed otherwise (renamed): the payment waits for the lock and goes through', async () => {
