@@ -93,7 +93,7 @@ describe('attempts in batches', () => {
       return Promise.allSettled(mates.map((payment) => payment.result));
     });
     expect(outcomes.map(outcomeOf)).toEqual(['complete', 'rest_invalid_param', 'complete']);
-    expect(((outcomes[1] as PromiseRejectedResult).reason as ApiError).data).toEqual({ params: { channels: expect.stringContaining('changed while this payment was being prepared') } });
+    expect(((outcomes[1] as PromiseRejectedResult).reason as ApiError).data).toEqual({ params: { channels: expect.stringContaining('account mode changed, or the channel was deleted, while this payment was being prepared') } });
     // The queued three went in one batch: one insert, and no member attempted again alone.
     expect(statements.filter((statement) => statement.startsWith('[transaction_insert]'))).toHaveLength(1);
     for (const payment of [mates[0]!, mates[2]!]) expect(await bookingRow(t, payment.booking)).toMatchObject({ status: 'paid', total_paid: 2500 });

@@ -64,7 +64,7 @@ export async function insertAttempts(context: AppContext, tx: Transaction, membe
  * Sent again, it is checked against the channel as it is now.
  */
 function channelChanged(): ApiError {
-  return invalidParam('channels', "The channel's currency or account mode was changed while this payment was being prepared; nothing was charged. Send it again to pay on the channel as it is now.");
+  return invalidParam('channels', "The channel's currency or account mode changed, or the channel was deleted, while this payment was being prepared; nothing was charged. Send it again to pay on the channel as it is now.");
 }
 
 /**
