@@ -29,6 +29,8 @@ export async function spawnServer(env: Record<string, string>, as: { uid?: numbe
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', HOST: '127.0.0.1', PORT: String(port), ...testEnv, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group, so killServers takes its embedded PostgreSQL with it (below).
+    detached: true,
     ...account,
   });
   children.push(child);
@@ -39,9 +41,21 @@ export async function spawnServer(env: Record<string, string>, as: { uid?: numbe
   return { child, baseUrl: `http://127.0.0.1:${port}`, output: () => output, exited };
 }
 
-/** For afterAll: kills every server spawned here that still runs. */
+/**
+ * For afterAll: kills every server spawned here with its process group, also once the server
+ * itself is gone (a test killed it): the embedded PostgreSQL it started lives on once the server
+ * alone is killed (a tmpfs data directory then cannot be unmounted, and the postmaster runs until
+ * the machine stops).
+ */
 export function killServers(): void {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of children) {
+    if (child.pid === undefined) continue;
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // ESRCH: nothing of the group is left.
+    }
+  }
 }
 
 /** spawnServer, awaited until /readyz answers 200. */
