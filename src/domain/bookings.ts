@@ -198,6 +198,15 @@ function isBookingDate(text: string): boolean {
 }
 const bookingDateProblem = `must be a real calendar date as YYYY-MM-DD, from ${limits.bookingDateYearMin}-01-01`;
 
+/**
+ * The refusal of a booking in another currency than its channel's base currency, keyed by
+ * `channels` as the spec's example of an invalid booking parameter: POST and PUT bookings, and the
+ * payment modal's booking_error (its `currencies` is the booking's).
+ */
+export function currencyMismatch(bookingCurrency: string, channelCurrency: string): string {
+  return `The booking currency (${bookingCurrency}) must match the channel base currency (${channelCurrency}).`;
+}
+
 /** The checks that need no database: a known country, real dates in order. */
 function refuseShape(booking: BookingInput): Record<string, string> {
   const params: Record<string, string> = {};
@@ -226,9 +235,7 @@ async function refuseInvalid(tx: Queryable, siteId: number, booking: BookingInpu
   // A closed channel takes no payments (prepare.ts), so no new bookings to be paid through it
   // either; one it already holds can still be corrected.
   else if (joinsChannel && channel.accountMode === 'closed') params.channels = 'The channel is closed and takes no new bookings.';
-  else if (channel.currency !== booking.currency) {
-    params.channels = `The booking currency (${booking.currency}) must match the channel base currency (${channel.currency}).`;
-  }
+  else if (channel.currency !== booking.currency) params.channels = currencyMismatch(booking.currency, channel.currency);
   const suppliers = booking.suppliers ?? [];
   if (suppliers.length > 0) {
     const known = await tx.query<{ id: string }>('SELECT id FROM suppliers WHERE id = ANY($1::text[])', [suppliers]);

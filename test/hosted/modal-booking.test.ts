@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestContext } from '../support/context.js';
 import { signAuthString, type SignedValue } from '../../src/domain/hosted/auth-string.js';
-import { createBooking, createShop, paymentsContext, post, purchaseBody, type Shop } from '../payments/support.js';
+import { addChannel, createBooking, createShop, paymentsContext, post, purchaseBody, type Shop } from '../payments/support.js';
 import { openModalBooking, verifyModalAuth } from '../../src/domain/hosted/modal.js';
 
 // A modal auth string authorises the booking it names, and no other (docs/modal.md "Which
@@ -248,5 +248,31 @@ describe('a modal opened on a channel that takes no payments', () => {
     } finally {
       await t.db.query(`UPDATE channels SET channel_status = 'test' WHERE id = $1`, [shop.channelId]);
     }
+  });
+});
+
+describe('booking data a modal session refuses (booking_error)', () => {
+  it("answers a modal currency other than the channel base currency as POST bookings does: params keyed by channels (the spec's example)", async () => {
+    const auth = signAuthString({ channels: shop.channelId, currencies: 'EUR', total }, secret, new Date());
+    const before = (await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM bookings WHERE site_id = $1', [shop.site.siteId])).count;
+    const answer = await open({ auth, currencies: 'EUR', booking: newBooking });
+    const rest = await t.app.inject({
+      method: 'POST', url: `${shop.base}/bookings`, headers: shop.site.headers,
+      payload: { firstname: 'Eve', surname: 'Example', email: 'eve@example.com', date: '2031-05-20', countries: 'GB', total, currencies: 'EUR', channels: shop.channelId },
+    });
+    expect(answer.statusCode).toBe(400);
+    expect(answer.json()).toEqual({ code: 'rest_invalid_param', message: 'Invalid parameter(s): channels', data: { status: 400, params: { channels: 'The booking currency (EUR) must match the channel base currency (USD).' } } });
+    expect(answer.json()).toEqual(rest.json());
+    expect((await t.db.one<{ count: number }>('SELECT count(*)::int AS count FROM bookings WHERE site_id = $1', [shop.site.siteId])).count).toBe(before);
+  });
+
+  it('refuses booking data naming another channel than the one the auth string signs: no booking made there, no session', async () => {
+    const other = await addChannel(t, shop);
+    const answer = await open({ auth: authFor(), booking: { ...newBooking, channels: other } });
+    expect(answer.statusCode).toBe(400);
+    expect(answer.json()).toMatchObject({ code: 'rest_invalid_param', message: 'Invalid parameter(s): channels', data: { status: 400, params: { channels: expect.stringContaining(`channel of the payment modal (${shop.channelId})`) } } });
+    expect(await t.db.query('SELECT id FROM bookings WHERE channel_id = $1', [other])).toHaveLength(0);
+    // The same data on the signed channel opens the modal.
+    expect((await open({ auth: authFor(), booking: { ...newBooking, channels: shop.channelId } })).statusCode).toBe(201);
   });
 });

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../storage/db.js';
-import { createBooking, loadBooking, loadBookingFunding, nothingPayableReason, payableNow, payableNowExplained, type BookingInput, type BookingRecord, type NothingPayableReason } from '../bookings.js';
+import { createBooking, currencyMismatch, loadBooking, loadBookingFunding, nothingPayableReason, payableNow, payableNowExplained, type BookingInput, type BookingRecord, type NothingPayableReason } from '../bookings.js';
 import { noPaymentsReason } from '../channels.js';
 import { parseLanguage } from '../../i18n/catalogue.js';
 import { verifyAuthString, type AuthStringCheck, type SignedValue } from './auth-string.js';
@@ -196,7 +196,8 @@ export interface ModalBookingRequest {
 
 export async function openModalBooking(db: Queryable, request: ModalBookingRequest): Promise<ModalBooking> {
   const { channel } = request;
-  if (request.currency !== channel.currency) return { ok: false, params: { currencies: `must be the channel base currency (${channel.currency})` } };
+  // The spec's example of booking_error, answered as POST bookings answers it (params.channels).
+  if (request.currency !== channel.currency) return { ok: false, params: { channels: currencyMismatch(request.currency, channel.currency) } };
   // Before the booking is read: an unsigned booking ID learns nothing, not even whether it exists.
   if (!request.resumed && !bookingIdSigned(request.bookingId, request.verified)) return { ok: false, tokenError: 'booking_not_signed' };
   // The draft an earlier session of the string made, which the host of a reloaded frame never heard of.
@@ -223,6 +224,9 @@ export async function openModalBooking(db: Queryable, request: ModalBookingReque
     event = earlierDraft !== null ? 'booking_logged' : 'booking_exists';
   } else {
     if (!request.newBooking) return { ok: false, params: { booking_id: 'must be a booking ID, or 0 with the booking details' } };
+    // The booking data may name the channel, but only the one the auth string signs: the session
+    // pays on that one. Another made the draft there, and every card was refused ("not on channel").
+    if (request.newBooking.channelId !== channel.id) return { ok: false, params: { channels: `must be the channel of the payment modal (${channel.id})` } };
     const created = await createBooking(db, { siteId: channel.siteId, authorId, input: request.newBooking, draft: true });
     if ('params' in created) return { ok: false, params: created.params };
     booking = created;
