@@ -427,6 +427,44 @@ describe('payment modal in Chromium', () => {
     await frame().locator('#outcome.success').waitFor();
   });
 
+  it('no longer counts as processing once a frame reloaded mid-payment shows the payment made: no close_window_attempted, modal_closed says closed', async () => {
+    // The payment is made; the payer reloads the frame before its answer arrives (the reload cancels it).
+    await page.route('**/hosted/payments', async (route) => {
+      await route.fetch();
+      await reloadFrame();
+    });
+    await openModal(modalOptions(9_198, { auth: signed(9_198, { reference: 'SEA-MID' }), booking: { ...bookingData, reference: 'SEA-MID' } }));
+    await frame().locator('#submit').waitFor();
+    await pay(testCards.visa);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_logged']);
+    await frame().locator('#outcome.success').waitFor();
+    // Nothing is processing now: leaving the page is not a close attempt during a payment.
+    await page.evaluate(() => window.dispatchEvent(new Event('beforeunload', { cancelable: true })));
+    await page.getByRole('button', { name: 'Close' }).click();
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_logged', 'modal_closed']);
+    expect(events[2]!.argument).toEqual({ message: 'The payment modal was closed.' });
+    await expect.poll(() => page.locator('iframe').count(), slow).toBe(0);
+  });
+
+  it('no longer counts as processing once a frame reloaded during its third declined attempt shows the rejection', async () => {
+    await openModal(modalOptions(9_199, { auth: signed(9_199, { reference: 'SEA-MID3' }), booking: { ...bookingData, reference: 'SEA-MID3' } }));
+    await frame().locator('#submit').waitFor();
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      await pay(testCards.visaDeclined);
+      await expect.poll(() => names().filter((name) => name === 'transaction_failed').length, slow).toBe(attempt);
+    }
+    await page.route('**/hosted/payments', async (route) => {
+      await route.fetch();
+      await reloadFrame();
+    });
+    await pay(testCards.visaDeclined);
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_failed', 'transaction_failed', 'transaction_rejected']);
+    await page.evaluate(() => window.dispatchEvent(new Event('beforeunload', { cancelable: true })));
+    await page.getByRole('button', { name: 'Close' }).click();
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_failed', 'transaction_failed', 'transaction_rejected', 'modal_closed']);
+    expect(events[4]!.argument).toEqual({ message: 'The payment modal was closed.' });
+  });
+
   it('fires transaction_error, not booking_error, when the service cannot open the modal for a reason other than the booking data', async () => {
     await page.route('**/hosted/modal/sessions', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ code: 'rest_unavailable', message: 'Try again in a minute.', data: { status: 503 } }) }));
     await openModal(modalOptions(9_200));

@@ -180,8 +180,10 @@ function showForm(session: SessionAnswer): void {
   byId('payment').hidden = false;
   if (session.payment_made) {
     // Reloaded after paying: the receipt and transaction_logged (the host fires it once), no form.
+    // Then processing is over (settled): a frame reloaded mid-payment left the host processing,
+    // which fired close_window_attempted and kept a closed modal's frame after the payment was made.
     form.form.hidden = true;
-    void paymentMade(pageData).then((end) => report(end, pageData, form));
+    void paymentMade(pageData).then((end) => settled(end, pageData, form));
     return;
   }
   if (session.payment_pending) {
@@ -199,6 +201,8 @@ function showForm(session: SessionAnswer): void {
     // vaulting app show no form once no attempt is left.
     form.form.hidden = true;
     emit('transaction_rejected', session.rejected);
+    // Nothing can be processing (a frame reloaded while its last attempt was with the bank left the host processing).
+    post({ type: 'processing', value: false });
     return showOutcome('failed', [t('rejected', { company: session.company })]);
   }
   byId('card_number').focus();
