@@ -583,6 +583,33 @@ describe('payment modal in Chromium', () => {
     await expect.poll(() => page.locator('iframe[title="Payment"]').count(), slow).toBe(0);
   });
 
+  it('asks no confirmation and fires no close_window_attempted when the integrator leaves the page from transaction_logged', async () => {
+    const dialogs: string[] = [];
+    const onDialog = (dialog: { type(): string }) => void dialogs.push(dialog.type());
+    page.on('dialog', onDialog);
+    try {
+      // The payer clicked the host's own "Pay now" (a page the user never touched may not ask before unload).
+      await page.locator('#pay').click();
+      // The usual integration: on success, go to the order's confirmation page.
+      await page.evaluate(({ options, names }) => {
+        const record = (name: string) => (argument: unknown) => (window as any).recordCallback(name, argument);
+        const callbacks: Record<string, (argument: unknown) => void> = Object.fromEntries(names.map((name) => [name, record(name)]));
+        callbacks.transaction_logged = (argument) => {
+          record('transaction_logged')(argument);
+          location.href = '/thank-you';
+        };
+        (window as any).TrustfareModal.open({ ...options, callbacks });
+      }, { options: modalOptions(9_210), names: callbackNames });
+      await frame().locator('#submit').waitFor();
+      await pay(testCards.visa);
+      await page.waitForURL('**/thank-you', slow);
+      expect(dialogs).toEqual([]);
+      expect(names()).toEqual(['booking_logged', 'transaction_logged']);
+    } finally {
+      page.off('dialog', onDialog);
+    }
+  });
+
   it('still reports the outcome when the modal is closed while a payment is processing: modal_closed at once, transaction_logged once it settles', async () => {
     const { paymentRequested, release } = await holdPayment();
     await openModal(modalOptions(9_520));

@@ -203,6 +203,11 @@ export function open(options: ModalOptions): ModalHandle {
     } else if (message.type === 'language') {
       nameIn(message.value);
     } else if (message.type === 'event' && (callbackNames as readonly string[]).includes(message.name)) {
+      // The payment's outcome is known when the integrator hears of it: nothing is processing then.
+      // The frame says so only after posting the outcome (a closed modal's frame goes at that word),
+      // and an integrator leaving the page from transaction_logged got close_window_attempted, and
+      // the payer a "Leave site?" prompt after paying.
+      if (message.name.startsWith('transaction_') || message.name === 'token_error') processing = false;
       // A reloaded frame shows the rejection again (its auth string has no attempts left): reported once.
       if (message.name === 'transaction_rejected') {
         if (reported.has('rejected')) return;
