@@ -256,6 +256,12 @@ describe('payment modal in Chromium', () => {
     await expect.poll(names, { timeout: 20_000 }).toEqual(['booking_logged', 'transaction_timeout']);
     expect(events[1]!.argument).toMatchObject({ booking_id: events[0]!.argument.id, name: 'TimeoutError' });
     expect(events[1]!.argument.message).toContain('timed out');
+    // The spec's way to the outcome: the booking's last transaction_ids entry, then that transaction.
+    const api = `/${merchant.site.path}/site-json/vendor/v2`;
+    const booking = (await e2e.t.app.inject({ url: `${api}/bookings/${events[1]!.argument.booking_id}`, headers: merchant.site.headers })).json();
+    expect(booking.transaction_ids).toHaveLength(1);
+    const transaction = (await e2e.t.app.inject({ url: `${api}/transactions/${booking.transaction_ids.at(-1)}`, headers: merchant.site.headers })).json();
+    expect(transaction).toMatchObject({ status: 'incomplete', total: 8_000, bookings: [expect.objectContaining({ id: booking.id })] });
   });
 
   it('fires transaction_timeout when the frame gave up waiting, then transaction_logged and the receipt when the payment went through meanwhile', async () => {
