@@ -469,6 +469,7 @@ describe('payment modal in Chromium', () => {
     await page.getByRole('button', { name: 'Close' }).click();
     await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_failed', 'transaction_failed', 'transaction_rejected', 'modal_closed']);
     expect(events[4]!.argument).toEqual({ message: 'The payment modal was closed.' });
+    await expect.poll(() => page.locator('iframe').count(), slow).toBe(0);
   });
 
   it('fires transaction_error, not booking_error, when the service cannot open the modal for a reason other than the booking data', async () => {
@@ -614,6 +615,28 @@ describe('payment modal in Chromium', () => {
     } finally {
       page.off('dialog', onDialog);
     }
+  });
+
+  it('still reports transaction_rejected when the integrator closes the modal from the third transaction_failed', async () => {
+    await page.evaluate(({ options, names }) => {
+      const record = (name: string) => (argument: unknown) => (window as any).recordCallback(name, argument);
+      const callbacks: Record<string, (argument: unknown) => void> = Object.fromEntries(names.map((name) => [name, record(name)]));
+      let failures = 0;
+      callbacks.transaction_failed = (argument) => {
+        record('transaction_failed')(argument);
+        if (++failures === 3) handle.close();
+      };
+      const handle = (window as any).TrustfareModal.open({ ...options, callbacks });
+    }, { options: modalOptions(9_230), names: callbackNames });
+    await frame().locator('#submit').waitFor();
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await pay(testCards.visaDeclined);
+      await expect.poll(() => names().filter((name) => name === 'transaction_failed').length, slow).toBe(attempt);
+    }
+    await expect.poll(names, slow).toEqual(['booking_logged', 'transaction_failed', 'transaction_failed', 'transaction_failed', 'modal_closed', 'transaction_rejected']);
+    // The outcome was known when the modal closed.
+    expect(events[4]!.argument).toEqual({ message: 'The payment modal was closed.' });
+    await expect.poll(() => page.locator('iframe').count(), slow).toBe(0);
   });
 
   it('still reports the outcome when the modal is closed while a payment is processing: modal_closed at once, transaction_logged once it settles', async () => {

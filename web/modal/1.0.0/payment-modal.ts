@@ -174,6 +174,13 @@ export function open(options: ModalOptions): ModalHandle {
     if (!overlay.contains(event.target as Node)) focusFrame();
   };
 
+  // `busy`: the frame's own word, from the card leaving the form until it has posted the outcome's
+  // callbacks (a closed modal keeps its frame until then). `processing`: the same, but over as soon
+  // as the integrator hears an outcome (close_window_attempted, modal_closed's wording): an
+  // integrator going to its confirmation page from transaction_logged got close_window_attempted,
+  // and the payer a "Leave site?" prompt after paying. Another callback may follow the first
+  // (transaction_rejected after transaction_failed), so the frame stays until it is done.
+  let busy = false;
   let processing = false;
   let closed = false;
   // A frame reloaded on its own (the browser's "Reload frame") says `ready` again: it is sent the
@@ -196,17 +203,13 @@ export function open(options: ModalOptions): ModalHandle {
     } else if (message.type === 'close') {
       handle.close();
     } else if (message.type === 'processing') {
-      processing = message.value;
+      busy = processing = message.value;
       // Closed while the payment was processing: the frame reported its outcome (before saying it
       // is done), so it may go now.
-      if (closed && !processing) dispose();
+      if (closed && !busy) dispose();
     } else if (message.type === 'language') {
       nameIn(message.value);
     } else if (message.type === 'event' && (callbackNames as readonly string[]).includes(message.name)) {
-      // The payment's outcome is known when the integrator hears of it: nothing is processing then.
-      // The frame says so only after posting the outcome (a closed modal's frame goes at that word),
-      // and an integrator leaving the page from transaction_logged got close_window_attempted, and
-      // the payer a "Leave site?" prompt after paying.
       if (message.name.startsWith('transaction_') || message.name === 'token_error') processing = false;
       // A reloaded frame shows the rejection again (its auth string has no attempts left): reported once.
       if (message.name === 'transaction_rejected') {
@@ -250,7 +253,7 @@ export function open(options: ModalOptions): ModalHandle {
       if (current === handle) current = null;
       previousFocus?.focus?.();
       fire('modal_closed', { message: processing ? 'The payment modal was closed while a payment was processing.' : 'The payment modal was closed.' });
-      if (!processing) return dispose();
+      if (!busy) return dispose();
       // The payment may still complete (money moved): the frame is hidden, not removed (that would
       // end its page and the outcome with it), until it has reported the outcome, which fires
       // transaction_logged or its like as usual. A challenge nobody can answer now is not waited
