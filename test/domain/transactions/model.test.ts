@@ -230,8 +230,11 @@ describe('payments model', () => {
       { kind: 'override', target: 0, amount: 0, whole: true, first: false }, { kind: 'reversal', target: 1, amount: 0, whole: true, first: false },
     ];
     await fc.assert(fc.asyncProperty(fc.constantFrom('EUR', 'JPY'), sequences, runForexSequence), { numRuns: 12, examples: [['EUR', everyPart], ['JPY', everyPart]] });
-    // The runs reached the forex parts: refunds and both ways of closing a chargeback.
-    const after = await t.db.query<{ type: string }>(`SELECT DISTINCT type FROM transactions WHERE site_id = $1 AND channel_total IS NOT NULL AND status = 'complete'`, [shop.site.siteId]);
+    // The runs reached the forex parts: refunds and both ways of closing a chargeback. Settled
+    // with money moved, as in the test above: the fixed sequence charges its capture back and loses
+    // the dispute, so its capture ends `locked`, and random runs may complete no other capture
+    // (session 34's full run: 'capture' missing from the complete ones).
+    const after = await t.db.query<{ type: string }>(`SELECT DISTINCT type FROM transactions WHERE site_id = $1 AND channel_total IS NOT NULL AND status IN ('complete', 'locked')`, [shop.site.siteId]);
     expect(after.map((row) => row.type)).toEqual(expect.arrayContaining(['capture', 'refund', 'chargeback-reversal', 'chargeback-override', 'void']));
   }, 180_000);
 });
