@@ -329,6 +329,34 @@ describe('authorize, capture, void, refund', () => {
     expect(expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200)).toMatchObject({ status: 'unpaid', total_unpaid: 3000 });
   });
 
+  it('capture, void and refund act on the linked transaction\'s card: a token or attempt_3ds with them is refused and records nothing', async () => {
+    const other = await vault(t, site, channel, 'tok_mastercard');
+    const booking = await makeBooking(t, site, channel.id, { total: 6000 });
+    const auth = expectStatus(await post({ transaction_types: 'retained_authorize', total: 3000, linked_id: card.id, bookings: share(booking, 3000) }), 201);
+    const followUps = [
+      { transaction_types: 'capture', total: 3000, linked_id: auth.id, bookings: share(booking, 3000) },
+      { transaction_types: 'void', total: 3000, linked_id: auth.id, bookings: share(booking, 3000) },
+    ];
+    const paid = expectStatus(await retained(t, site, channel, booking, 2000, { linked_id: card.id }), 201);
+    followUps.push({ transaction_types: 'refund', total: 500, linked_id: paid.id, bookings: share(booking, 500) });
+    const idsBefore = expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200).transaction_ids;
+    for (const body of followUps) {
+      for (const token of [other.token, 'tok_visa', 'no-such-token']) {
+        const refused = expectError(await post({ ...body, token }), 400, 'rest_invalid_param');
+        expect(Object.keys(refused.data.params), body.transaction_types).toEqual(['token']);
+      }
+      const refused = expectError(await post({ ...body, attempt_3ds: true }), 400, 'rest_invalid_param');
+      expect(Object.keys(refused.data.params), body.transaction_types).toEqual(['attempt_3ds']);
+    }
+    expect(expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200).transaction_ids).toEqual(idsBefore);
+    expect(expectStatus(await api(t, site, 'GET', `transactions/${auth.id}`), 200).total_remaining).toBe(3000);
+    expect(expectStatus(await api(t, site, 'GET', `transactions/${paid.id}`), 200).total_remaining).toBe(2000);
+    // Without them (attempt_3ds false is no request for 3-D Secure), each goes through on the linked card.
+    const refund = expectStatus(await post({ ...followUps[2], attempt_3ds: false }), 201);
+    expect(refund).toMatchObject({ status: 'complete', token: card.token, attempt_3ds: false, '3ds_response': null });
+    expect(expectStatus(await post(followUps[0]!), 201)).toMatchObject({ status: 'complete', token: card.token, '3ds_response': null });
+  });
+
   it('refund of a failed transaction is refused', async () => {
     const booking = await makeBooking(t, site, channel.id, { total: 1051 });
     const failed = expectStatus(await retained(t, site, channel, booking, 1051, { linked_id: card.id }), 201);

@@ -71,6 +71,21 @@ function assertAmount(input: TransactionInput): void {
   if (input.attempt3ds && isRetainedType(input.type)) {
     throw invalidParam('attempt_3ds', 'A retained charge is merchant-initiated: the cardholder is not there to authenticate, and the card was verified when it was vaulted. Send it without attempt_3ds.');
   }
+  assertFollowUpFields(input);
+}
+
+/**
+ * A capture, void or refund moves money on its linked transaction's card, at the processor's
+ * reference of that transaction (resolveCard, callProcessor): no cardholder is there to
+ * authenticate and no card is chosen. Taken and ignored, a `token` naming another card looked
+ * like a refund to that card, and `attempt_3ds` was recorded with a made-up 3-D Secure outcome
+ * (`3ds_response` `frictionless` on a refund); refused like a purchase's `linked_id`.
+ */
+function assertFollowUpFields(input: TransactionInput): void {
+  if (!isFollowUpType(input.type)) return;
+  const action = `A ${input.type} acts on the card of the linked transaction (linked_id)`;
+  if (input.token !== undefined) throw invalidParam('token', `${action}; send it without token.`);
+  if (input.attempt3ds) throw invalidParam('attempt_3ds', `${action} and no cardholder authenticates it; send it without attempt_3ds.`);
 }
 
 /** Every type that takes a redirect_url, a vault's (3-D Secure on the verification) included. */

@@ -65,7 +65,7 @@ export const TransactionCreateBody = Type.Object(
     bookings: Type.Optional(Type.Array(TransactionBookingInput, { maxItems: limits.bookingsPerTransactionMax, description: 'The bookings paid: `id`, `currencies` (the channel currency) and `total` (cents of it) each.' })),
     linked_id: Type.Optional(Type.Integer({ ...idOptions, description: 'The transaction this one acts on: the vault transaction (retained types), the authorisation (capture, void), the payment (refund).' })),
     // Every kind of card token (capture, vault: 32, sandbox) fits a capture token's bound.
-    token: Type.Optional(Type.String({ minLength: 1, maxLength: limits.captureTokenLengthMax, pattern: describedPattern('^[A-Za-z0-9_.~-]+$', 'a token of letters, digits and . _ ~ -'), description: 'The card: a capture token from a hosted page, a vault token (retained types, instead of `linked_id`), or on test channels a sandbox token such as `tok_visa`.' })),
+    token: Type.Optional(Type.String({ minLength: 1, maxLength: limits.captureTokenLengthMax, pattern: describedPattern('^[A-Za-z0-9_.~-]+$', 'a token of letters, digits and . _ ~ -'), description: 'The card: a capture token from a hosted page, a vault token (retained types, instead of `linked_id`), or on test channels a sandbox token such as `tok_visa`. Refused on capture, void and refund, which act on the linked transaction\'s card.' })),
     language: Type.Optional(CodeEnum(languageCodes, { description: 'Language of the receipt; default the linked transaction\'s, else the first booking\'s, else the channel\'s.' })),
     payee_name: Type.Optional(Text({ maxLength: limits.nameLengthMax, kind: 'line', description: 'The payer\'s given name, as on receipts.' })),
     payee_surname: Type.Optional(Text({ maxLength: limits.nameLengthMax, kind: 'line', description: 'The payer\'s surname (the list filter `payee_surname` matches it exactly).' })),
@@ -74,7 +74,7 @@ export const TransactionCreateBody = Type.Object(
     psp: Type.Optional(Text({ maxLength: 100, kind: 'line', description: 'The integrator\'s name for the payment service provider, recorded as sent.' })),
     payment_methods: Type.Optional(StringEnum(paymentMethods, { description: 'credit-card (the default): every transaction created here moves money by card; bank-transfer is refused' })),
     ip_address: Type.Optional(Type.String({ anyOf: [{ format: 'ipv4' }, { format: 'ipv6' }], maxLength: 45, description: 'The cardholder\'s address; default the caller\'s.' } as Parameters<typeof Type.String>[0])),
-    attempt_3ds: Type.Optional(Type.Boolean({ description: 'Ask for 3-D Secure (purchase, authorize, vault); refused on retained charges, which are merchant-initiated' })),
+    attempt_3ds: Type.Optional(Type.Boolean({ description: 'Ask for 3-D Secure (purchase, authorize, vault); refused on retained charges, which are merchant-initiated, and on capture, void and refund' })),
     redirect_url: Type.Optional(Text({ maxLength: limits.redirectUrlLengthMax, kind: 'line', description: 'Where the cardholder\'s browser goes after a 3-D Secure challenge, with `transaction_id` and `status` added.' })),
     // Issue 4: the spec's "Allocation input item" (docs/allocations.md).
     allocations: Type.Optional(allocationInputList),
