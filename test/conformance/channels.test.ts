@@ -196,6 +196,26 @@ describe('channel resource', () => {
     expectError(await api(t, site, 'GET', 'channels/987654'), 404, 'rest_post_invalid_id');
   });
 
+  it('a channel read and sent back (PUT, or POST as a copy) keeps its provider key: the masked key the answers show is never stored as the key', async () => {
+    const channel = await makeChannel(t, site, { name: 'Keyed', vaultprovider_id: 'vp-1', vaultprovider_api_key: 'sk_test_abcdefgh5678' });
+    expect(channel.vaultprovider_api_key).toBe('****5678');
+    const read = expectStatus(await api(t, site, 'GET', `channels/${channel.id}`), 200);
+    const renamed = expectStatus(await api(t, site, 'PUT', `channels/${channel.id}`, { ...read, name: 'Keyed, renamed' }), 200);
+    expect(renamed).toMatchObject({ name: 'Keyed, renamed', vaultprovider_id: 'vp-1', vaultprovider_api_key: '****5678' });
+    // A short key shows as `****`, which sent back leaves it too.
+    expectStatus(await api(t, site, 'PUT', `channels/${channel.id}`, { vaultprovider_api_key: 'short-key' }), 200);
+    const short = expectStatus(await api(t, site, 'GET', `channels/${channel.id}`), 200);
+    expect(short.vaultprovider_api_key).toBe('****');
+    expectStatus(await api(t, site, 'PUT', `channels/${channel.id}`, short), 200);
+    expectStatus(await api(t, site, 'PUT', `channels/${channel.id}`, { vaultprovider_api_key: 'sk_test_abcdefgh9999' }), 200);
+    expect(expectStatus(await api(t, site, 'GET', `channels/${channel.id}`), 200).vaultprovider_api_key).toBe('****9999');
+    // A copy made from what was read has no key: the mask names none.
+    const copy = expectStatus(await api(t, site, 'POST', 'channels', { ...read, name: 'Copy' }), 201);
+    expect(copy).toMatchObject({ vaultprovider_id: 'vp-1', vaultprovider_api_key: '' });
+    // An empty key still clears it.
+    expect(expectStatus(await api(t, site, 'PUT', `channels/${channel.id}`, { vaultprovider_api_key: '' }), 200).vaultprovider_api_key).toBe('');
+  });
+
   it('DELETE returns {deleted:true}; the channel is then gone', async () => {
     const channel = await makeChannel(t, site, { name: 'Doomed' });
     const body = expectStatus(await api(t, site, 'DELETE', `channels/${channel.id}`), 200);

@@ -148,7 +148,7 @@ function channelPatch(body: ChannelBodyFields): ChannelPatch {
   if (body.external_id !== undefined) patch.externalId = body.external_id;
   if (body.chargeback_mail !== undefined) patch.chargebackMail = body.chargeback_mail;
   if (body.vaultprovider_id !== undefined) patch.vaultproviderId = body.vaultprovider_id;
-  if (body.vaultprovider_api_key !== undefined) patch.vaultproviderApiKey = body.vaultprovider_api_key;
+  if (body.vaultprovider_api_key !== undefined && !isMaskedSecret(body.vaultprovider_api_key)) patch.vaultproviderApiKey = body.vaultprovider_api_key;
   return patch;
 }
 
@@ -161,6 +161,15 @@ function answerCreated(reply: FastifyReply, context: AppContext, principal: Prin
 export function maskSecret(secret: string): string {
   if (secret === '') return '';
   return secret.length >= 12 ? `****${secret.slice(-4)}` : '****';
+}
+
+/**
+ * Whether a provider key sent in a body has the shape maskSecret gives it, which names no key: a
+ * client that reads a channel and sends it back (PUT, or POST as a copy) sends the mask, and storing
+ * it replaced the key with `****1234`. Such a value leaves the stored key as it is (none on create).
+ */
+function isMaskedSecret(value: string): boolean {
+  return /^\*{4}([\s\S]{4})?$/.test(value);
 }
 
 /**

@@ -91,7 +91,7 @@ const writableFields = {
   external_id: text(limits.nameLengthMax),
   chargeback_mail: emailList,
   vaultprovider_id: text(limits.nameLengthMax),
-  vaultprovider_api_key: text(limits.nameLengthMax),
+  vaultprovider_api_key: Text({ maxLength: limits.nameLengthMax, kind: 'line', description: 'Answers show it masked (`****` and its last four characters, `****` for a key under 12); the mask sent back leaves the stored key as it is, `""` clears it.' }),
 };
 
 export const ChannelCreateBody = Type.Object(
