@@ -45,6 +45,20 @@ describe('sandbox tokens on POST /transactions (decisions.md)', () => {
     expect(expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200)).toMatchObject({ status: 'unpaid', transaction_ids: [] });
   });
 
+  it('a vault token charges without the CVV only as a retained charge: purchase, authorize and vault refuse it and record nothing', async () => {
+    const booking = await makeBooking(t, site, channel.id, { total: 1500 });
+    for (const body of [
+      { transaction_types: 'purchase', total: 1500, token: card.token, bookings: share(booking, 1500) },
+      { transaction_types: 'authorize', total: 1500, token: card.token, bookings: share(booking, 1500) },
+      { transaction_types: 'vault', total: 0, token: card.token },
+    ]) {
+      const refused = expectError(await post(body), 400, 'rest_invalid_param');
+      expect(refused.data.params.token, body.transaction_types).toContain('retained_purchase');
+    }
+    expect(expectStatus(await api(t, site, 'GET', `bookings/${booking.id}`), 200)).toMatchObject({ status: 'unpaid', transaction_ids: [] });
+    expect(expectStatus(await retained(t, site, channel, booking, 1500, { token: card.token }), 201)).toMatchObject({ status: 'complete', token: card.token });
+  });
+
   it('vault with a non-zero total is refused', async () => {
     expectError(await post({ transaction_types: 'vault', total: 100, token: 'tok_visa' }), 400, 'rest_invalid_param');
   });

@@ -288,6 +288,17 @@ export function unknownCardToken(): ApiError {
 }
 
 /**
+ * A vault token names a stored card without its CVV, which only a merchant-initiated charge may
+ * go without (spec: without `linked_id` the cardholder enters the CVV again). A purchase,
+ * authorize or vault is the cardholder's: by vault token it reached the processor without CVV and
+ * not merchant-initiated, the charge docs/vault.md "CVV" says never happens.
+ */
+function vaultTokenNotRetained(type: TransactionType): ApiError {
+  const instead = type === 'vault' ? 'the card is vaulted already' : `charge it with retained_${type}`;
+  return invalidParam('token', `A vault token charges its card without the CVV, as the merchant: ${instead} (retained_purchase or retained_authorize, by this token or linked_id). A ${type} takes a card captured on a hosted page.`);
+}
+
+/**
  * A hosted page pays only with a card captured for its own channel (its session captures for no
  * other, authorizeCardCapture): a capture token of another channel's page or of a cardvaultuser
  * token is someone else's card entry, and a vault token names a stored card the page never saw.
@@ -315,6 +326,7 @@ async function resolveCard(
     // Resolving writes nothing: the capture token is redeemed with the attempt (insertAttempts).
     const found = await resolvePaymentCard(db, context.vault, { siteId: actor.siteId, token: input.token!, channelId: channel.id });
     if (!found || (isHostedSource(actor.source) && !isPagesOwnCard(found, channel))) throw unknownCardToken();
+    if (found.via === 'vault_token') throw vaultTokenNotRetained(input.type);
     resolved = { card: found.card, ...(found.cvv !== undefined ? { cvv: found.cvv } : {}), ...(found.redemption ? { captureRedemption: found.redemption } : {}) };
   }
   // Keyed by what named the card: a retained charge may name it by linked_id alone.
