@@ -64,6 +64,8 @@ export interface NewApiToken {
   name: string;
   expiresAt?: string | null | undefined;
   now: Date;
+  /** The API token making the request, when one does (null for a login's JWT, the CLI, the seed): the new token may not outlive it. */
+  creatorTokenId?: number | null;
 }
 
 /**
@@ -92,12 +94,30 @@ export async function insertApiToken(tx: Queryable, input: NewApiToken): Promise
   if (count >= limits.apiTokensPerUserMax) {
     throw new AccountError('limit', `A user may hold at most ${limits.apiTokensPerUserMax} API tokens (expired ones count). Delete one before creating another.`, 'name');
   }
+  await refuseOutlivingCreator(tx, input, expiresAt);
   const { token, hash } = generateApiToken();
   const row = await tx.one<{ id: number }>(
     'INSERT INTO api_tokens (site_id, user_id, name, token_hash, expires_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id',
     [input.siteId, input.userId, name, hash, expiresAt, input.now],
   );
   return { id: row.id, token, expires_at: expiresAt };
+}
+
+/**
+ * A token created with an API token that expires must expire by the same day: otherwise a token
+ * given a short life (or leaked) could create a successor without expiry and live for ever. The
+ * user's login (a JWT: password, and the code once two-factor authentication is on) creates any.
+ * The creator is read in the caller's transaction; deleted since it authenticated, it creates nothing.
+ */
+async function refuseOutlivingCreator(tx: Queryable, input: NewApiToken, expiresAt: string | null): Promise<void> {
+  if (input.creatorTokenId == null) return;
+  const creator = await tx.maybeOne<{ expires_at: string | null }>(
+    'SELECT expires_at::text AS expires_at FROM api_tokens WHERE id = $1 AND site_id = $2 AND user_id = $3',
+    [input.creatorTokenId, input.siteId, input.userId],
+  );
+  if (!creator) throw new AccountError('not_found', 'the API token making this request was deleted', 'token');
+  if (creator.expires_at === null || (expiresAt !== null && expiresAt <= creator.expires_at)) return;
+  throw new AccountError('invalid', `must be ${creator.expires_at} or earlier: the API token making this request expires then, and a token cannot create one that outlives it (a login can)`, 'expires_at');
 }
 
 function expiryProblem(date: string, now: Date): string | null {

@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js';
 import { createApiToken, deleteAllApiTokens, deleteApiToken, listApiTokens } from '../../domain/users/api-tokens.js';
 import { AccountError } from '../../domain/users/errors.js';
 import { principalOf, requireAccess } from '../../http/auth.js';
-import { ApiError, invalidId, invalidParam } from '../../http/errors.js';
+import { ApiError, invalidId, invalidParam, invalidToken } from '../../http/errors.js';
 import { errorResponses } from '../../http/openapi.js';
 import { parseItemId } from '../../http/pagination.js';
 import { sitePathParams } from '../auth/schemas.js';
@@ -44,7 +44,7 @@ export async function apiTokenRoutes(app: App, context: AppContext): Promise<voi
     async (request, reply) => {
       const principal = principalOf(request);
       try {
-        const created = await createApiToken(db, { siteId: principal.siteId, userId: principal.userId, name: request.body.name, expiresAt: request.body.expires_at, now: context.now() });
+        const created = await createApiToken(db, { siteId: principal.siteId, userId: principal.userId, name: request.body.name, expiresAt: request.body.expires_at, now: context.now(), creatorTokenId: principal.apiTokenId });
         void reply.header('cache-control', 'no-store');
         return reply.code(201).send({ token: created.token, expires_at: created.expires_at });
       } catch (error) {
@@ -80,5 +80,7 @@ function toApiError(error: unknown): unknown {
   if (!(error instanceof AccountError)) return error;
   if (error.reason === 'limit') return new ApiError(400, 'rest_invalid_param', error.message, { params: { api_tokens: error.message } });
   if (error.reason === 'invalid') return invalidParam(error.param ?? 'body', error.message);
+  // The API token making the request was deleted while it ran: the credential is no longer valid.
+  if (error.reason === 'not_found' && error.param === 'token') return invalidToken();
   return error;
 }

@@ -25,7 +25,7 @@ export const createApiTokenBody = Type.Object(
     name: Text({ maxLength: limits.nameLengthMax, kind: 'name' }),
     // Bounded, but above a date-time's length: a client sending `2030-01-01T00:00:00Z` is told the
     // format it needs (createApiToken), not the schema's "must NOT have more than 10 characters".
-    expires_at: Type.Optional(Type.Union([Type.String({ description: '`Y-m-d`, today or later (GMT).', maxLength: 40 }), Type.Null()])),
+    expires_at: Type.Optional(Type.Union([Type.String({ description: '`Y-m-d`, today or later (GMT). Required when the request is made with an API token that expires, and at most its `expires_at`: a token creates none that outlives it.', maxLength: 40 }), Type.Null()])),
   },
   { additionalProperties: false },
 );

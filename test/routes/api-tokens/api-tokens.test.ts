@@ -110,6 +110,26 @@ describe('POST api-tokens', () => {
     expect(response.json()).toMatchObject({ code: 'rest_missing_callback_param', data: { params: ['name'] } });
   });
 
+  it('an API token that expires creates none that outlives it; a login creates any', async () => {
+    const site = await createSite(t.db);
+    await t.db.query('UPDATE api_tokens SET expires_at = $2::date WHERE user_id = $1', [site.userId, dayOffset(1)]);
+    for (const body of [{ name: 'forever' }, { name: 'forever', expires_at: null }, { name: 'later', expires_at: dayOffset(2) }]) {
+      const refused = await tokens(site, 'POST', body);
+      expect(refused.statusCode, JSON.stringify(body)).toBe(400);
+      expect(refused.json()).toMatchObject({ code: 'rest_invalid_param', data: { params: { expires_at: expect.stringContaining(dayOffset(1)) } } });
+    }
+    expect((await t.db.query('SELECT 1 FROM api_tokens WHERE user_id = $1', [site.userId])).length).toBe(1);
+    const bounded = await tokens(site, 'POST', { name: 'bounded', expires_at: dayOffset(1) });
+    expect(bounded.statusCode).toBe(201);
+    expect(bounded.json().expires_at).toBe(dayOffset(1));
+    await t.db.query("DELETE FROM api_tokens WHERE user_id = $1 AND name = 'bounded'", [site.userId]);
+    // The user, logged in, may create a token without expiry, as ever.
+    const login = await t.app.inject({ method: 'POST', url: `/${site.path}/site-json/jwt-auth/v1/token`, payload: { username: site.username, password: site.password } });
+    const forever = await tokens(site, 'POST', { name: 'forever' }, '', { authorization: `Bearer ${login.json().token}` });
+    expect(forever.statusCode).toBe(201);
+    expect(forever.json().expires_at).toBeNull();
+  });
+
   it('serialises concurrent creations so the limit holds', async () => {
     const site = await createSite(t.db);
     const answers = await Promise.all([1, 2, 3, 4].map((n) => tokens(site, 'POST', { name: `race ${n}` })));
