@@ -90,6 +90,14 @@ describe("site B naming site A's things", () => {
     expect(await rowCounts()).toEqual(before);
   });
 
+  it("moves none of its own bookings onto A's channel", async () => {
+    const bookingB = await createBooking(t, siteB, { total: 9_000 });
+    const moved = await t.app.inject({ method: 'PUT', url: `${siteB.base}/bookings/${bookingB}`, headers: siteB.site.headers, payload: { channels: siteA.channelId } });
+    expect(moved.statusCode).toBe(400);
+    expect(moved.json().data.params).toEqual({ channels: 'Invalid channel ID.' });
+    expect((await t.db.one<{ channel_id: number }>('SELECT channel_id FROM bookings WHERE id = $1', [bookingB])).channel_id).toBe(siteB.channelId);
+  });
+
   it("lets a page of B pay with no card captured for A, nor capture a card into A's site or channel", async () => {
     const bookingB = await createBooking(t, siteB, { total: 5_000 });
     const { token } = await createHostedSession(t.db, { kind: 'pay', siteId: siteB.site.siteId, channelId: siteB.channelId, userId: siteB.site.userId, bookingId: bookingB, amount: 5_000, currency: 'USD', language: 'enGB' }, new Date());
