@@ -2,7 +2,7 @@ import type { Queryable } from '../storage/db.js';
 import { loadChannel } from './channels.js';
 import { deriveBookingStatus, type BookingStatus } from './booking-status.js';
 import { countryCodeProblem, isCountryCode } from './reference-data.js';
-import { gmtDateTime, gmtDateTimeOfJson, isCalendarDate } from './gmt.js';
+import { calendarDateProblem, gmtDateTime, gmtDateTimeOfJson } from './gmt.js';
 import { canonicalText } from './text.js';
 import { limits } from '../limits.js';
 
@@ -192,11 +192,10 @@ export async function loadBooking(db: Queryable, options: { siteId: number; id: 
   return row ? bookingFromRow(row) : undefined;
 }
 
-/** A booking's date: a real calendar date in `YYYY-MM-DD` form (the schema checks the shape, this the calendar and the bound). */
-function isBookingDate(text: string): boolean {
-  return isCalendarDate(text, limits.bookingDateYearMin);
+/** Why a booking's date is not a real calendar date `YYYY-MM-DD` from the bound (the schema checks the shape, this the calendar and the bound). */
+function bookingDateProblem(text: string): string | null {
+  return calendarDateProblem(text, limits.bookingDateYearMin);
 }
-const bookingDateProblem = `must be a real calendar date as YYYY-MM-DD, from ${limits.bookingDateYearMin}-01-01`;
 
 /**
  * The refusal of a booking in another currency than its channel's base currency, keyed by
@@ -211,9 +210,11 @@ export function currencyMismatch(bookingCurrency: string, channelCurrency: strin
 function refuseShape(booking: BookingInput): Record<string, string> {
   const params: Record<string, string> = {};
   if (!isCountryCode(booking.country)) params.countries = countryCodeProblem;
-  if (!isBookingDate(booking.dateEnd)) params.date = bookingDateProblem;
+  const endProblem = bookingDateProblem(booking.dateEnd);
+  if (endProblem) params.date = endProblem;
   if (booking.dateStart != null) {
-    if (!isBookingDate(booking.dateStart)) params.date_start = bookingDateProblem;
+    const startProblem = bookingDateProblem(booking.dateStart);
+    if (startProblem) params.date_start = startProblem;
     // Against a real end date only: beside an invalid one the order says nothing.
     else if (!params.date && booking.dateStart > booking.dateEnd) params.date_start = 'must not be after the end date (date)';
   }

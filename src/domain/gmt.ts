@@ -22,10 +22,36 @@ export function gmtDateTimeOfJson(text: string): string {
  * passed on to a `::date` cast must not be (a 500 instead of the caller's 400).
  */
 export function isCalendarDate(text: string, yearMin = 1): boolean {
+  return calendarDateProblem(text, yearMin) === null;
+}
+
+/**
+ * Why `text` is not such a date, or null when it is one. A well-formed date naming a day that does
+ * not exist (2027-02-30) is told so, not told the format it already has; a real day before
+ * `yearMin` is told the bound.
+ */
+export function calendarDateProblem(text: string, yearMin = 1): string | null {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  if (!match) return false;
-  const year = Number(match[1]);
-  return year >= yearMin && isCalendarDay(year, Number(match[2]), Number(match[3]));
+  if (!match) return 'must be a date formatted Y-m-d';
+  return calendarDayProblem(Number(match[1]), Number(match[2]), Number(match[3]), yearMin);
+}
+
+/** calendarDateProblem of a date already split in numbers (the list filters parse ISO 8601 themselves). */
+export function calendarDayProblem(year: number, month: number, day: number, yearMin = 0): string | null {
+  if (!Number.isInteger(month) || month < 1 || month > 12) return `names a month that does not exist (${month})`;
+  if (!isCalendarDay(year, month, day)) return `names a day that does not exist (${monthName(year, month)} has ${daysInMonth(year, month)} days)`;
+  if (year < yearMin) return `must be ${String(yearMin).padStart(4, '0')}-01-01 or later`;
+  return null;
+}
+
+function monthName(year: number, month: number): string {
+  return `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}`;
+}
+
+function daysInMonth(year: number, month: number): number {
+  const probe = new Date(0);
+  probe.setUTCFullYear(year, month, 0);
+  return probe.getUTCDate();
 }
 
 /**

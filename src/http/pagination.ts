@@ -5,7 +5,7 @@ import type { Queryable, Row } from '../storage/db.js';
 import { invalidParam } from './errors.js';
 import { queryNameOf } from './querystring.js';
 import { describedPattern } from '../domain/patterns.js';
-import { isCalendarDate, isCalendarDay, isClockTime } from '../domain/gmt.js';
+import { calendarDateProblem, calendarDayProblem, isClockTime } from '../domain/gmt.js';
 
 /**
  * Shared list machinery (decisions.md "Lists"): query parameter schemas, parsing of id and value
@@ -186,7 +186,8 @@ export function isoInstant(name: string, value: string | undefined): Date | unde
   if (value === undefined) return undefined;
   const [datePart = '', timePart] = value.split(/[T ]/);
   const [year, month, day] = datePart.split('-').map(Number) as [number, number, number];
-  if (!isCalendarDay(year, month, day)) throw invalidParam(name, 'is not a valid date');
+  const dayProblem = calendarDayProblem(year, month, day);
+  if (dayProblem) throw invalidParam(name, dayProblem);
   let text = timePart === undefined ? `${datePart}T00:00:00Z` : `${datePart}T${timePart}`;
   if (timePart !== undefined && !/(Z|[+-]\d{2}:?\d{2})$/.test(timePart)) text += 'Z';
   const hours = Number(timePart?.slice(0, 2) ?? 0);
@@ -220,7 +221,8 @@ export function isoCalendarDate(name: string, value: string | undefined): string
   if (value === undefined) return undefined;
   isoInstant(name, value);
   // Compared as a PostgreSQL date, which has no year 0 (publishedRange's instants do).
-  if (!isCalendarDate(value.slice(0, 10))) throw invalidParam(name, 'is not a valid date (years 0001 to 9999)');
+  const problem = calendarDateProblem(value.slice(0, 10));
+  if (problem) throw invalidParam(name, problem);
   return value.slice(0, 10);
 }
 

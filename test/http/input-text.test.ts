@@ -211,6 +211,7 @@ describe('messages that say what was expected', () => {
     const before = await api('GET', 'bookings?before=0099-12-31T23:59:59Z');
     expect(before.statusCode).toBe(200);
     expect(before.json()).toEqual([]);
-    expect((await api('GET', 'bookings?after=0001-02-30')).json().data.params).toEqual({ after: 'is not a valid date' });
+    expect((await api('GET', 'bookings?after=0001-02-30')).json().data.params).toEqual({ after: 'names a day that does not exist (0001-02 has 28 days)' });
+    expect((await api('GET', 'bookings?date_after=2024-02-30')).json().data.params).toEqual({ date_after: 'names a day that does not exist (2024-02 has 29 days)' });
   });
 });

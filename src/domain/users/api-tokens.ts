@@ -3,7 +3,7 @@ import { limits } from '../../limits.js';
 import type { Queryable, Db } from '../../storage/db.js';
 import { AccountError } from './errors.js';
 import { textProblem } from '../text.js';
-import { isCalendarDate } from '../gmt.js';
+import { calendarDateProblem } from '../gmt.js';
 
 /** An API token as the spec's "API token record"; never the token or its hash. */
 export interface ApiTokenRecord {
@@ -121,7 +121,8 @@ async function refuseOutlivingCreator(tx: Queryable, input: NewApiToken, expires
 }
 
 function expiryProblem(date: string, now: Date): string | null {
-  if (!isCalendarDate(date)) return 'must be a date formatted Y-m-d';
+  const dateProblem = calendarDateProblem(date);
+  if (dateProblem) return dateProblem;
   const today = now.toISOString().slice(0, 10);
   if (date < today) return 'must be today or a later date (GMT)';
   const latest = new Date(now.getTime() + limits.apiTokenExpiryDaysMax * 86_400_000).toISOString().slice(0, 10);

@@ -90,6 +90,9 @@ describe('POST api-tokens', () => {
     // A date-time is told the format it needs, not the schema's length.
     const dateTime = await tokens(site, 'POST', { name: 'x', expires_at: `${dayOffset(1)}T00:00:00Z` });
     expect(dateTime.json().data.params).toEqual({ expires_at: 'must be a date formatted Y-m-d' });
+    // A well-formed date naming no day was told the format it already had: now the day is named.
+    const feb30 = await tokens(site, 'POST', { name: 'x', expires_at: '2027-02-30' });
+    expect(feb30.json().data.params).toEqual({ expires_at: 'names a day that does not exist (2027-02 has 28 days)' });
     const today = await tokens(site, 'POST', { name: 'today', expires_at: dayOffset(0) });
     expect(today.statusCode).toBe(201);
     expect((await tokens(site, 'GET', undefined, '', { authorization: `Bearer ${today.json().token}` })).statusCode).toBe(200);

@@ -389,9 +389,11 @@ describe('bookings: errors', () => {
     expect(await said({ firstname: '   ' })).toEqual({ firstname: 'must be text on one line with at least one visible character, without control characters' });
     expect(await said({ nickname: 'x' })).toEqual({ nickname: 'unknown field nickname' });
     // A real date before 1900 was told it was no "valid date, Y-m-d", which it is: the bound is named.
-    const realDate = 'must be a real calendar date as YYYY-MM-DD, from 1900-01-01';
-    expect(await said({ date: '1899-12-31' })).toEqual({ date: realDate });
-    expect(await said({ date: '2027-02-30', date_start: '1850-06-01' })).toEqual({ date: realDate, date_start: realDate });
+    const bound = 'must be 1900-01-01 or later';
+    expect(await said({ date: '1899-12-31' })).toEqual({ date: bound });
+    // A day that does not exist is told so, apart from the bound.
+    expect(await said({ date: '2027-02-30', date_start: '1850-06-01' })).toEqual({ date: 'names a day that does not exist (2027-02 has 28 days)', date_start: bound });
+    expect(await said({ date: '2028-13-01' })).toEqual({ date: 'names a month that does not exist (13)' });
     expect((await call(t, site, 'POST', 'bookings', { ...valid(), date: '1900-01-01' })).statusCode).toBe(201);
   });
 
