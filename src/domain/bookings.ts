@@ -206,8 +206,12 @@ export function currencyMismatch(bookingCurrency: string, channelCurrency: strin
   return `The booking currency (${bookingCurrency}) must match the channel base currency (${channelCurrency}).`;
 }
 
-/** The checks that need no database: a known country, real dates in order. */
-function refuseShape(booking: BookingInput): Record<string, string> {
+/**
+ * The checks that need no database: a known country, real dates in order. Dates out of order are
+ * blamed on `date_start`, unless `orderOn` names `date`: a PUT that sent only `date` and moved it
+ * before the stored start date (the client sent no `date_start`, and must be told of the field it did send).
+ */
+function refuseShape(booking: BookingInput, orderOn: 'date' | 'date_start' = 'date_start'): Record<string, string> {
   const params: Record<string, string> = {};
   if (!isCountryCode(booking.country)) params.countries = countryCodeProblem;
   const endProblem = bookingDateProblem(booking.dateEnd);
@@ -216,7 +220,10 @@ function refuseShape(booking: BookingInput): Record<string, string> {
     const startProblem = bookingDateProblem(booking.dateStart);
     if (startProblem) params.date_start = startProblem;
     // Against a real end date only: beside an invalid one the order says nothing.
-    else if (!params.date && booking.dateStart > booking.dateEnd) params.date_start = 'must not be after the end date (date)';
+    else if (!params.date && booking.dateStart > booking.dateEnd) {
+      if (orderOn === 'date') params.date = `must not be before the start date (date_start, ${booking.dateStart})`;
+      else params.date_start = 'must not be after the end date (date)';
+    }
   }
   return params;
 }
@@ -228,9 +235,15 @@ function refuseShape(booking: BookingInput): Record<string, string> {
  * look for bookings, so it cannot be deleted or re-currencied under the booking, while bookings
  * of one channel (and payments, which only take weaker locks) do not wait for each other.
  */
-/** `joinsChannel`: the booking is new to its channel (a create, or a move); false keeps a booking where it is. */
-async function refuseInvalid(tx: Queryable, siteId: number, booking: BookingInput, joinsChannel = true): Promise<BookingRefusal | null> {
-  const params = refuseShape(booking);
+/**
+ * `joinsChannel`: the booking is new to its channel (a create, or a move); false keeps a booking
+ * where it is. `orderOn`: the field refuseShape blames for dates out of order.
+ */
+async function refuseInvalid(
+  tx: Queryable, siteId: number, booking: BookingInput, options: { joinsChannel?: boolean; orderOn?: 'date' | 'date_start' } = {},
+): Promise<BookingRefusal | null> {
+  const { joinsChannel = true } = options;
+  const params = refuseShape(booking, options.orderOn);
   const channel = await loadChannel(tx, { siteId, id: booking.channelId, lock: 'key share' });
   if (!channel) params.channels = 'Invalid channel ID.';
   // A closed channel takes no payments (prepare.ts), so no new bookings to be paid through it
@@ -447,7 +460,9 @@ export async function updateBooking(tx: Queryable, options: { siteId: number; id
     channelId: patch.channelId ?? current.channelId,
     suppliers: patch.suppliers ?? [],
   };
-  const refusal = (await refuseInvalid(tx, options.siteId, next, next.channelId !== current.channelId)) ?? { params: {} };
+  // Dates out of order are blamed on the one the client sent: `date` when it sent only that.
+  const orderOn = patch.dateEnd !== undefined && patch.dateStart === undefined ? 'date' : 'date_start';
+  const refusal = (await refuseInvalid(tx, options.siteId, next, { joinsChannel: next.channelId !== current.channelId, orderOn })) ?? { params: {} };
   if (patch.total !== undefined) {
     const funding = await loadBookingFunding(tx, current.id);
     if (next.total < funding.held) refusal.params.total = totalBelowHeldMessage(funding);

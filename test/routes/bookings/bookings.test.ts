@@ -397,6 +397,20 @@ describe('bookings: errors', () => {
     expect((await call(t, site, 'POST', 'bookings', { ...valid(), date: '1900-01-01' })).statusCode).toBe(201);
   });
 
+  it('PUT with dates out of order names the date the client sent', async () => {
+    const booking = await makeBooking(site, { date: '2027-03-20', date_start: '2027-03-10' });
+    const before = await snapshot(t);
+    // Only `date`, before the stored start: refused on `date` (it was refused on date_start, which the client never sent).
+    const endOnly = await call(t, site, 'PUT', `bookings/${booking.id}`, { date: '2027-03-01' });
+    expect(endOnly.statusCode).toBe(400);
+    expect(endOnly.json().data.params).toEqual({ date: 'must not be before the start date (date_start, 2027-03-10)' });
+    const startOnly = await call(t, site, 'PUT', `bookings/${booking.id}`, { date_start: '2027-04-01' });
+    expect(startOnly.json().data.params).toEqual({ date_start: 'must not be after the end date (date)' });
+    const both = await call(t, site, 'PUT', `bookings/${booking.id}`, { date: '2027-03-01', date_start: '2027-03-05' });
+    expect(both.json().data.params).toEqual({ date_start: 'must not be after the end date (date)' });
+    expect(await snapshot(t)).toBe(before);
+  });
+
   it('refuses invalid updates and changes nothing', async () => {
     const booking = await makeBooking(site);
     const before = await snapshot(t);
