@@ -435,6 +435,12 @@ describe('transaction list', () => {
     expect(ids(await list('?reference=INV,7'))).toEqual([commaPaid.id]);
     expect(ids(await list('?reference=INV'))).toEqual([]);
     expect(ids(await list(`?reference=LIST-REF&reference=${encodeURIComponent('INV,7')}`))).toEqual([ok.id, failed.id, commaPaid.id]);
+    // An empty `reference=` is the reference of a booking sent without one (stored as ""), matched
+    // exactly as any other and as the bookings list matches it; not "no filter" as `search=` is.
+    const plain = await makeBooking(t, listSite, gbp.id, { total: 800 });
+    const plainPaid = expectStatus(await retained(t, listSite, gbp, plain, 800, { linked_id: saved.id }), 201);
+    expect(ids(await list('?reference='))).toEqual([plainPaid.id]);
+    expect(ids(expectStatus(await api(t, listSite, 'GET', 'bookings?reference='), 200) as Json[])).toEqual([plain.id]);
     // Created within the second shown: `after` that second leaves it out.
     expect(ids(await list(`?after=${encodeURIComponent(commaPaid.created)}`))).not.toContain(commaPaid.id);
     expect(ids(await list('?per_page=1&page=3'))).toEqual([failed.id]);
