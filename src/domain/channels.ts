@@ -47,6 +47,11 @@ export const channelStatuses = [
   'admin', 'affiliate', 'agent', 'closed', 'full-processing', 'full-processing-ic-plus', 'full-processing-blended-default', 'locked', 'new',
   'supplier', 'test', 'vendor-end-user', 'vendor-protection-a', 'vendor-protection-b',
 ] as const;
+/**
+ * The `channel_status` values that stop new money, for SQL that checks them (the attempt's insert,
+ * transactions/repository.ts): derived from noPaymentsReason, which stays the one definition.
+ */
+export const noPaymentsStatuses: readonly string[] = channelStatuses.filter((status) => noPaymentsReason({ accountMode: 'test', channelStatus: status }) !== null);
 export const settlementCurrencies = ['AED', 'AUD', 'CAD', 'CHF', 'DKK', 'EUR', 'GBP', 'HKD', 'JPY', 'NOK', 'NZD', 'SEK', 'SGD', 'USD', 'ZAR'] as const;
 
 /** The fields a site's users may set (on create; PUT takes any subset). */

@@ -73,11 +73,15 @@ describe('attempts in batches', () => {
     expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
   });
 
-  it("refuses alone a member whose channel switched to live under its attempt: its batch-mates are charged, nothing of it is written", async () => {
+  // The operator's lock of a channel (`channel set --channel-status locked`) is refused as the read refuses it.
+  it.each([
+    ['switched to live', 'mode', `account_mode = 'draft'`, expect.stringContaining('account mode changed, or the channel was deleted, while this payment was being prepared')],
+    ['locked', 'status', `channel_status = 'locked'`, 'The channel is locked and takes no payments.'],
+  ])("refuses alone a member whose channel was %s under its attempt: its batch-mates are charged, nothing of it is written", async (_change, key, set, refusal) => {
     const raced = await addChannel(t, shop);
     const racedBooking = await createBooking(t, shop, { channelId: raced, total: 2500 });
     const slots = await holdEverySlot();
-    const mates = [pay('mode-1'), pay('mode-raced', { booking: racedBooking, channelId: raced }), pay('mode-2')];
+    const mates = [pay(`${key}-1`), pay(`${key}-raced`, { booking: racedBooking, channelId: raced }), pay(`${key}-2`)];
     await slots.queued();
     // The channel locked as a PUT locks it: the batch reads it unlocked, then waits for it to insert.
     const put: pg.PoolClient = await t.db.pool.connect();
@@ -87,20 +91,20 @@ describe('attempts in batches', () => {
       slots.release();
       await Promise.all(slots.holders.map((payment) => payment.result));
       await waitFor(async () => (await lockWaits()) === 1);
-      await put.query(`UPDATE channels SET account_mode = 'draft' WHERE id = $1`, [raced]);
+      await put.query(`UPDATE channels SET ${set} WHERE id = $1`, [raced]);
       await put.query('COMMIT');
       put.release();
       return Promise.allSettled(mates.map((payment) => payment.result));
     });
     expect(outcomes.map(outcomeOf)).toEqual(['complete', 'rest_invalid_param', 'complete']);
-    expect(((outcomes[1] as PromiseRejectedResult).reason as ApiError).data).toEqual({ params: { channels: expect.stringContaining('account mode changed, or the channel was deleted, while this payment was being prepared') } });
+    expect(((outcomes[1] as PromiseRejectedResult).reason as ApiError).data).toEqual({ params: { channels: refusal } });
     // The queued three went in one batch: one insert, and no member attempted again alone.
     expect(statements.filter((statement) => statement.startsWith('[transaction_insert]'))).toHaveLength(1);
     for (const payment of [mates[0]!, mates[2]!]) expect(await bookingRow(t, payment.booking)).toMatchObject({ status: 'paid', total_paid: 2500 });
     expect(await bookingRow(t, racedBooking)).toMatchObject({ status: 'unpaid', total_paid: 0, transaction_ids: [] });
     expect((await t.db.query('SELECT 1 FROM transactions WHERE channel_id = $1', [raced])).length).toBe(0);
     // Its key was not claimed: sent again, the payment is checked against the channel as it is now.
-    expect((await t.db.query('SELECT 1 FROM idempotency_keys WHERE site_id = $1 AND key = $2', [shop.site.siteId, 'mode-raced'])).length).toBe(0);
+    expect((await t.db.query('SELECT 1 FROM idempotency_keys WHERE site_id = $1 AND key = $2', [shop.site.siteId, `${key}-raced`])).length).toBe(0);
     expect((await verifyLedger(t.db, { siteId: shop.site.siteId })).problems).toEqual([]);
   });
 });

@@ -80,6 +80,45 @@ describe('a channel changed while a payment on it was being prepared', () => {
   });
 });
 
+// The same race for the operator's `channel_status` (`trustfare channel set --channel-status`,
+// which locks the row FOR UPDATE as updateChannel does): a channel closed or locked between the
+// payment's read and its insert took the payment. Now it is refused as the read refuses it;
+// refunds and voids, which a closed channel still takes, go through.
+describe('a channel closed or locked while a payment on it was being prepared', () => {
+  const statusRefusal = (reason: string) => ({ code: 'rest_invalid_param', message: expect.any(String), data: { status: 400, params: { channels: `The channel is ${reason} and takes no payments.` } } });
+
+  it('locked: the purchase is refused as on a locked channel, nothing is charged or recorded', async () => {
+    const channel = await addChannel(t, shop);
+    const booking = await createBooking(t, shop, { channelId: channel, total: 3110 });
+    const response = await payRacing(channel, purchaseBody(shop, booking, 3110, { channels: channel }), `UPDATE channels SET channel_status = 'locked' WHERE id = $1`);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual(statusRefusal('locked'));
+    expect(await recordedOn(channel)).toBe(0);
+    expect(await sandboxCalls(3110)).toBe(0);
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'unpaid', total_paid: 0, transaction_ids: [] });
+  });
+
+  it('closed: the vaulting is refused as on a closed channel and nothing is recorded', async () => {
+    const channel = await addChannel(t, shop);
+    const response = await payRacing(channel, { transaction_types: 'vault', channels: channel, currencies: 'USD', total: 0, token: 'tok_visa' }, `UPDATE channels SET channel_status = 'closed' WHERE id = $1`);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual(statusRefusal('closed'));
+    expect(await recordedOn(channel)).toBe(0);
+  });
+
+  it('closed under a refund: the refund goes through', async () => {
+    const channel = await addChannel(t, shop);
+    const booking = await createBooking(t, shop, { channelId: channel, total: 3111 });
+    const purchase = (await post(t, shop, purchaseBody(shop, booking, 3111, { channels: channel }))).json();
+    expect(purchase.status).toBe('complete');
+    const refund = { transaction_types: 'refund', channels: channel, currencies: 'USD', total: 1000, linked_id: purchase.id, bookings: [{ id: booking, currencies: 'USD', total: 1000 }] };
+    const response = await payRacing(channel, refund, `UPDATE channels SET channel_status = 'closed' WHERE id = $1`);
+    expect(response.statusCode).toBe(201);
+    expect(response.json()).toMatchObject({ status: 'complete', linked_id: purchase.id });
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'partial-payment', total_paid: 2111 });
+  });
+});
+
 describe('a PUT of the channel while a payment on it records its attempt', () => {
   it('waits for the attempt to commit, then refuses a new currency and a switch to live', async () => {
     const channel = await addChannel(t, shop);

@@ -5,8 +5,8 @@ import { fundingTypes } from '../bookings.js';
 import { redeemCaptureTokens } from '../vault/index.js';
 import { recordAttempts, type BookingAttempt } from './bookings.js';
 import { assertForexPart, recordForexAndAllocations } from './forex-allocations.js';
-import { unknownCardToken, type PaymentPlan } from './prepare.js';
-import { adjustRemaining, adjustShares, bookingShares, findTransaction, insertTransactions, type BookingShare, type NewTransaction, type NewTransactionRow } from './repository.js';
+import { noPaymentsRefusal, takesNewMoney, unknownCardToken, type PaymentPlan } from './prepare.js';
+import { adjustRemaining, adjustShares, bookingShares, findTransaction, insertTransactions, type BookingShare, type NewTransaction, type NewTransactionRow, type NotInserted } from './repository.js';
 import { statementDate, type StatementPeriod } from '../statements/dates.js';
 import { canonicalText } from '../text.js';
 import { IdempotencyKeyTakenError, isRetainedType, type Actor, type TransactionRecord } from './types.js';
@@ -34,12 +34,13 @@ export async function insertAttempts(context: AppContext, tx: Transaction, membe
     rows.push({
       row: newRow(actor, plan, { reserved, at }),
       ...(actor.idempotency ? { idempotency: { key: actor.idempotency.key, requestHash: actor.idempotency.requestHash } } : {}),
-      channel: { currency: plan.channel.currency, accountMode: plan.channel.accountMode },
+      channel: { currency: plan.channel.currency, accountMode: plan.channel.accountMode, takesNewMoney: takesNewMoney(plan.input.type) },
     });
   }
   const inserted = await insertTransactions(tx, rows, { lockBookings: members.flatMap(({ plan }) => plan.shares.map((share) => share.bookingId)) });
-  const records = inserted.records.map((record) => (record === 'key_taken' ? new IdempotencyKeyTakenError() : record === 'channel_changed' ? channelChanged() : record));
-  // A follow-up not inserted (a replay of another request's key, or its channel changed) has
+  const records = inserted.records.map((record, index) => refusalOf(record, members[index]!.plan));
+  // A follow-up not inserted (a replay of another request's key, its channel changed, or a capture
+  // on a channel closed or locked since) has
   // already reserved its amount on the parent: rolled back with the rest, or each replay of a
   // refund would shrink what remains refundable. Follow-ups are attempted alone, so nothing else
   // is lost with it.
@@ -56,6 +57,13 @@ export async function insertAttempts(context: AppContext, tx: Transaction, membe
   // The last statement of the attempt's database transaction: its COMMIT goes with it.
   await recordAttempts(tx, attempts, { at, locked: inserted.lockedBookings });
   return records;
+}
+
+/** A row's refusal by the insert (NotInserted) as the request's answer, or its record. */
+function refusalOf(record: TransactionRecord | NotInserted, plan: PaymentPlan): TransactionRecord | Error {
+  if (record === 'key_taken') return new IdempotencyKeyTakenError();
+  if (record === 'channel_changed') return channelChanged();
+  return 'noPayments' in record ? noPaymentsRefusal(plan.input.type, record.noPayments) : record;
 }
 
 /**

@@ -166,13 +166,21 @@ export async function lookUp(db: Queryable, requests: readonly { actor: Actor; i
  */
 const closedChannelTypes: ReadonlySet<TransactionType> = new Set(['refund', 'void']);
 
+/** Whether a transaction of this type is new money, which a closed or locked channel refuses (closedChannelTypes). */
+export function takesNewMoney(type: TransactionType): boolean {
+  return !closedChannelTypes.has(type);
+}
+
+/** The refusal of new money on a channel that takes none (noPaymentsReason), at the read or at the insert (attempt.ts). */
+export function noPaymentsRefusal(type: TransactionType, reason: 'closed' | 'locked'): ApiError {
+  const refusal = `The channel is ${reason} and takes no payments.`;
+  return invalidParam('channels', type === 'capture' ? `${refusal.slice(0, -1)}; void the authorisation to release the held amount.` : refusal);
+}
+
 function resolveChannel(input: TransactionInput, channel: ChannelRecord | undefined): ChannelRecord {
   if (!channel) throw invalidParam('channels', 'Unknown channel.');
   const reason = noPaymentsReason(channel);
-  if (reason !== null && !closedChannelTypes.has(input.type)) {
-    const refusal = `The channel is ${reason} and takes no payments.`;
-    throw invalidParam('channels', input.type === 'capture' ? `${refusal.slice(0, -1)}; void the authorisation to release the held amount.` : refusal);
-  }
+  if (reason !== null && takesNewMoney(input.type)) throw noPaymentsRefusal(input.type, reason);
   // Paying in another currency is forex (docs/forex.md), checked with the bookings in
   // prepareForexAndAllocations; a vault (no money) is in the channel currency.
   if (input.type === 'vault' && input.currency !== channel.currency) throw invalidParam('currencies', `The channel's currency is ${channel.currency}.`);

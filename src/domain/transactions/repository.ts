@@ -4,6 +4,7 @@ import { checkEntriesReadBack, entriesInsertSql, entryParameters, type EntryRead
 import { mailRequestSql } from '../emails/outbox.js';
 import { bookingMoneyParameters, bookingMoneySql, lockBookingsSql, type BookingMoneyUpdate, type LockedBooking } from './bookings.js';
 import type { TransactionStatus } from './states.js';
+import { noPaymentsReason, noPaymentsStatuses } from '../channels.js';
 import { IdempotencyKeyTakenError, type TransactionRecord, type TransactionSource, type TransactionType } from './types.js';
 import { viewSelectSql, type TransactionViewRow } from './view.js';
 
@@ -174,16 +175,21 @@ const insertedColumnList = insertedColumns.map(([column]) => column).join(', ');
  *    (hasMoneyHistory). Without it a PUT committed between a payment's read and this insert had
  *    found no money yet, and the payment was recorded in the old currency, or as test money on a
  *    live channel (docs/payments.md "A channel changed under a payment");
- *  - `claim` claims the keys of the kept rows; a key another request holds is skipped (ON
+ *  - `open_kept` keeps of those the rows that take no new money (a refund or a void, `$13`) and the
+ *    rows whose channel still takes it (`channel_status` not one noPaymentsReason stops), read from
+ *    the same locked version: a channel closed or locked by the operator (`channel set`) since the
+ *    read refuses the payments the read would have refused, and only them;
+ *  - `claim` claims the keys of the open_kept rows; a key another request holds is skipped (ON
  *    CONFLICT DO NOTHING);
- *  - only the kept rows whose key was claimed (or that have none) are inserted, with their shares:
+ *  - only the open_kept rows whose key was claimed (or that have none) are inserted, with their shares:
  *    a refused row leaves its batch-mates standing, and nothing of its own is written;
  *  - `locked` locks the named bookings in id order (`FOR NO KEY UPDATE`, as
  *    `bookings_lock_for_payment`), so the attempt's booking update needs no round trip of its own.
- * One result row per row given, its columns null when it was not inserted, and `channel_kept`.
+ * One result row per row given, its columns null when it was not inserted, `channel_kept` and the
+ * kept row's channel status as locked (`channel_status_now`: why a row not open_kept was refused).
  * Parameters: $1 rows; $2-$4 claims (row ordinal, key, request hash); $5-$9 shares (row ordinal,
  * booking, total, remaining, position); $10 bookings to lock; $11-$12 each row's channel currency
- * and account mode as read (null: not checked).
+ * and account mode as read (null: not checked); $13 whether each row takes new money.
  */
 const insertStatement = {
   name: 'transaction_insert',
@@ -191,18 +197,20 @@ const insertStatement = {
            SELECT nextval('transactions_id_seq') AS id, r.ordinality, ${insertedColumns.map(([column]) => `r.${column}`).join(', ')}
              FROM json_populate_recordset(null::transactions, $1::json) WITH ORDINALITY AS r
          ), kept AS MATERIALIZED (
-           SELECT i.* FROM input i
-             JOIN unnest($11::text[], $12::text[]) WITH ORDINALITY AS e(currency, account_mode, ordinality) ON e.ordinality = i.ordinality
+           SELECT i.*, e.takes_new_money, c.channel_status AS channel_status_now FROM input i
+             JOIN unnest($11::text[], $12::text[], $13::boolean[]) WITH ORDINALITY AS e(currency, account_mode, takes_new_money, ordinality) ON e.ordinality = i.ordinality
              JOIN channels c ON c.id = i.channel_id AND ${pickedBy('c.id', 'SELECT channel_id FROM input')}
             WHERE e.currency IS NULL OR (c.deleted_at IS NULL AND c.currency = e.currency AND c.account_mode = e.account_mode)
               FOR KEY SHARE OF c
+         ), open_kept AS (
+           SELECT * FROM kept i WHERE NOT (i.takes_new_money AND i.channel_status_now IN (${noPaymentsStatuses.map((status) => `'${status}'`).join(', ')}))
          ), claim AS (
            INSERT INTO idempotency_keys (site_id, key, request_hash, status, transaction_id, created_at)
            SELECT i.site_id, k.key, k.request_hash, 'in_flight', i.id, i.created_at
-             FROM unnest($2::bigint[], $3::text[], $4::text[]) AS k(ordinality, key, request_hash) JOIN kept i USING (ordinality)
+             FROM unnest($2::bigint[], $3::text[], $4::text[]) AS k(ordinality, key, request_hash) JOIN open_kept i USING (ordinality)
            ON CONFLICT (site_id, key) DO NOTHING RETURNING transaction_id
          ), accepted AS (
-           SELECT * FROM kept i WHERE i.ordinality <> ALL ($2::bigint[]) OR i.id IN (SELECT transaction_id FROM claim)
+           SELECT * FROM open_kept i WHERE i.ordinality <> ALL ($2::bigint[]) OR i.id IN (SELECT transaction_id FROM claim)
          ), inserted AS (
            INSERT INTO transactions (id, ${insertedColumnList}, modified_at)
            SELECT id, ${insertedColumnList}, created_at FROM accepted
@@ -214,21 +222,28 @@ const insertStatement = {
              JOIN accepted a USING (ordinality)
          ), locked AS (${lockBookingsSql('$10')})
          -- The locked bookings once (on the first row), not parsed again for every row of the batch.
-         SELECT i.ordinality, i.id IN (SELECT id FROM kept) AS channel_kept, inserted.*,
+         SELECT i.ordinality, k.id IS NOT NULL AS channel_kept, k.channel_status_now, inserted.*,
                 CASE WHEN row_number() OVER () = 1 THEN (SELECT json_agg(locked ORDER BY locked.id) FROM locked) END AS locked_bookings
-           FROM input i LEFT JOIN inserted USING (id)`,
+           FROM input i LEFT JOIN kept k ON k.id = i.id LEFT JOIN inserted ON inserted.id = i.id`,
 };
 
 /** A row to insert, with the Idempotency-Key to claim for it. */
 export interface NewTransaction {
   row: NewTransactionRow;
   idempotency?: { key: string; requestHash: string };
-  /** The channel as the payment read it: the row is inserted only while the channel is still so (insertStatement `kept`). */
-  channel?: { currency: string; accountMode: string };
+  /**
+   * The channel as the payment read it, and whether the payment takes new money: the row is
+   * inserted only while the channel is still so, and still takes new money if it does
+   * (insertStatement `kept`, `open_kept`).
+   */
+  channel?: { currency: string; accountMode: string; takesNewMoney: boolean };
 }
 
-/** Why a row was not inserted: its Idempotency-Key is another request's, or its channel changed since it was read. */
-export type NotInserted = 'key_taken' | 'channel_changed';
+/**
+ * Why a row was not inserted: its Idempotency-Key is another request's, its channel changed since
+ * it was read, or its channel was closed or locked since (noPaymentsReason) and it takes new money.
+ */
+export type NotInserted = 'key_taken' | 'channel_changed' | { noPayments: 'closed' | 'locked' };
 
 /**
  * Inserts the rows (insertStatement). Each result is the stored record, or why nothing of that
@@ -240,18 +255,27 @@ export async function insertTransactions(
 ): Promise<{ records: (TransactionRecord | NotInserted)[]; lockedBookings: LockedBooking[] }> {
   const claims = rows.flatMap((item, index) => (item.idempotency ? [{ ordinal: index + 1, ...item.idempotency }] : []));
   const shares = rows.flatMap((item, index) => item.row.shares.map((share, position) => ({ ordinal: index + 1, position: position + 1, ...share })));
-  const answered = await tx.query<TransactionRow & { ordinality: string; channel_kept: boolean; locked_bookings: LockedBooking[] | null } & Record<string, unknown>>(insertStatement, [
+  const answered = await tx.query<TransactionRow & { ordinality: string; channel_kept: boolean; channel_status_now: string | null; locked_bookings: LockedBooking[] | null } & Record<string, unknown>>(insertStatement, [
     JSON.stringify(rows.map(({ row }) => Object.fromEntries(insertedColumns.map(([column, value]) => [column, value(row)])))),
     claims.map((claim) => claim.ordinal), claims.map((claim) => claim.key), claims.map((claim) => claim.requestHash),
     shares.map((share) => share.ordinal), shares.map((share) => share.bookingId), shares.map((share) => share.total), shares.map((share) => share.totalRemaining),
     shares.map((share) => share.position),
     [...new Set(options.lockBookings ?? [])],
     rows.map((item) => item.channel?.currency ?? null), rows.map((item) => item.channel?.accountMode ?? null),
+    rows.map((item) => item.channel?.takesNewMoney ?? false),
   ]);
   if (answered.length !== rows.length) throw new Error(`the insert of ${rows.length} transactions answered ${answered.length} rows`);
   const records: (TransactionRecord | NotInserted)[] = rows.map(() => 'key_taken');
-  for (const row of answered) records[Number(row.ordinality) - 1] = row.id !== null ? toRecord(row) : row.channel_kept ? 'key_taken' : 'channel_changed';
+  for (const row of answered) records[Number(row.ordinality) - 1] = row.id !== null ? toRecord(row) : notInserted(row, rows[Number(row.ordinality) - 1]!);
   return { records, lockedBookings: answered.find((row) => row.locked_bookings !== null)?.locked_bookings ?? [] };
+}
+
+/** Why a row the insert answered without an id was not inserted (NotInserted). */
+function notInserted(row: { channel_kept: boolean; channel_status_now: string | null }, given: NewTransaction): NotInserted {
+  if (!row.channel_kept) return 'channel_changed';
+  // Kept with the mode it was read with, so the status alone tells (noPaymentsReason).
+  const noPayments = given.channel?.takesNewMoney ? noPaymentsReason({ accountMode: given.channel.accountMode, channelStatus: row.channel_status_now ?? '' }) : null;
+  return noPayments ? { noPayments } : 'key_taken';
 }
 
 /** One row (insertTransactions), its channel not checked; a key someone else holds throws IdempotencyKeyTakenError. */
@@ -259,8 +283,10 @@ export async function insertTransaction(
   tx: Queryable, row: NewTransactionRow, options: { idempotency?: { key: string; requestHash: string }; lockBookings?: number[] } = {},
 ): Promise<TransactionRecord & { lockedBookings: LockedBooking[] }> {
   const { records, lockedBookings } = await insertTransactions(tx, [{ row, ...(options.idempotency ? { idempotency: options.idempotency } : {}) }], options);
-  if (typeof records[0] !== 'object') throw new IdempotencyKeyTakenError();
-  return { ...records[0], lockedBookings };
+  const record = records[0]!;
+  // Its channel is not checked, so a taken key is the only refusal it can meet.
+  if (typeof record !== 'object' || 'noPayments' in record) throw new IdempotencyKeyTakenError();
+  return { ...record, lockedBookings };
 }
 
 export interface SettlementUpdate {
