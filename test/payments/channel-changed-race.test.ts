@@ -106,6 +106,21 @@ describe('a channel closed or locked while a payment on it was being prepared', 
     expect(await recordedOn(channel)).toBe(0);
   });
 
+  it('locked under a capture: refused as on a locked channel, and the whole authorisation can still be voided', async () => {
+    const channel = await addChannel(t, shop);
+    const booking = await createBooking(t, shop, { channelId: channel, total: 3112 });
+    const onBooking = (fields: Body): Body => ({ channels: channel, currencies: 'USD', total: 3112, bookings: [{ id: booking, currencies: 'USD', total: 3112 }], ...fields });
+    const authorization = (await post(t, shop, onBooking({ transaction_types: 'authorize', token: 'tok_visa' }))).json();
+    expect(authorization.status).toBe('complete');
+    const response = await payRacing(channel, onBooking({ transaction_types: 'capture', linked_id: authorization.id }), `UPDATE channels SET channel_status = 'locked' WHERE id = $1`);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ ...statusRefusal('locked'), data: { status: 400, params: { channels: 'The channel is locked and takes no payments; void the authorisation to release the held amount.' } } });
+    // Nothing of the capture stayed reserved on the authorisation: all of it is voided.
+    const voided = await post(t, shop, onBooking({ transaction_types: 'void', linked_id: authorization.id }));
+    expect(voided.json()).toMatchObject({ status: 'complete', total: 3112 });
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'unpaid', total_paid: 0, total_authorized: 0 });
+  });
+
   it('closed under a refund: the refund goes through', async () => {
     const channel = await addChannel(t, shop);
     const booking = await createBooking(t, shop, { channelId: channel, total: 3111 });

@@ -40,10 +40,9 @@ export async function insertAttempts(context: AppContext, tx: Transaction, membe
   const inserted = await insertTransactions(tx, rows, { lockBookings: members.flatMap(({ plan }) => plan.shares.map((share) => share.bookingId)) });
   const records = inserted.records.map((record, index) => refusalOf(record, members[index]!.plan));
   // A follow-up not inserted (a replay of another request's key, its channel changed, or a capture
-  // on a channel closed or locked since) has
-  // already reserved its amount on the parent: rolled back with the rest, or each replay of a
-  // refund would shrink what remains refundable. Follow-ups are attempted alone, so nothing else
-  // is lost with it.
+  // on a channel closed or locked since) has already reserved its amount on the parent: rolled
+  // back with the rest, or each replay of a refund would shrink what remains refundable.
+  // Follow-ups are attempted alone, so nothing else is lost with it.
   const unreserved = records.find((record, index) => record instanceof Error && rows[index]!.row.reservedTotal > 0);
   if (unreserved) throw unreserved;
   await redeemCaptureTokensOf(tx, members, records);
