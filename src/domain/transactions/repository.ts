@@ -178,7 +178,8 @@ const insertedColumnList = insertedColumns.map(([column]) => column).join(', ');
  *  - `open_kept` keeps of those the rows that take no new money (a refund or a void, `$13`) and the
  *    rows whose channel still takes it (`channel_status` not one noPaymentsReason stops), read from
  *    the same locked version: a channel closed or locked by the operator (`channel set`) since the
- *    read refuses the payments the read would have refused, and only them;
+ *    read refuses the payments the read would have refused, and only them. Both carry ids only
+ *    (what is written is read from `input` again), so a batch's rows are not copied twice more;
  *  - `claim` claims the keys of the open_kept rows; a key another request holds is skipped (ON
  *    CONFLICT DO NOTHING);
  *  - only the open_kept rows whose key was claimed (or that have none) are inserted, with their shares:
@@ -197,20 +198,20 @@ const insertStatement = {
            SELECT nextval('transactions_id_seq') AS id, r.ordinality, ${insertedColumns.map(([column]) => `r.${column}`).join(', ')}
              FROM json_populate_recordset(null::transactions, $1::json) WITH ORDINALITY AS r
          ), kept AS MATERIALIZED (
-           SELECT i.*, e.takes_new_money, c.channel_status AS channel_status_now FROM input i
+           SELECT i.id, i.ordinality, e.takes_new_money, c.channel_status AS channel_status_now FROM input i
              JOIN unnest($11::text[], $12::text[], $13::boolean[]) WITH ORDINALITY AS e(currency, account_mode, takes_new_money, ordinality) ON e.ordinality = i.ordinality
              JOIN channels c ON c.id = i.channel_id AND ${pickedBy('c.id', 'SELECT channel_id FROM input')}
             WHERE e.currency IS NULL OR (c.deleted_at IS NULL AND c.currency = e.currency AND c.account_mode = e.account_mode)
               FOR KEY SHARE OF c
          ), open_kept AS (
-           SELECT * FROM kept i WHERE NOT (i.takes_new_money AND i.channel_status_now IN (${noPaymentsStatuses.map((status) => `'${status}'`).join(', ')}))
+           SELECT k.id, k.ordinality FROM kept k WHERE NOT (k.takes_new_money AND k.channel_status_now IN (${noPaymentsStatuses.map((status) => `'${status}'`).join(', ')}))
          ), claim AS (
            INSERT INTO idempotency_keys (site_id, key, request_hash, status, transaction_id, created_at)
            SELECT i.site_id, k.key, k.request_hash, 'in_flight', i.id, i.created_at
-             FROM unnest($2::bigint[], $3::text[], $4::text[]) AS k(ordinality, key, request_hash) JOIN open_kept i USING (ordinality)
+             FROM unnest($2::bigint[], $3::text[], $4::text[]) AS k(ordinality, key, request_hash) JOIN open_kept o USING (ordinality) JOIN input i USING (id)
            ON CONFLICT (site_id, key) DO NOTHING RETURNING transaction_id
          ), accepted AS (
-           SELECT * FROM open_kept i WHERE i.ordinality <> ALL ($2::bigint[]) OR i.id IN (SELECT transaction_id FROM claim)
+           SELECT i.* FROM open_kept o JOIN input i USING (id) WHERE o.ordinality <> ALL ($2::bigint[]) OR o.id IN (SELECT transaction_id FROM claim)
          ), inserted AS (
            INSERT INTO transactions (id, ${insertedColumnList}, modified_at)
            SELECT id, ${insertedColumnList}, created_at FROM accepted
