@@ -280,7 +280,7 @@ describe('vaulting app 1.8.0 in Chromium', () => {
     const shown = await payer.getAttribute('#challenge-frame', 'src');
     // The browser keeps the attempt's session only for the vaulting app's path, out of the page's scripts' reach.
     const kept = (await own.cookies()).filter((cookie) => cookie.name.startsWith('tf_vault_'));
-    expect(kept).toMatchObject([{ name: `tf_vault_${merchant.channelId}`, path: '/vault/', httpOnly: true, sameSite: 'Lax' }]);
+    expect(kept).toMatchObject([{ name: `tf_vault_${merchant.channelId}_reload3ds`, path: '/vault/', httpOnly: true, sameSite: 'Lax' }]);
     payer.once('dialog', (dialog) => void dialog.accept());
     await payer.reload();
     await challenge.getByRole('button', { name: 'Authenticate' }).waitFor();
@@ -297,6 +297,29 @@ describe('vaulting app 1.8.0 in Chromium', () => {
     expect(transaction.json()).toMatchObject({ status: 'complete', transaction_types: 'vault', token: params.token });
     // The challenge is over: the browser keeps nothing of it.
     expect((await own.cookies()).filter((cookie) => cookie.name.startsWith('tf_vault_'))).toEqual([]);
+    await own.close();
+  });
+
+  it('two pages of one channel awaiting their challenges in one browser each show their own again after a reload', async () => {
+    const own = await e2e.browser.newContext();
+    const pages = [];
+    for (const sessionId of ['firsttab', 'secondtab']) {
+      const tab = await own.newPage();
+      await tab.goto(await vaultUrl({ redirect: `${e2e.host.origin}/done`, session_id: sessionId }));
+      await fillCard(tab, { number: testCards.visaChallenge });
+      await tab.click('#submit');
+      await tab.frameLocator('#challenge-frame').getByRole('button', { name: 'Authenticate' }).waitFor();
+      pages.push({ tab, shown: await tab.getAttribute('#challenge-frame', 'src') });
+    }
+    expect(pages[0]!.shown).not.toBe(pages[1]!.shown);
+    // The first tab, whose challenge was asked for before the second's, is reloaded last.
+    for (const { tab, shown } of [...pages].reverse()) {
+      tab.once('dialog', (dialog) => void dialog.accept());
+      await tab.reload();
+      await tab.frameLocator('#challenge-frame').getByRole('button', { name: 'Authenticate' }).waitFor();
+      expect(await tab.getAttribute('#challenge-frame', 'src')).toBe(shown);
+      expect(await tab.locator('#card-form').isVisible()).toBe(false);
+    }
     await own.close();
   });
 

@@ -8,10 +8,11 @@ import { limits } from '../../limits.js';
  * The cookie that lets a hosted page reloaded during its 3DS challenge (or its tab discarded by a
  * phone's browser while the payer was in the bank's app) show that challenge again: the payment
  * request page's (`tf_pay_<booking id>`, Path=/pay/) and the vaulting app's
- * (`tf_vault_<channel id>`, Path=/vault/). It holds the page's session token while, and only
- * while, the session's payment awaits its challenge: set by the answer that asks for the challenge,
- * cleared by the one that reads its outcome (both from /hosted/payments, so the Path names the
- * page's own path, where the page's load reads it). HttpOnly: the page's script has the token already.
+ * (`tf_vault_<channel id>[_<session_id>]`, Path=/vault/). It holds the page's session token
+ * while, and only while, the session's payment awaits its challenge: set by the answer that asks
+ * for the challenge, cleared by the one that reads its outcome (both from /hosted/payments, so
+ * the Path names the page's own path, where the page's load reads it). HttpOnly: the page's
+ * script has the token already.
  * The modal frame has none: its host names the modal (docs/modal.md "A reloaded frame").
  */
 export interface ResumeCookie {
@@ -23,13 +24,18 @@ export function payResumeCookie(bookingId: number): ResumeCookie {
   return { name: `tf_pay_${bookingId}`, path: '/pay/' };
 }
 
-export function vaultResumeCookie(channelId: number): ResumeCookie {
-  return { name: `tf_vault_${channelId}`, path: '/vault/' };
+/**
+ * Named by the page's `session_id` too (alphanumeric, so a cookie name may hold it): two vaulting
+ * pages of one channel awaiting their challenges in one browser (two integrator sessions in two
+ * tabs) each keep their own, where one name had the second page's answer overwrite the first's.
+ */
+export function vaultResumeCookie(channelId: number, sessionId: string | undefined): ResumeCookie {
+  return { name: sessionId === undefined ? `tf_vault_${channelId}` : `tf_vault_${channelId}_${sessionId}`, path: '/vault/' };
 }
 
 function resumeCookieOf(session: HostedSession): ResumeCookie | null {
   if (session.kind === 'pay' && session.bookingId !== null) return payResumeCookie(session.bookingId);
-  return session.kind === 'vault' ? vaultResumeCookie(session.channelId) : null;
+  return session.kind === 'vault' ? vaultResumeCookie(session.channelId, session.options.sessionId) : null;
 }
 
 function setCookie(context: AppContext, cookie: ResumeCookie, value: string, maxAgeSeconds: number): string {

@@ -73,7 +73,7 @@ export async function vaultAppRoutes(app: App, context: AppContext): Promise<voi
       return sendPage(reply, 400, errorPage({ language, style, message, details: parsed.params }), vaultCsp);
     }
     // This browser's own page reloaded during its vault's 3DS challenge (resume-cookie.ts).
-    const resumable = keptSession(context, request, vaultResumeCookie(parsed.inputs.channelId));
+    const resumable = keptSession(context, request, vaultResumeCookie(parsed.inputs.channelId, parsed.inputs.sessionId));
     const opened = await openVaultApp(context.db, { jwtSecret: context.config.secrets.jwtSecret, inputs: parsed.inputs, now: context.now(), ...(resumable ? { resumable } : {}) });
     if (!opened.ok) {
       // The token's failed attempts, or the cards it may capture, are used up (across every load
