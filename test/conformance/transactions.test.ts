@@ -100,6 +100,20 @@ describe('vault and retained purchases', () => {
     expect(card.hash).toBe(read.hash);
   });
 
+  it('hash of a channel without channel_secret is keyed with a key of its own, not the server signing secret itself', async () => {
+    const { site: own, channel: bare, card: paid } = await payingSite(t);
+    await t.db.query("UPDATE channels SET channel_secret = '' WHERE id = $1", [bare.id]);
+    try {
+      const read = expectStatus(await api(t, own, 'GET', `transactions/${paid.id}`), 200);
+      const inner = sha256(`${read.id}&${read.status}&${read.total}&${read.created}`);
+      expect(read.hash).toMatch(/^[0-9a-f]{64}$/);
+      expect(read.hash).not.toBe(sha256(inner));
+      expect(read.hash).not.toBe(sha256(inner + t.context.config.secrets.signingSecret.toString('base64')));
+    } finally {
+      await t.db.query('UPDATE channels SET channel_secret = $2 WHERE id = $1', [bare.id, bare.channel_secret]);
+    }
+  });
+
   it('retained_purchase by linked_id: 201 complete; booking unpaid → partial-payment → paid; transaction_ids', async () => {
     const booking = await makeBooking(t, site, channel.id, { total: 10000 });
     const first = expectStatus(await retained(t, site, channel, booking, 4000, { linked_id: card.id }), 201);

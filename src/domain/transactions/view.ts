@@ -5,7 +5,7 @@ import { forexJson } from '../forex/payments.js';
 import { formatDecimal, parseDecimal } from '../money.js';
 import { loadAllocationJson, type AllocationJson } from '../allocations/index.js';
 import { bookingTitle } from '../bookings.js';
-import { transactionHash } from './hash.js';
+import { serverHashKey, transactionHash } from './hash.js';
 
 /**
  * The Transaction object as the API returns it (spec "Transaction", every field including the
@@ -213,7 +213,7 @@ function toJson(row: ViewRow, config: Config, related: { bookings: BookingRow[];
   const collection = `${config.baseUrl}/${row.site_path}/site-json/vendor/v2/transactions`;
   const first = related.bookings[0];
   const title = `${first ? bookingTitle({ siteId: first.site_id, id: first.id, surname: first.surname, email: first.email }) : `${row.site_id}-${row.id}`} | ${row.type}`;
-  const hashKey = row.channel_secret || config.secrets.signingSecret.toString('base64');
+  const hashKey = row.channel_secret || serverHashKey(config.secrets.signingSecret);
   const pendingChallenge = row.status === 'pending' && row.challenge_url ? row.challenge_url : null;
   return {
     id: row.id,
