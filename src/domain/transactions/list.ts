@@ -57,7 +57,11 @@ export async function listTransactionIds(db: Queryable, options: { siteId: numbe
     .andIf(f.transactionTypes, (w, v) => w.and`t.type = ANY(${v}::text[])`)
     .andIf(f.payeeSurname, (w, v) => w.and`t.payee_surname = ${v}`)
     .andIf(f.payeeEmail, (w, v) => w.and`lower(t.payee_email COLLATE "C") = lower(${v}::text COLLATE "C")`)
-    .andIf(f.reference, (w, v) => w.and`EXISTS (SELECT 1 FROM transaction_bookings tb JOIN bookings b ON b.id = tb.booking_id WHERE tb.transaction_id = t.id AND b.reference = ANY(${v}::text[]))`)
+    // From the site's bookings of those references (their index, migration 056) to their
+    // transactions, not a look-up per transaction of the site. A booking with transactions is never
+    // deleted (deleteBooking), so the live ones are all there are.
+    .andIf(f.reference, (w, v) => w.and`t.id IN (SELECT tb.transaction_id FROM bookings b JOIN transaction_bookings tb ON tb.booking_id = b.id
+                                                  WHERE b.site_id = ${options.siteId} AND b.deleted_at IS NULL AND b.reference COLLATE "C" = ANY(${v}::text[]))`)
     .andIf(f.statementDateAfter, (w, v) => w.and`t.statement_date >= ${v}::date`)
     .andIf(f.statementDateBefore, (w, v) => w.and`t.statement_date <= ${v}::date`);
   const page = await fetchPage<{ id: number }>(db, {
