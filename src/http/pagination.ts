@@ -317,6 +317,13 @@ export interface PageQuery {
    * list with nothing but its scope (WhereBuilder.scope) is read from there instead of counted.
    */
   siteTotal?: { relation: CountedRelation; siteId: number };
+  /**
+   * The unique column of `countFrom`'s rows (`b.id`): given, the page's keys are chosen first from
+   * `countFrom` alone, narrow rows an index can give in the list's order, and only those rows are
+   * read in full with `from`'s joins. Without it the database builds every row before the OFFSET
+   * (the last page of 300,000 bookings sorted them all on disk: 1.5 s, then 0.1 s).
+   */
+  pageKey?: string;
   where: WhereBuilder;
   orderBy: string;
   page: PageRequest;
@@ -343,8 +350,12 @@ export async function fetchPage<T extends Row>(db: Queryable, query: PageQuery):
   const totalSql = total.sql(where.param.bind(where));
   const limit = where.param(page.perPage);
   const offset = where.param((page.page - 1) * page.perPage);
+  const pick = `ORDER BY ${query.orderBy} LIMIT ${limit} OFFSET ${offset}`;
   const rows = await db.query<T & { page_total_count: number }>(
-    `SELECT ${query.select}, (${totalSql}) AS page_total_count FROM ${query.from} ${where.sql} ORDER BY ${query.orderBy} LIMIT ${limit} OFFSET ${offset}`,
+    query.pageKey === undefined
+      ? `SELECT ${query.select}, (${totalSql}) AS page_total_count FROM ${query.from} ${where.sql} ${pick}`
+      : `SELECT ${query.select}, (${totalSql}) AS page_total_count FROM ${query.from}
+          WHERE ${query.pageKey} IN (SELECT ${query.pageKey} FROM ${query.countFrom ?? query.from} ${where.sql} ${pick}) ORDER BY ${query.orderBy}`,
     where.values,
   );
   let count = rows[0]?.page_total_count;

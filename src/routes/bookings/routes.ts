@@ -80,6 +80,7 @@ export async function bookingRoutes(app: App, context: AppContext): Promise<void
       from: bookingFrom,
       // Every booking has its author (a NOT NULL foreign key): the join cannot change the count.
       countFrom: 'bookings b',
+      pageKey: 'b.id',
       siteTotal: { relation: 'bookings', siteId: principal.siteId },
       where,
       orderBy: orderBySql(orderColumns, query.orderby ?? 'id', page.order, 'b.id'),
