@@ -67,6 +67,17 @@ describe('JWTs that must not work', () => {
     expect((await call(later)).statusCode).toBe(200);
   });
 
+  it('a token without pwd_at (issued before session 29) is refused from the second before the change, kept from its second', async () => {
+    const member = await createSite(t.db);
+    const call = (token: string) => t.app.inject({ url: `/${member.path}/api-tokens`, headers: { authorization: `Bearer ${token}` } });
+    // The change half-way through a second: tokens carry whole seconds, and the rule is to the second.
+    const changedAt = Math.floor(Date.now() / 1000) - 120;
+    await t.db.query('UPDATE users SET password_changed_at = to_timestamp($2) WHERE id = $1', [member.userId, changedAt + 0.5]);
+    const signedAt = (second: number) => signJwt(t.config.secrets.jwtSecret, { userId: member.userId, kind: 'user' }, new Date(second * 1000));
+    expectInvalidToken(await call(await signedAt(changedAt - 1)));
+    expect((await call(await signedAt(changedAt))).statusCode).toBe(200);
+  });
+
   it('a refresh token used on the REST API', async () => {
     expectInvalidToken(await callApi(login.refresh_token));
   });
