@@ -164,6 +164,18 @@ describe.each(routes)('remembered principals: %s', (_name, route) => {
       expectStatus(await send(await bearer(new Date(Date.now() + 2_000))), route.ok);
     });
 
+    it('a session older than the password change stays refused while a newer one is remembered', async () => {
+      const earlier = await bearer(new Date(Date.now() - 60_000));
+      expectStatus(await send(earlier), route.ok);
+      await setPassword(t.db, shop.site.userId, 'a-completely-new-password');
+      // The user logs in again: the new session is authenticated and remembered under the same key (user and site).
+      const later = await bearer(new Date(Date.now() + 2_000));
+      expectStatus(await send(later), route.ok);
+      expectStatus(await send(later), route.ok);
+      expectError(await send(earlier), 401);
+      expectStatus(await send(later), route.ok);
+    });
+
     it('a removed membership answers 404 on the next request', async () => {
       const session = await bearer(new Date(Date.now() - 60_000));
       expectStatus(await send(session), route.ok);
@@ -292,6 +304,16 @@ describe('a remembered principal on POST transactions, checked by the attempt', 
     expect(names.filter((name) => name.startsWith('auth_'))).toEqual(['auth_api_token']);
     expect(lookups(names)).toBe(2);
     expect(lookups(await statementsOf(async () => expectStatus(await postVault(shop), 201)))).toBe(1);
+  });
+
+  it('refuses a read-only member remembered from a read (403), writing nothing', async () => {
+    const member = await addUser(t.db, shop.site.siteId, { role: 'member', readOnly: true });
+    // Remembered by the read it may make; the write must still be judged by its rules.
+    expectStatus(await api(t, { path: shop.site.path, headers: member.headers }, 'GET', 'transactions'), 200);
+    const before = await transactionCount();
+    expectError(await postVault(shop, member.headers), 403);
+    expectError(await postVault(shop, member.headers), 403);
+    expect(await transactionCount()).toBe(before);
   });
 
   it('refuses a member made read-only (403), and lets one made writable again through', async () => {
