@@ -58,6 +58,27 @@ describe('GET api-tokens', () => {
   });
 });
 
+describe('API tokens of a user in two sites', () => {
+  it('are listed and deleted only in the site of the URL', async () => {
+    const home = await createSite(t.db);
+    const other = await createSite(t.db);
+    await t.db.query("INSERT INTO memberships (site_id, user_id, role, read_only) VALUES ($1, $2, 'member_admin', false)", [other.siteId, home.userId]);
+    const login = (await t.app.inject({ method: 'POST', url: `/${other.path}/site-json/jwt-auth/v1/token`, payload: { username: home.username, password: home.password } })).json();
+    const inOther = { authorization: `Bearer ${login.token}` };
+    const created = await tokens(other, 'POST', { name: 'other-site token' }, '', inOther);
+    expect(created.statusCode).toBe(201);
+    // Listed in its own site only: the home site's list (with the home token or the login) shows the home token alone.
+    const homeList = (await tokens(home)).json();
+    expect(homeList.map((record: { name: string }) => record.name)).toEqual(['fixture']);
+    expect((await tokens(home, 'GET', undefined, '', inOther)).json()).toEqual(homeList);
+    const otherList = (await tokens(other, 'GET', undefined, '', inOther)).json();
+    expect(otherList.map((record: { name: string }) => record.name)).toEqual(['other-site token']);
+    // Deleting every token in the home site leaves the other site's working.
+    expect((await tokens(home, 'DELETE')).statusCode).toBe(200);
+    expect((await tokens(other, 'GET', undefined, '', { authorization: `Bearer ${created.json().token}` })).statusCode).toBe(200);
+  });
+});
+
 describe('POST api-tokens', () => {
   it('creates a token shown once that authenticates, up to the limit (expired ones count)', async () => {
     const site = await createSite(t.db);
