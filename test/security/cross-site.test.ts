@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signJwt } from '../../src/domain/credentials.js';
+import { addUser } from '../support/fixtures.js';
 import { createHostedSession } from '../../src/domain/hosted/sessions.js';
 import type { TestContext } from '../support/context.js';
 import { addChannel, createBooking, createShop, paymentsContext, post, purchaseBody, type Shop } from '../payments/support.js';
@@ -59,6 +60,8 @@ describe("site B naming site A's things", () => {
       const answer = await asB('GET', probe);
       expect(answer.statusCode, probe).toBe(200);
       expect(answer.json(), probe).toEqual([]);
+      // Nor does it count them: the total is of B's own matches.
+      expect(answer.headers['x-site-total'], probe).toBe('0');
     }
     // A's own path with B's credential: the site is unknown to it.
     const foreignPath = await t.app.inject({ url: `${siteA.base}/bookings/${a.booking}`, headers: siteB.site.headers });
@@ -88,6 +91,16 @@ describe("site B naming site A's things", () => {
       else expect(answer.json()).toMatchObject({ code: 'rest_post_invalid_id', message: 'Invalid linked_id.' });
     }
     expect(await rowCounts()).toEqual(before);
+  });
+
+  it("lets a platform operator's token in B charge back nothing of A: A's payment is an unknown linked_id there", async () => {
+    const operator = await addUser(t.db, siteB.site.siteId, { role: 'member_admin', platformAdmin: true });
+    const before = await rowCounts();
+    const answer = await t.app.inject({ method: 'POST', url: `${siteB.base}/transactions`, headers: operator.headers, payload: { transaction_types: 'chargeback', linked_id: a.purchase, total: 500 } });
+    expect(answer.statusCode).toBe(404);
+    expect(answer.json()).toMatchObject({ code: 'rest_post_invalid_id', message: 'Invalid linked_id.' });
+    expect(await rowCounts()).toEqual(before);
+    expect((await t.db.one<{ status: string }>('SELECT status FROM transactions WHERE id = $1', [a.purchase])).status).toBe('complete');
   });
 
   it("moves none of its own bookings onto A's channel", async () => {
