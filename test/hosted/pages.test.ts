@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { createSite, pageSessionOf, type SiteFixture } from '../support/fixtures.js';
 import { createHostedSession } from '../../src/domain/hosted/sessions.js';
+import { hashToken } from '../../src/domain/credentials.js';
 import { signAuthString } from '../../src/domain/hosted/auth-string.js';
 import { buildWebBundles } from '../e2e/support.js';
 import { limits } from '../../src/limits.js';
@@ -258,6 +259,22 @@ describe('hosted page APIs', () => {
     expect(answer.json()).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
   });
 
+  it('refuses a page session past its lifetime: it captures no card and pays nothing', async () => {
+    const { token } = await bookingSession(1_000);
+    await t.db.query("UPDATE hosted_sessions SET expires_at = now() - interval '1 second' WHERE token_hash = $1", [hashToken(token)]);
+    const headers = { authorization: `Bearer ${token}` };
+    const card = { card_number: '4111111111111111', expiry_month: '12', expiry_year: 2030, cvv: '123' };
+    const rows = async () => (await t.db.one<{ cards: number; transactions: number }>('SELECT (SELECT count(*)::int FROM cards WHERE site_id = $1) AS cards, (SELECT count(*)::int FROM transactions WHERE site_id = $1) AS transactions', [site.siteId]));
+    const before = await rows();
+    const captured = await t.app.inject({ method: 'POST', url: `/${site.path}/site-json/vendor/v2/cards`, headers, payload: { channels: channel.id, ...card } });
+    expect(captured.statusCode).toBe(403);
+    expect(captured.json()).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
+    const paid = await t.app.inject({ method: 'POST', url: '/hosted/payments', headers, payload: { card_token: 'tok_visa' } });
+    expect(paid.statusCode).toBe(403);
+    expect(paid.json()).toMatchObject({ code: 'jwt_auth_invalid_request', data: { status: 403 } });
+    expect(await rows()).toEqual(before);
+  });
+
   it('lets a page session capture cards only for its own channel and site', async () => {
     const { token } = await bookingSession(1_000);
     const card = { card_number: '4111111111111111', expiry_month: '12', expiry_year: 2030, cvv: '123' };
@@ -290,6 +307,26 @@ describe('hosted page APIs', () => {
     const badOrigin = await t.app.inject({ url: '/modal/1.0.0/frame?origin=javascript:alert(1)' });
     expect(badOrigin.statusCode).toBe(400);
     expect(badOrigin.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+  });
+
+  it('accepts as origin only a bare origin: a path, or a second source after it, is a 400 framed by nobody', async () => {
+    for (const origin of ['https://shop.example/ https://evil.example', 'https://shop.example/checkout']) {
+      const frame = await t.app.inject({ url: `/modal/1.0.0/frame?origin=${encodeURIComponent(origin)}` });
+      expect(frame.statusCode, origin).toBe(400);
+      expect(frame.headers['content-security-policy'], origin).toContain("frame-ancestors 'none'");
+      expect(frame.headers['content-security-policy'], origin).not.toContain('evil.example');
+    }
+  });
+
+  it('tells browsers that ignore frame-ancestors not to frame the pages no one may frame (X-Frame-Options), and not the modal frame', async () => {
+    const refused = await t.app.inject({ url: '/modal/1.0.0/frame?origin=javascript:alert(1)' });
+    expect(refused.headers['x-frame-options']).toBe('DENY');
+    const payPage = await t.app.inject({ url: '/pay/no-such-link' });
+    expect(payPage.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(payPage.headers['x-frame-options']).toBe('DENY');
+    const frame = await t.app.inject({ url: '/modal/1.0.0/frame?origin=https%3A%2F%2Fshop.example' });
+    expect(frame.statusCode).toBe(200);
+    expect(frame.headers['x-frame-options']).toBeUndefined();
   });
 
   it("gives the modal frame's script its locale as a BCP 47 tag (de-DE, as <html lang> and as every other page), which Intl formats with: not the language code deDE, which Intl refuses", async () => {
