@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { authStringPayload, signAuthString, verifyAuthString } from '../../src/domain/hosted/auth-string.js';
+import { limits } from '../../src/limits.js';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const at = new Date(Date.UTC(2026, 10, 21, 10, 0, 0));
@@ -26,5 +27,22 @@ describe('payment modal auth string (decisions.md)', () => {
     expect(check({ secret: '' })).toEqual({ ok: false, reason: 'no_secret' });
     expect(check({ auth: auth.slice(0, 64) + '20261321100000' })).toEqual({ ok: false, reason: 'malformed' });
     expect(check({ auth: 'x'.repeat(78) })).toEqual({ ok: false, reason: 'malformed' });
+  });
+
+  it('refuses a hash changed in any one digit, the last ones too', () => {
+    const auth = signAuthString(fields, 'secret', at);
+    for (let index = 0; index < 64; index++) {
+      const digit = auth[index] === '0' ? '1' : '0';
+      const altered = auth.slice(0, index) + digit + auth.slice(index + 1);
+      expect(verifyAuthString({ auth: altered, fields, channelSecret: 'secret', now: at }), `digit ${index}`).toEqual({ ok: false, reason: 'mismatch' });
+    }
+  });
+
+  it('allows our clock to be behind the signer\'s by modalAuthClockSkewSeconds, no more', () => {
+    const auth = signAuthString(fields, 'secret', at);
+    const checkAt = (offsetMs: number) => verifyAuthString({ auth, fields, channelSecret: 'secret', now: new Date(at.getTime() + offsetMs) });
+    const skewMs = limits.modalAuthClockSkewSeconds * 1000;
+    expect(checkAt(-skewMs)).toEqual({ ok: true, signedAt: at });
+    expect(checkAt(-skewMs - 1000)).toEqual({ ok: false, reason: 'future' });
   });
 });
