@@ -68,11 +68,10 @@ describe('API tokens of a user in two sites', () => {
     const created = await tokens(other, 'POST', { name: 'other-site token' }, '', inOther);
     expect(created.statusCode).toBe(201);
     // Listed in its own site only: the home site's list (with the home token or the login) shows the home token alone.
-    const homeList = (await tokens(home)).json();
-    expect(homeList.map((record: { name: string }) => record.name)).toEqual(['fixture']);
-    expect((await tokens(home, 'GET', undefined, '', inOther)).json()).toEqual(homeList);
-    const otherList = (await tokens(other, 'GET', undefined, '', inOther)).json();
-    expect(otherList.map((record: { name: string }) => record.name)).toEqual(['other-site token']);
+    const names = async (site: SiteFixture, headers: { authorization: string }) => (await tokens(site, 'GET', undefined, '', headers)).json().map((record: { name: string }) => record.name);
+    expect(await names(home, home.headers)).toEqual(['fixture']);
+    expect(await names(home, inOther)).toEqual(['fixture']);
+    expect(await names(other, inOther)).toEqual(['other-site token']);
     // Deleting every token in the home site leaves the other site's working.
     expect((await tokens(home, 'DELETE')).statusCode).toBe(200);
     expect((await tokens(other, 'GET', undefined, '', { authorization: `Bearer ${created.json().token}` })).statusCode).toBe(200);
