@@ -145,7 +145,10 @@ describe('requests refused before a route takes them', () => {
     it('a query string past 16 KB is 431', async () => {
       const answer = await exchange(`GET ${shop.base}/bookings?x=${'a'.repeat(17_000)} HTTP/1.1\r\nHost: x\r\n${`Authorization: ${shop.site.headers.authorization}`}\r\n\r\n`);
       expectError(answer, 431, 'rest_request_headers_too_large');
+      // The JSON answers' security headers, though no Fastify hook wrote them (client-errors.ts).
       expect(answer.headers).toMatch(/^X-Content-Type-Options: nosniff$/m);
+      expect(answer.headers).toMatch(/^X-Frame-Options: DENY$/m);
+      expect(answer.headers).toMatch(/^Content-Security-Policy: default-src 'none'; frame-ancestors 'none'$/m);
     });
 
     it('a space in a header name is 400', async () => {
