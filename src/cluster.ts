@@ -90,6 +90,7 @@ class WorkerSupervisor {
   private failStart: ((error: Error) => void) | null = null;
   private readonly listening = new Set<number>();
   private readonly restartTimesMs: number[] = [];
+  private readonly handoffs = new Map<number, Handoffs>();
 
   constructor(
     private readonly count: number,
@@ -136,10 +137,13 @@ class WorkerSupervisor {
   private fork(): Worker {
     const worker = cluster.fork(this.env);
     worker.once('listening', () => this.listening.add(worker.id));
+    this.handoffs.set(worker.id, watchHandoffs(worker));
     return worker;
   }
 
   private onExit(worker: Worker, code: number | null, signal: string | null): void {
+    this.handoffs.get(worker.id)?.closeUnanswered();
+    this.handoffs.delete(worker.id);
     const servedBefore = this.listening.delete(worker.id);
     if (this.stopping) return;
     if (!servedBefore) {
@@ -155,4 +159,44 @@ class WorkerSupervisor {
     this.log.error({ workerPid: worker.process.pid, code, signal }, 'worker exited; starting a replacement');
     this.fork();
   }
+}
+
+interface Handoffs {
+  /** Closes the client connection handed to the worker that it never answered for (its exit). */
+  closeUnanswered(): void;
+}
+
+/**
+ * The primary accepts each client connection and hands it to a worker (node:cluster's round
+ * robin: a `newconn` message carrying the socket), keeping its own copy until the worker answers
+ * that it took it. A worker that dies before answering (SIGKILL, the OOM killer, a crash) never
+ * answers, and Node keeps that copy for ever: the client's connection stays open, its request
+ * unread, with no answer and no reset, until the client gives up (a drill killing a worker under
+ * load left one purchase waiting 90 s, the client's own bound). Watching the worker's messages
+ * tells which connection it was handed and not yet answered for, so its exit closes that one: the
+ * client sees the connection reset at once, its request never read (nothing was done), and sends
+ * it again like any other request of a worker that died. At most one is in flight per worker: the
+ * primary hands the next only after the answer.
+ */
+function watchHandoffs(worker: Worker): Handoffs {
+  type Closable = { close(): void };
+  let unanswered: { seq: unknown; handle: Closable } | null = null;
+  const child = worker.process;
+  const send = child.send.bind(child) as (...args: unknown[]) => boolean;
+  child.send = ((message: unknown, handle?: unknown, ...rest: unknown[]) => {
+    const sent = message as { act?: unknown; seq?: unknown } | null;
+    if (sent?.act === 'newconn' && handle) unanswered = { seq: sent.seq, handle: handle as Closable };
+    return send(message, handle, ...rest);
+  }) as typeof child.send;
+  // The worker's answer (accepted, or refused while it stops: then the primary hands the
+  // connection to another worker) ends the primary's part in it.
+  child.on('internalMessage', (message: { ack?: unknown } | null) => {
+    if (unanswered && message?.ack === unanswered.seq) unanswered = null;
+  });
+  return {
+    closeUnanswered() {
+      unanswered?.handle.close();
+      unanswered = null;
+    },
+  };
 }

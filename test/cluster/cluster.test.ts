@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -69,6 +70,25 @@ describe('WORKERS=2', () => {
     await waitUntil(async () => (await get(server.port, '/readyz')).status === 200, 30_000, server.output);
   });
 
+  it('resets at once the connection a killed worker was being handed, instead of leaving its client waiting', async () => {
+    // The worker is stopped, so the connection the primary hands it stays unanswered, as when a
+    // worker dies (SIGKILL, the OOM killer) in the moment between being handed a connection and
+    // taking it. The other connections go to the other worker.
+    const [victim, other] = workerPids(server.child.pid!);
+    process.kill(victim!, 'SIGSTOP');
+    const outcomes: string[] = [];
+    const clients = Array.from({ length: 6 }, () => rawGet(server.port, '/healthz').then((outcome) => outcomes.push(outcome)));
+    await waitUntil(async () => outcomes.length === 5, 30_000, server.output);
+    expect(outcomes).toEqual(Array(5).fill('HTTP/1.1 200 OK'));
+    process.kill(victim!, 'SIGKILL');
+    // Before the fix the sixth connection stayed open, unanswered, for as long as the client waited.
+    await waitUntil(async () => outcomes.length === 6, 20_000, () => `outcomes ${JSON.stringify(outcomes)}\n${server.output()}`);
+    await Promise.all(clients);
+    expect(outcomes[5]).toBe('closed without an answer');
+    await waitUntil(async () => workerPids(server.child.pid!).length === 2, 30_000, server.output);
+    expect(workerPids(server.child.pid!)).toContain(other);
+  });
+
   it('stops the workers, then the database, on SIGTERM and exits 0', async () => {
     const workers = workerPids(server.child.pid!);
     server.child.kill('SIGTERM');
@@ -112,6 +132,17 @@ function get(port: number, urlPath: string): Promise<{ status: number }> {
       response.on('end', () => resolve({ status: response.statusCode ?? 0 }));
     });
     request.on('error', () => resolve({ status: 0 }));
+  });
+}
+
+/** A GET on a fresh connection: the status line of its answer, or that the connection closed without one. */
+function rawGet(port: number, urlPath: string): Promise<string> {
+  return new Promise((resolve) => {
+    let received = '';
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(`GET ${urlPath} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`));
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(received === '' ? 'closed without an answer' : received.split('\r\n')[0]!));
   });
 }
 
