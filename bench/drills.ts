@@ -10,7 +10,7 @@
 // as an integrator would, and the drill checks: one transaction per key, no processor operation
 // without its row nor a row whose outcome differs from the processor's (after reconciliation),
 // booking totals, `trustfare ledger verify` and `totals verify`, each mail sent once.
-//   npx tsx bench/drills.ts <drill> [port]   (DRILL_LATENCY_MS, DRILL_KILL_AFTER_MS, DRILL_LOG_LEVEL)
+//   npx tsx bench/drills.ts <drill> [port]   (DRILL_LATENCY_MS, DRILL_KILL_AFTER_MS, DRILL_LOG_LEVEL, DRILL_WORKERS)
 // Data under /tmp/chaos/<drill>, kept for a look afterwards. Not part of `npm run bench`.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -208,6 +208,7 @@ async function main(): Promise<void> {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const extra: Record<string, string> = {};
   if (drill === 'worker') extra.WORKERS = '2';
+  if (process.env.DRILL_WORKERS) extra.WORKERS = process.env.DRILL_WORKERS;
   if (drill === 'smtp') extra.SMTP_URL = `smtp://127.0.0.1:${port + 1}`;
   let server = startServer(extra);
   const { reqs } = await setUp(server);
@@ -226,7 +227,7 @@ async function main(): Promise<void> {
     log(`first answers: ${JSON.stringify(summary(reqs, 'first'))}`);
     const slow = reqs.filter((r) => r.first!.ms > 20_000);
     if (slow.length) problems.push(`${slow.length} requests took over 20 s`);
-    server = startServer({}, 'b');
+    server = startServer(extra, 'b');
     log(`restarted; ready in ${await ready()} ms`);
     const c = await db();
     log(`  before retries: keys ${JSON.stringify((await c.query('SELECT status, transaction_id IS NOT NULL AS has_tx, count(*)::int AS n FROM idempotency_keys GROUP BY 1, 2')).rows)}, transactions ${JSON.stringify((await c.query('SELECT type, status, count(*)::int AS n FROM transactions GROUP BY 1, 2')).rows)}, processor ops ${JSON.stringify((await c.query('SELECT kind, status, count(*)::int AS n FROM sandbox_operations GROUP BY 1, 2')).rows)}`);
