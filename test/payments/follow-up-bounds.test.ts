@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestContext } from '../support/context.js';
+import { addUser } from '../support/fixtures.js';
+import { bookingRow, createBooking, createShop, get, paymentsContext, post, type Body, type Shop } from './support.js';
+
+/**
+ * What remains refundable of a payment, booking by booking, and what a declined refund gives
+ * back: lines of attempt.ts and settle.ts no other test would notice being wrong.
+ */
+
+let t: TestContext;
+let shop: Shop;
+let operator: Shop;
+let vaultId: number;
+beforeAll(async () => {
+  t = await paymentsContext();
+  shop = await createShop(t);
+  operator = { ...shop, site: { ...shop.site, headers: (await addUser(t.db, shop.site.siteId, { role: 'member_admin', platformAdmin: true })).headers } };
+  vaultId = (await post(t, shop, { transaction_types: 'vault', channels: shop.channelId, currencies: shop.currency, total: 0, token: 'tok_visa' })).json().id;
+});
+afterAll(async () => t.close());
+
+const body = (fields: Body): Body => ({ channels: shop.channelId, currencies: shop.currency, ...fields });
+const shares = (...items: [number, number][]) => items.map(([id, total]) => ({ id, currencies: shop.currency, total }));
+
+/** A retained purchase paying each booking its share, complete. */
+async function paid(...items: [number, number][]) {
+  const total = items.reduce((sum, [, amount]) => sum + amount, 0);
+  const response = await post(t, shop, body({ transaction_types: 'retained_purchase', total, linked_id: vaultId, bookings: shares(...items) }));
+  expect(response.json()).toMatchObject({ status: 'complete', total_remaining: total });
+  return response.json();
+}
+
+describe('refund bounds per booking', () => {
+  it('refuses a refund of one booking above what the payment paid it, though the payment has more left, and changes nothing', async () => {
+    const [a, b] = [await createBooking(t, shop, { total: 1000 }), await createBooking(t, shop, { total: 2000 })];
+    const payment = await paid([a, 1000], [b, 2000]);
+    const over = await post(t, shop, body({ transaction_types: 'refund', total: 1001, linked_id: payment.id, bookings: shares([a, 1001]) }));
+    expect(over.statusCode).toBe(400);
+    expect(over.json().data.params).toEqual({ bookings: `Booking ${a}: at most 1000 of the linked transaction is available for it.` });
+    expect((await get(t, shop, `/transactions/${payment.id}`)).json().total_remaining).toBe(3000);
+    expect(await bookingRow(t, a)).toMatchObject({ status: 'paid', total_paid: 1000 });
+    // Exactly its share goes through, and then nothing more of it.
+    const exact = await post(t, shop, body({ transaction_types: 'refund', total: 1000, linked_id: payment.id, bookings: shares([a, 1000]) }));
+    expect(exact.json()).toMatchObject({ status: 'complete', total: 1000 });
+    const again = await post(t, shop, body({ transaction_types: 'refund', total: 1, linked_id: payment.id, bookings: shares([a, 1]) }));
+    expect(again.json().data.params).toEqual({ bookings: `Booking ${a}: at most 0 of the linked transaction is available for it.` });
+    expect(await bookingRow(t, a)).toMatchObject({ status: 'unpaid', total_paid: 0 });
+    expect(await bookingRow(t, b)).toMatchObject({ status: 'paid', total_paid: 2000 });
+  });
+});
+
+describe('a declined refund', () => {
+  it('gives its amount back: the payment and the booking stay refundable in full', async () => {
+    const booking = await createBooking(t, shop, { total: 3000 });
+    const payment = await paid([booking, 3000]);
+    // A total ending in 51 is declined by the sandbox on a test channel (800.100.151).
+    const declined = await post(t, shop, body({ transaction_types: 'refund', total: 1051, linked_id: payment.id, bookings: shares([booking, 1051]) }));
+    expect(declined.json()).toMatchObject({ status: 'failed', total: 1051 });
+    expect(declined.json().content).toContain('800.100.151');
+    expect((await get(t, shop, `/transactions/${payment.id}`)).json().total_remaining).toBe(3000);
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'paid', total_paid: 3000 });
+    const whole = await post(t, shop, body({ transaction_types: 'refund', total: 3000, linked_id: payment.id, bookings: shares([booking, 3000]) }));
+    expect(whole.json()).toMatchObject({ status: 'complete', total: 3000 });
+    expect((await get(t, shop, `/transactions/${payment.id}`)).json().total_remaining).toBe(0);
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'unpaid', total_paid: 0 });
+  });
+});
+
+describe('a payment under a chargeback', () => {
+  it('takes no refund, saying why, and keeps what it had left', async () => {
+    const booking = await createBooking(t, shop, { total: 2000 });
+    const payment = await paid([booking, 2000]);
+    const chargeback = await post(t, operator, { transaction_types: 'chargeback', linked_id: payment.id, total: 500 });
+    expect(chargeback.json()).toMatchObject({ status: 'complete', total: 500 });
+    expect((await get(t, shop, `/transactions/${payment.id}`)).json()).toMatchObject({ status: 'locked', total_remaining: 1500 });
+    const refund = await post(t, shop, body({ transaction_types: 'refund', total: 100, linked_id: payment.id, bookings: shares([booking, 100]) }));
+    expect(refund.statusCode).toBe(400);
+    expect(refund.json().data.params).toEqual({ linked_id: 'The linked transaction is locked by a chargeback.' });
+    expect((await get(t, shop, `/transactions/${payment.id}`)).json()).toMatchObject({ status: 'locked', total_remaining: 1500 });
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'locked', total_paid: 1500 });
+  });
+});
