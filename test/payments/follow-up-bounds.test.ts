@@ -80,4 +80,32 @@ describe('a payment under a chargeback', () => {
     expect((await get(t, shop, `/transactions/${payment.id}`)).json()).toMatchObject({ status: 'locked', total_remaining: 1500 });
     expect(await bookingRow(t, booking)).toMatchObject({ status: 'locked', total_paid: 1500 });
   });
+
+  it('takes a further chargeback of at most what is left, one unit more is refused on total', async () => {
+    const booking = await createBooking(t, shop, { total: 2000 });
+    const payment = await paid([booking, 2000]);
+    expect((await post(t, operator, { transaction_types: 'chargeback', linked_id: payment.id, total: 500 })).statusCode).toBe(201);
+    const over = await post(t, operator, { transaction_types: 'chargeback', linked_id: payment.id, total: 1501 });
+    expect(over.statusCode).toBe(400);
+    expect(over.json().data.params).toEqual({ total: 'The chargeback exceeds the amount not yet refunded or charged back, 1500.' });
+    expect((await get(t, shop, `/transactions/${payment.id}`)).json()).toMatchObject({ status: 'locked', total_remaining: 1500 });
+    const rest = await post(t, operator, { transaction_types: 'chargeback', linked_id: payment.id, total: 1500 });
+    expect(rest.json()).toMatchObject({ status: 'complete', total: 1500 });
+    expect((await get(t, shop, `/transactions/${payment.id}`)).json()).toMatchObject({ status: 'locked', total_remaining: 0 });
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'locked', total_paid: 0, locked_transactions: 1 });
+  });
+
+  it('two chargebacks of one payment lock its booking once: reversing both unlocks it, paid again in full', async () => {
+    const booking = await createBooking(t, shop, { total: 2000 });
+    const payment = await paid([booking, 2000]);
+    const first = (await post(t, operator, { transaction_types: 'chargeback', linked_id: payment.id, total: 500 })).json();
+    const second = (await post(t, operator, { transaction_types: 'chargeback', linked_id: payment.id, total: 700 })).json();
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'locked', total_paid: 800 });
+    for (const chargeback of [first, second]) {
+      const reversal = await post(t, operator, { transaction_types: 'chargeback-reversal', linked_id: chargeback.id, total: chargeback.total });
+      expect(reversal.json()).toMatchObject({ status: 'complete', total: chargeback.total });
+    }
+    expect((await get(t, shop, `/transactions/${payment.id}`)).json()).toMatchObject({ status: 'complete', total_remaining: 2000 });
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'paid', total_paid: 2000, locked_transactions: 0 });
+  });
 });
