@@ -195,6 +195,15 @@ describe('bookings: happy paths', () => {
     expect((await call(t, site, 'GET', `bookings?status=paid&include=${booking.id}`)).json()).toEqual([]);
   });
 
+  it('shows a paid booking ending today as paid, in the status filter too: it is completed from the day after', async () => {
+    const booking = await makeBooking(site, { total: 500, date: '2026-11-21' });
+    await t.db.query(`UPDATE bookings SET total_paid = 500, status = 'paid' WHERE id = $1`, [booking.id]);
+    expect((await call(t, site, 'GET', `bookings/${booking.id}`)).json().status).toBe('paid');
+    const listed = (await call(t, site, 'GET', `bookings?status=paid&include=${booking.id}`)).json();
+    expect(listed.map((item: { id: number; status: string }) => [item.id, item.status])).toEqual([[booking.id, 'paid']]);
+    expect((await call(t, site, 'GET', `bookings?status=completed&include=${booking.id}`)).json()).toEqual([]);
+  });
+
   it('reads a booking exactly as the list shows it (the single read takes the row as JSON)', async () => {
     const booking = await makeBooking(site, { date_start: '2026-12-20', pax: 3, suppliers: ['FR-7-AIR'] });
     await t.db.query(
