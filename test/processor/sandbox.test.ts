@@ -285,6 +285,15 @@ describe('capture, void and refund', () => {
     approved(await sandbox.refund(followUp(purchase.processorReference, 5_000)));
   });
 
+  it('forces declines of captures and refunds by amount on test only: live ones of 1 151 go through', async () => {
+    const live = { mode: 'live' as const, card: { pan: '4242424242424242', expiryMonth: 1, expiryYear: 2040 } };
+    const authorisation = approved(await sandbox.authorise(request({ ...live, amount: 5_000, capture: false })));
+    const capture = approved(await sandbox.capture({ ...followUp(authorisation.processorReference, 2_151), mode: 'live' }));
+    approved(await sandbox.refund({ ...followUp(capture.processorReference, 1_151), mode: 'live' }));
+    const onTest = approved(await sandbox.authorise(request({ amount: 5_000, capture: false })));
+    expect(await sandbox.capture(followUp(onTest.processorReference, 2_151))).toMatchObject({ kind: 'declined', code: '800.100.151' });
+  });
+
   it('is idempotent by reference under concurrency: money moves once', async () => {
     const purchase = approved(await sandbox.authorise(request({ amount: 5_000 })));
     const refund = followUp(purchase.processorReference, 3_000);
