@@ -83,6 +83,18 @@ describe('transaction settle', () => {
     expect((await bookingRow(t, booking)).status).toBe('paid');
   });
 
+  it('completes a 3-D Secure purchase left pending (the cardholder never came back from the challenge)', async () => {
+    const booking = await createBooking(t, shop, { total: 2700 });
+    const pending = (await post(t, shop, purchaseBody(shop, booking, 2700, { token: 'tok_visa_3ds_challenge', attempt_3ds: true }))).json();
+    expect(pending.status).toBe('pending');
+    await ageBy(pending.id, limits.operatorSettleAfterMinutes + 1);
+    const settled = await settle(pending.id, ['--outcome', 'approved', '--processor-reference', 'PSP-3DS-1', '--reason', 'captured per the acquirer dashboard']);
+    expect(settled.stderr).toBe('');
+    expect(settled.code).toBe(0);
+    expect(settled.json).toMatchObject({ id: pending.id, status: 'complete', total: 2700 });
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'paid', total_paid: 2700 });
+  });
+
   it('refuses what it cannot act on, changing nothing', async () => {
     const { id } = await silentPurchase(2300);
     await ageBy(id, limits.operatorSettleAfterMinutes + 1);
