@@ -4,8 +4,10 @@ import { addUser } from '../support/fixtures.js';
 import { bookingRow, createBooking, createShop, get, paymentsContext, post, type Body, type Shop } from './support.js';
 
 /**
- * What remains refundable of a payment, booking by booking, and what a declined refund gives
- * back: lines of attempt.ts and settle.ts no other test would notice being wrong.
+ * The bounds of what a transaction moves: of a payment, booking by booking (no share of 0, none
+ * above what the payment paid it), what a declined refund gives back, and what a chargeback may
+ * take and gives back when reversed. Each test here kills a mutation of prepare.ts, attempt.ts,
+ * settle.ts or chargebacks.ts that every other test let pass.
  */
 
 let t: TestContext;
@@ -47,6 +49,21 @@ describe('refund bounds per booking', () => {
     expect(again.json().data.params).toEqual({ bookings: `Booking ${a}: at most 0 of the linked transaction is available for it.` });
     expect(await bookingRow(t, a)).toMatchObject({ status: 'unpaid', total_paid: 0 });
     expect(await bookingRow(t, b)).toMatchObject({ status: 'paid', total_paid: 2000 });
+  });
+});
+
+describe('a booking named with nothing of the money', () => {
+  it('is refused on bookings, in a payment and in a refund: a booking the transaction moves nothing of is left out', async () => {
+    const [a, b] = [await createBooking(t, shop, { total: 1000 }), await createBooking(t, shop, { total: 2000 })];
+    const zero = (id: number) => `Booking ${id}: its total must be a positive amount in cents; leave out a booking this transaction moves nothing of.`;
+    const payment = await post(t, shop, body({ transaction_types: 'retained_purchase', total: 1000, linked_id: vaultId, bookings: shares([a, 1000], [b, 0]) }));
+    expect(payment.statusCode).toBe(400);
+    expect(payment.json().data.params).toEqual({ bookings: zero(b) });
+    expect(await bookingRow(t, b)).toMatchObject({ status: 'unpaid', transaction_ids: [] });
+    const both = await paid([a, 1000], [b, 2000]);
+    const refund = await post(t, shop, body({ transaction_types: 'refund', total: 500, linked_id: both.id, bookings: shares([a, 500], [b, 0]) }));
+    expect(refund.json().data.params).toEqual({ bookings: zero(b) });
+    expect(await bookingRow(t, b)).toMatchObject({ status: 'paid', transaction_ids: [both.id] });
   });
 });
 
