@@ -112,12 +112,15 @@ describe('a payment under a chargeback', () => {
     expect(await bookingRow(t, booking)).toMatchObject({ status: 'locked', total_paid: 0, locked_transactions: 1 });
   });
 
-  it('two chargebacks of one payment lock its booking once: reversing both unlocks it, paid again in full', async () => {
+  it('two chargebacks of one payment lock its booking once: reversing both (each at most what it took) unlocks it, paid again in full', async () => {
     const booking = await createBooking(t, shop, { total: 2000 });
     const payment = await paid([booking, 2000]);
     const first = (await post(t, operator, { transaction_types: 'chargeback', linked_id: payment.id, total: 500 })).json();
     const second = (await post(t, operator, { transaction_types: 'chargeback', linked_id: payment.id, total: 700 })).json();
     expect(await bookingRow(t, booking)).toMatchObject({ status: 'locked', total_paid: 800 });
+    const over = await post(t, operator, { transaction_types: 'chargeback-reversal', linked_id: first.id, total: 501 });
+    expect(over.statusCode).toBe(400);
+    expect(over.json().data.params).toEqual({ total: 'At most 500 of the chargeback is still open.' });
     for (const chargeback of [first, second]) {
       const reversal = await post(t, operator, { transaction_types: 'chargeback-reversal', linked_id: chargeback.id, total: chargeback.total });
       expect(reversal.json()).toMatchObject({ status: 'complete', total: chargeback.total });
