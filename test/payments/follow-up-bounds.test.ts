@@ -84,6 +84,24 @@ describe('a declined refund', () => {
   });
 });
 
+describe('a declined capture', () => {
+  it('gives the whole authorisation back, in both currencies of a forex one: it is then captured in full', async () => {
+    // 3500 USD paid in EUR at the sandbox's 0.92: 3220 EUR authorised.
+    const booking = await createBooking(t, shop, { total: 3500 });
+    const usd = (total: number) => [{ id: booking, currencies: 'USD', total }];
+    const authorisation = (await post(t, shop, { transaction_types: 'retained_authorize', channels: shop.channelId, currencies: 'EUR', total: 3220, linked_id: vaultId, bookings: usd(3500) })).json();
+    expect(authorisation).toMatchObject({ status: 'complete', total_remaining: 3220, forex_rate: '0.92' });
+    // 1251 USD is 1150.92 → 1151 EUR, which the sandbox declines (800.100.151).
+    const declined = (await post(t, shop, { transaction_types: 'capture', channels: shop.channelId, currencies: 'EUR', total: 1151, linked_id: authorisation.id, bookings: usd(1251) })).json();
+    expect(declined).toMatchObject({ status: 'failed', total: 1151 });
+    expect((await get(t, shop, `/transactions/${authorisation.id}`)).json().total_remaining).toBe(3220);
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'authorized', total_authorized: 3500 });
+    const whole = await post(t, shop, { transaction_types: 'capture', channels: shop.channelId, currencies: 'EUR', total: 3220, linked_id: authorisation.id, bookings: usd(3500) });
+    expect(whole.json()).toMatchObject({ status: 'complete', total: 3220 });
+    expect(await bookingRow(t, booking)).toMatchObject({ status: 'paid', total_paid: 3500, total_authorized: 0 });
+  });
+});
+
 describe('a payment under a chargeback', () => {
   it('takes no refund, saying why, and keeps what it had left', async () => {
     const booking = await createBooking(t, shop, { total: 2000 });
