@@ -63,6 +63,8 @@ describe('planAllocations', () => {
     expect(refusal([{ channelId: 11, value: 1, operator: 'flat' }], { source: { ...source, accountMode: 'draft' } })).toMatch(/channel 11 is a test channel; the paying channel is draft/);
     expect(refusal([{ channelId: 11, value: 0, operator: 'flat' }])).toMatch(/positive integer/);
     expect(refusal([{ channelId: 11, value: 10001, operator: 'percent' }])).toMatch(/basis points/);
+    // The whole transaction (10 000 basis points) may go to one channel.
+    expect(plan([{ channelId: 11, value: 10000, operator: 'percent' }])[0]).toMatchObject({ total: 10000, paidTotal: 10000, channelTotal: 10000 });
     expect(refusal([{ channelId: 11, value: 1, operator: 'share' as 'flat' }])).toMatch(/operator must be one of flat, percent/);
     expect(refusal([{ channelId: 11, value: 1, operator: 'flat', statementDate: '2026-02-30' }])).toMatch(/statement_date/);
   });
